@@ -1,0 +1,12 @@
+//! Pacer's algorithms, free of HTTP clients, Redis and sleeping.
+//!
+//! Every algorithm here is a pure function of `(state, now, input)` that returns a decision: a
+//! rate, a delay, an ETA. The thin async shells read an injected [`Clock`], ask the algorithm,
+//! and sleep. The simulator runs the very same code on virtual time.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod clock;
+
+#[cfg(any(test, feature = "test-util"))]
+pub use clock::ManualClock;
+pub use clock::{Clock, RealClock, Sleep, Timestamp};
