@@ -95,7 +95,7 @@ impl Timestamp {
         if nanos >= u64::MAX as f64 {
             return Timestamp::MAX;
         }
-        Timestamp(self.0.saturating_add(nanos.ceil() as u64))
+        Timestamp(self.0.saturating_add(nanos.round() as u64))
     }
 }
 

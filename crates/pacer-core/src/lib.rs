@@ -6,7 +6,17 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod clock;
+mod controller;
+mod limiter;
+mod validation;
 
 #[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;
 pub use clock::{Clock, RealClock, Sleep, Timestamp};
+pub use controller::{Aimd, AimdOptions, Cubic, CubicOptions, RateController, RateControllerState};
+pub use limiter::{
+    Acquire, Acquired, Changes, ControllerKind, Feedback, Limiter, LimiterBuilder, LimiterCore,
+    LimiterOptions, LimiterSnapshot, LimiterStats, Permit, RateChange, RateChangeReason, Rejected,
+    Signal, Ticket, UnknownController,
+};
+pub use validation::{InvalidOption, InvalidOptions};

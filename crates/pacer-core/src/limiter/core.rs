@@ -1,0 +1,332 @@
+//! The limiter as a state machine: pure data and decisions, driven by `now`.
+
+use super::bucket::Bucket;
+use super::queue::{WaitQueue, Waiter};
+use super::send_rate::SendRateMeter;
+use super::{Acquired, Changes, LimiterOptions, Rejected, Ticket};
+use crate::Timestamp;
+use crate::controller::{RateController, RateControllerState};
+use crate::validation::InvalidOptions;
+use std::time::Duration;
+
+/// The adaptive limiter without any clock, lock or sleep: every method takes `now` and returns a
+/// decision. [`Limiter`](super::Limiter) wraps it for async code; the simulator drives it on
+/// virtual time.
+///
+/// The rules, in the order a request meets them:
+///
+/// 1. A request of 0 units goes at once and changes nothing.
+/// 2. With `Enabled = false` every request goes at once (the state is still tracked).
+/// 3. If nobody waits, no pause is on and the bucket has the units, they are taken: go now.
+/// 4. Otherwise the request would wait. Its wait is estimated at the current rate, behind every
+///    request already waiting and after any pause. If `QueueLimit` requests wait already, or the
+///    wait is longer than it may wait, it is refused now, having taken nothing. Otherwise it joins
+///    the queue and the `waited` flag is set.
+/// 5. Waiting requests get their units in arrival order ([`pop_ready`](Self::pop_ready)) once no
+///    pause is on and the bucket holds what the first one needs.
+///
+/// A cut or a pause can push a queued request's estimate past its deadline; such requests are
+/// refused at that moment (in [`Changes::rejected`]) rather than left to time out.
+#[derive(Debug)]
+pub struct LimiterCore {
+    pub(super) options: LimiterOptions,
+    /// The instance count in force (the options' value unless set live).
+    pub(super) instance_count: u32,
+    pub(super) instance_count_is_live: bool,
+    pub(super) controller: Box<dyn RateController>,
+    pub(super) controller_is_custom: bool,
+    /// Units per minute for this process.
+    pub(super) rate: f64,
+    pub(super) bucket: Bucket,
+    pub(super) queue: WaitQueue,
+    pub(super) next_ticket: u64,
+    pub(super) created_at: Timestamp,
+    pub(super) last_decrease_at: Option<Timestamp>,
+    pub(super) rate_before_last_decrease: f64,
+    pub(super) last_increase_at: Timestamp,
+    /// Pause time ordered since the last cut (or since creation), for CUBIC's `t`.
+    pub(super) paused_since_decrease: Duration,
+    pub(super) pause_until: Timestamp,
+    pub(super) waited: bool,
+    pub(super) decreases: u64,
+    pub(super) meter: SendRateMeter,
+    pub(super) stats: super::LimiterStats,
+}
+
+impl LimiterCore {
+    /// A limiter with the controller its options select.
+    pub fn new(options: LimiterOptions, now: Timestamp) -> Result<Self, InvalidOptions> {
+        options.validate()?;
+        let controller = options.build_controller();
+        Ok(Self::build(options, controller, false, now))
+    }
+
+    /// A limiter with a controller of your own; the `Controller` option is then ignored.
+    pub fn with_controller(
+        options: LimiterOptions,
+        controller: Box<dyn RateController>,
+        now: Timestamp,
+    ) -> Result<Self, InvalidOptions> {
+        options.validate()?;
+        Ok(Self::build(options, controller, true, now))
+    }
+
+    fn build(
+        options: LimiterOptions,
+        controller: Box<dyn RateController>,
+        controller_is_custom: bool,
+        now: Timestamp,
+    ) -> Self {
+        let instance_count = options.instance_count;
+        let rate = options.share(options.initial_units_per_minute, instance_count);
+        LimiterCore {
+            bucket: Bucket::new(rate, options.burst.as_secs_f64(), now),
+            options,
+            instance_count,
+            instance_count_is_live: false,
+            controller,
+            controller_is_custom,
+            rate,
+            queue: WaitQueue::default(),
+            next_ticket: 0,
+            created_at: now,
+            last_decrease_at: None,
+            rate_before_last_decrease: rate,
+            last_increase_at: now,
+            paused_since_decrease: Duration::ZERO,
+            pause_until: Timestamp::ZERO,
+            waited: false,
+            decreases: 0,
+            meter: SendRateMeter::new(now),
+            stats: super::LimiterStats::default(),
+        }
+    }
+
+    /// Asks for `units`, waiting at most `MaxWait`.
+    pub fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
+        self.acquire_within(units, self.options.max_wait, now)
+    }
+
+    /// Asks for `units`, waiting at most `max_wait` (what is left of a request's budget after
+    /// its other waits). Refuses at once, taking nothing, if the queue is full or the estimated
+    /// wait is longer than `max_wait`.
+    pub fn acquire_within(
+        &mut self,
+        units: u64,
+        max_wait: Duration,
+        now: Timestamp,
+    ) -> Result<Acquired, Rejected> {
+        let needed = match self.try_take(units, now) {
+            Ok(()) => return Ok(Acquired::Now),
+            Err(needed) => needed,
+        };
+        if self.queue.len() >= self.options.queue_limit {
+            self.stats.rejected_queue_full += 1;
+            return Err(Rejected::QueueFull {
+                limit: self.options.queue_limit,
+            });
+        }
+        if needed > max_wait {
+            self.stats.rejected_wait += 1;
+            return Err(Rejected::WaitTooLong { needed, max_wait });
+        }
+        let ticket = Ticket(self.next_ticket);
+        self.next_ticket += 1;
+        self.queue.push(ticket, units as f64, now, now + max_wait);
+        self.waited = true;
+        Ok(Acquired::Queued {
+            ticket,
+            estimated_at: now + needed,
+        })
+    }
+
+    /// Grants the first waiting request if its units are there: returns its ticket and how long
+    /// it waited. Call it until it returns `None`.
+    pub fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
+        if now < self.pause_until {
+            return None;
+        }
+        self.bucket.refill(now);
+        let units = self.queue.front()?.units;
+        if !self.options.enabled || self.bucket.has(units) {
+            let w = self.queue.pop_front()?;
+            if self.options.enabled {
+                self.bucket.take(w.units);
+            }
+            let waited = now - w.enqueued_at;
+            self.stats.granted(w.units, waited);
+            return Some((w.ticket, waited));
+        }
+        None
+    }
+
+    /// When the first waiting request will get its units if the rate stays as it is; `None` when
+    /// nobody waits.
+    pub fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
+        let units = self.queue.front()?.units;
+        Some(self.estimate(0.0, units, now))
+    }
+
+    /// Takes `units` if they can go right now (nobody waits, no pause, the bucket has them);
+    /// otherwise changes nothing and returns the estimated wait. Never queues, never counts a
+    /// rejection: for callers that would rather do something else than wait.
+    pub fn try_take(&mut self, units: u64, now: Timestamp) -> Result<(), Duration> {
+        if units == 0 {
+            return Ok(());
+        }
+        let units_f = units as f64;
+        if !self.options.enabled {
+            self.stats.granted(units_f, Duration::ZERO);
+            return Ok(());
+        }
+        self.bucket.refill(now);
+        if self.queue.len() == 0 && now >= self.pause_until && self.bucket.has(units_f) {
+            self.bucket.take(units_f);
+            self.stats.granted(units_f, Duration::ZERO);
+            return Ok(());
+        }
+        Err(self.estimate(self.queue.units(), units_f, now) - now)
+    }
+
+    /// The ticket of the first waiting request, if any.
+    pub fn first_waiting(&mut self) -> Option<Ticket> {
+        self.queue.front().map(|w| w.ticket)
+    }
+
+    /// Takes a request out of the queue (its caller went away). Returns false if it was not
+    /// waiting.
+    pub fn cancel(&mut self, ticket: Ticket) -> bool {
+        self.queue.remove(ticket).is_some()
+    }
+
+    /// Gives back units that were granted but not used (a caller went away between the grant and
+    /// the send).
+    pub fn refund(&mut self, units: u64, now: Timestamp) {
+        if self.options.enabled {
+            self.bucket.refill(now);
+            self.bucket.give_back(units as f64);
+        }
+        self.stats.refunded(units as f64);
+    }
+
+    /// Whether `ticket` is still waiting.
+    #[must_use]
+    pub fn is_waiting(&self, ticket: Ticket) -> bool {
+        self.queue.contains(ticket)
+    }
+
+    /// Whether `ticket` is the first waiting request (the one whose timer matters).
+    pub fn is_first(&mut self, ticket: Ticket) -> bool {
+        self.queue.is_front(ticket)
+    }
+
+    /// When a request of `units` behind `ahead` waiting units would get its units at the current
+    /// rate: after any pause, once the bucket has given everything ahead plus what it needs.
+    pub(super) fn estimate(&self, ahead: f64, units: f64, now: Timestamp) -> Timestamp {
+        if !self.options.enabled {
+            return now;
+        }
+        let start = now.max(self.pause_until);
+        self.bucket
+            .time_to_reach(start, ahead + self.bucket.need(units))
+    }
+
+    /// Refuses every waiting request that can no longer get its units before its deadline.
+    pub(super) fn reject_unreachable(&mut self, now: Timestamp, changes: &mut Changes) {
+        let mut ahead = 0.0;
+        let mut doomed: Vec<(Waiter, Timestamp)> = Vec::new();
+        for w in self.queue.iter() {
+            let at = self.estimate(ahead, w.units, now);
+            if at > w.deadline {
+                doomed.push((w.clone(), at));
+            } else {
+                ahead += w.units;
+            }
+        }
+        for (w, at) in doomed {
+            self.queue.remove(w.ticket);
+            self.stats.rejected_wait += 1;
+            changes.rejected.push((
+                w.ticket,
+                Rejected::WaitTooLong {
+                    needed: at - w.enqueued_at,
+                    max_wait: w.deadline - w.enqueued_at,
+                },
+            ));
+        }
+    }
+
+    /// Sets the rate (units per minute for this process), resizing the bucket.
+    pub(super) fn set_rate(&mut self, rate: f64, now: Timestamp) {
+        self.rate = rate;
+        self.bucket
+            .set_rate(rate, self.options.burst.as_secs_f64(), now);
+    }
+
+    /// This process's share of a whole-budget value.
+    pub(super) fn share(&self, whole_budget: f64) -> f64 {
+        self.options.share(whole_budget, self.instance_count)
+    }
+
+    pub(super) fn min_rate(&self) -> f64 {
+        self.share(self.options.min_units_per_minute)
+    }
+
+    pub(super) fn max_rate(&self) -> f64 {
+        self.share(self.options.max_units_per_minute)
+    }
+
+    /// The state handed to the controller.
+    pub(super) fn controller_state(
+        &self,
+        now: Timestamp,
+        retry_after: Option<Duration>,
+    ) -> RateControllerState {
+        let decreased_at = self.last_decrease_at.unwrap_or(self.created_at);
+        let since_last_decrease = now - decreased_at;
+        let pause_still_ahead = self.pause_until - now;
+        let paused = self.paused_since_decrease.saturating_sub(pause_still_ahead);
+        let increase_clock = if self.pause_until <= now {
+            self.last_increase_at.max(self.pause_until)
+        } else {
+            now
+        };
+        let mut s = RateControllerState::new(self.rate, self.min_rate(), self.max_rate());
+        s.rate_before_last_decrease = self.rate_before_last_decrease;
+        s.since_last_decrease = since_last_decrease;
+        s.since_last_increase = now - increase_clock;
+        s.waited = self.waited;
+        s.instance_count = self.instance_count;
+        s.initial_rate = self.share(self.options.initial_units_per_minute);
+        s.since_last_decrease_unpaused = since_last_decrease.saturating_sub(paused);
+        s.measured_send_rate = self.meter.per_minute();
+        s.retry_after = retry_after;
+        s.queued_units = self.queue.units();
+        s.decreases = self.decreases;
+        s
+    }
+
+    /// The options in force.
+    #[must_use]
+    pub fn options(&self) -> &LimiterOptions {
+        &self.options
+    }
+
+    /// The current rate, in units per minute for this process.
+    #[must_use]
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The number of requests waiting.
+    #[must_use]
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Until when a Retry-After pause holds requests back, if one is on at `now`.
+    #[must_use]
+    pub fn paused_until(&self, now: Timestamp) -> Option<Timestamp> {
+        (self.pause_until > now).then_some(self.pause_until)
+    }
+}

@@ -1,0 +1,191 @@
+//! How responses, pauses and new options move the limiter.
+
+use super::{Changes, Feedback, LimiterCore, LimiterOptions, RateChange, RateChangeReason, Signal};
+use crate::Timestamp;
+use crate::validation::{InvalidOption, InvalidOptions};
+use std::time::Duration;
+
+impl LimiterCore {
+    /// Tells the limiter how a request went. Every response counts in the measured send rate;
+    /// then:
+    ///
+    /// - **Success**: unless a pause is on, the controller may raise the rate. A new rate, even the
+    ///   same one, restarts the increase clock and clears the `waited` flag.
+    /// - **Throttled**: restarts the increase clock; cuts the rate through the controller if this
+    ///   is the first throttle, or `DecreaseCooldown` has passed since the last cut and the request
+    ///   was sent after it; pauses for `Retry-After` (at most `MaxRetryAfter`). Waiting requests
+    ///   that can no longer make their deadline are refused.
+    /// - **Neutral**: nothing more.
+    pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        self.meter.record(feedback.units as f64, now);
+        match feedback.signal {
+            Signal::Neutral => {}
+            Signal::Success => {
+                self.stats.successes += 1;
+                self.on_success(now, &mut changes);
+            }
+            Signal::Throttled { retry_after } => {
+                self.stats.throttled += 1;
+                self.on_throttled(feedback.sent_at, retry_after, now, &mut changes);
+            }
+        }
+        changes
+    }
+
+    fn on_success(&mut self, now: Timestamp, changes: &mut Changes) {
+        if now < self.pause_until {
+            return;
+        }
+        let state = self.controller_state(now, None);
+        let Some(proposed) = self.controller.on_success(&state) else {
+            return;
+        };
+        self.last_increase_at = now;
+        self.waited = false;
+        if proposed.is_nan() {
+            return;
+        }
+        let previous = self.rate;
+        let rate = proposed.clamp(self.min_rate(), self.max_rate());
+        if rate != previous {
+            changes.rate = Some(RateChange {
+                previous,
+                rate,
+                reason: RateChangeReason::Increased,
+            });
+            self.set_rate(rate, now);
+            if rate < previous {
+                // A controller of one's own may lower the rate on a success.
+                self.reject_unreachable(now, changes);
+            }
+        }
+    }
+
+    fn on_throttled(
+        &mut self,
+        sent_at: Timestamp,
+        retry_after: Option<Duration>,
+        now: Timestamp,
+        changes: &mut Changes,
+    ) {
+        let retry_after = retry_after.map(|r| r.min(self.options.max_retry_after));
+        let may_cut = match self.last_decrease_at {
+            None => true,
+            Some(cut) => now - cut >= self.options.decrease_cooldown && sent_at >= cut,
+        };
+        if may_cut {
+            let state = self.controller_state(now, retry_after);
+            let proposed = self.controller.on_throttled(&state);
+            let rate = if proposed.is_nan() {
+                self.rate
+            } else {
+                proposed.min(self.rate).max(self.min_rate())
+            };
+            self.rate_before_last_decrease = self.rate;
+            self.last_decrease_at = Some(now);
+            self.decreases += 1;
+            self.waited = false;
+            // Only the part of a running pause that is still ahead counts after this cut.
+            self.paused_since_decrease = self.pause_until - now;
+            if rate != self.rate {
+                changes.rate = Some(RateChange {
+                    previous: self.rate,
+                    rate,
+                    reason: RateChangeReason::Throttled,
+                });
+                self.set_rate(rate, now);
+            }
+        }
+        self.last_increase_at = now;
+        if let Some(retry_after) = retry_after {
+            self.extend_pause(now + retry_after, now, changes);
+        }
+        if changes.rate.is_some() || changes.paused_until.is_some() {
+            self.reject_unreachable(now, changes);
+        }
+    }
+
+    /// Holds every request back until `until` (a server-ordered stop learnt another way, such as
+    /// `remaining = 0` until the reset). The pause is capped by `MaxRetryAfter` from `now`, and
+    /// never shortens one already on.
+    pub fn pause_until(&mut self, until: Timestamp, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        let until = until.min(now + self.options.max_retry_after);
+        self.extend_pause(until, now, &mut changes);
+        if changes.paused_until.is_some() {
+            self.reject_unreachable(now, &mut changes);
+        }
+        changes
+    }
+
+    fn extend_pause(&mut self, until: Timestamp, now: Timestamp, changes: &mut Changes) {
+        if until <= self.pause_until || until <= now {
+            return;
+        }
+        self.paused_since_decrease += until - now.max(self.pause_until);
+        self.pause_until = until;
+        changes.paused_until = Some(until);
+    }
+
+    /// Sets the number of processes that share the budget, live: the rate is scaled by
+    /// `old / new`, so the rate of the whole budget stays the same, then kept within the new
+    /// shares of the minimum and maximum. From then on the `InstanceCount` option no longer
+    /// applies.
+    pub fn set_instance_count(
+        &mut self,
+        count: u32,
+        now: Timestamp,
+    ) -> Result<Changes, InvalidOption> {
+        if count == 0 {
+            return Err(InvalidOption::new("InstanceCount", 0, "must be at least 1"));
+        }
+        self.instance_count_is_live = true;
+        Ok(self.rescale(count, now))
+    }
+
+    /// Replaces the options of a running limiter, as a configuration reload does. The current
+    /// rate is kept and only moved into the new `[Min, Max]` if it lies outside; a new
+    /// `InitialUnitsPerMinute` has no effect. A changed built-in controller (or its options)
+    /// gives a new controller; a controller given in code stays. Invalid options change nothing.
+    pub fn update_options(
+        &mut self,
+        options: LimiterOptions,
+        now: Timestamp,
+    ) -> Result<Changes, InvalidOptions> {
+        options.validate()?;
+        let new_controller = !self.controller_is_custom
+            && (options.controller != self.options.controller
+                || options.aimd != self.options.aimd
+                || options.cubic != self.options.cubic);
+        if new_controller {
+            self.controller = options.build_controller();
+        }
+        let count = if self.instance_count_is_live {
+            self.instance_count
+        } else {
+            options.instance_count
+        };
+        self.options = options;
+        self.bucket.refill(now);
+        Ok(self.rescale(count, now))
+    }
+
+    fn rescale(&mut self, count: u32, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        let previous = self.rate;
+        let scaled = self.rate * f64::from(self.instance_count) / f64::from(count);
+        self.instance_count = count;
+        let rate = scaled.clamp(self.min_rate(), self.max_rate());
+        self.set_rate(rate, now);
+        if rate != previous {
+            changes.rate = Some(RateChange {
+                previous,
+                rate,
+                reason: RateChangeReason::Reconfigured,
+            });
+        }
+        self.reject_unreachable(now, &mut changes);
+        changes
+    }
+}

@@ -1,0 +1,26 @@
+//! The adaptive limiter: a token bucket of units per minute whose rate a controller moves, a FIFO
+//! queue with a bounded wait, and the Retry-After pause.
+
+mod bucket;
+mod core;
+mod feedback;
+mod options;
+mod outcome;
+mod queue;
+mod send_rate;
+mod shell;
+mod snapshot;
+
+pub use self::core::LimiterCore;
+pub use options::{ControllerKind, LimiterOptions, UnknownController};
+pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Rejected, Signal};
+pub use queue::Ticket;
+pub use shell::{Acquire, Limiter, LimiterBuilder, Permit};
+pub use snapshot::{LimiterSnapshot, LimiterStats};
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod shell_tests;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,303 @@
+//! The adaptive limiter's options, with the seed's names and Pacer's defaults.
+
+use crate::controller::{Aimd, AimdOptions, Cubic, CubicOptions, RateController};
+use crate::validation::{Checker, InvalidOptions, format_duration};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// Which built-in controller a limiter uses (`Controller` in configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum ControllerKind {
+    /// [`Aimd`]: additive increase, multiplicative decrease. The default.
+    #[default]
+    Aimd,
+    /// [`Cubic`]: the RFC 8312 curve with the AWS SDK's constants.
+    Cubic,
+}
+
+impl ControllerKind {
+    /// The name as written in configuration: `Aimd`, `Cubic`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ControllerKind::Aimd => "Aimd",
+            ControllerKind::Cubic => "Cubic",
+        }
+    }
+
+    /// Every built-in kind, for help texts and suggestions.
+    pub const ALL: [ControllerKind; 2] = [ControllerKind::Aimd, ControllerKind::Cubic];
+}
+
+impl fmt::Display for ControllerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The text is not the name of a built-in controller.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown controller {0:?}: expected one of Aimd, Cubic")]
+pub struct UnknownController(pub String);
+
+impl FromStr for ControllerKind {
+    type Err = UnknownController;
+
+    /// Case-insensitive: `aimd`, `AIMD` and `Aimd` are the same.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        ControllerKind::ALL
+            .into_iter()
+            .find(|k| k.as_str().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| UnknownController(s.to_owned()))
+    }
+}
+
+/// Options of an adaptive limiter. Rates are in units per minute **for the whole budget**; each
+/// process takes `1 / InstanceCount` of `Initial`, `Min`, `Max`, the AIMD step and the CUBIC scale
+/// constant.
+///
+/// Names follow the seed's configuration (`InitialUnitsPerMinute`, …) so an existing
+/// `appsettings.json` section loads unchanged. Start from [`LimiterOptions::default`] and set the
+/// fields you need; [`LimiterOptions::validate`] (called by every constructor that takes options)
+/// reports every option out of range at once.
+///
+/// ```
+/// use pacer_core::LimiterOptions;
+/// use std::time::Duration;
+///
+/// let mut options = LimiterOptions::default();
+/// options.initial_units_per_minute = 600.0;
+/// options.min_units_per_minute = 60.0;
+/// options.max_units_per_minute = 1200.0;
+/// options.decrease_cooldown = Duration::from_secs(5);
+/// options.validate().unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LimiterOptions {
+    /// `Enabled`: when false the limiter never holds a request back, but still tracks its rate,
+    /// pauses and metrics. Default true.
+    pub enabled: bool,
+    /// `Controller`: the built-in controller. Default [`ControllerKind::Aimd`]. A controller given
+    /// in code replaces it.
+    pub controller: ControllerKind,
+    /// `InitialUnitsPerMinute`: the rate a new limiter starts at. Default 600. Must lie between
+    /// the minimum and the maximum. Changing it on a running limiter has no effect.
+    pub initial_units_per_minute: f64,
+    /// `MinUnitsPerMinute`: the rate never goes below this. Default 60; must be greater than 0.
+    pub min_units_per_minute: f64,
+    /// `MaxUnitsPerMinute`: the rate never goes above this. Default 6,000; must be at least the
+    /// minimum.
+    pub max_units_per_minute: f64,
+    /// `Burst`: the bucket holds `rate × Burst` units, so after a quiet spell this much can go at
+    /// once. Default 1 s; must be greater than 0.
+    pub burst: Duration,
+    /// `QueueLimit`: how many requests may wait for units; one more is rejected at once.
+    /// Default 1,000. 0 means a request that cannot go now is rejected.
+    pub queue_limit: usize,
+    /// `MaxWait`: the longest a request may wait before it is sent, for everything it waits for
+    /// (a pause, a window, the proactive delay, the queue). A request that would wait longer is
+    /// rejected at once, without being sent. Default 30 s.
+    pub max_wait: Duration,
+    /// `DecreaseCooldown`: the least time between two cuts. Default 5 s.
+    pub decrease_cooldown: Duration,
+    /// `InstanceCount`: the number of processes that share the budget. Default 1; at least 1.
+    pub instance_count: u32,
+    /// `Aimd.*`: the AIMD controller's options.
+    pub aimd: AimdOptions,
+    /// `Cubic.*`: the CUBIC controller's options.
+    pub cubic: CubicOptions,
+    /// `MaxAttempts`: how many times a throttled request is sent in all, counting the first.
+    /// Default 4; at least 1. Used by the middleware.
+    pub max_attempts: u32,
+    /// `MaxRetryAfter`: the longest pause a server's `Retry-After` can order. Default 5 min; must
+    /// be greater than 0.
+    pub max_retry_after: Duration,
+}
+
+impl Default for LimiterOptions {
+    fn default() -> Self {
+        LimiterOptions {
+            enabled: true,
+            controller: ControllerKind::Aimd,
+            initial_units_per_minute: 600.0,
+            min_units_per_minute: 60.0,
+            max_units_per_minute: 6000.0,
+            burst: Duration::from_secs(1),
+            queue_limit: 1000,
+            max_wait: Duration::from_secs(30),
+            decrease_cooldown: Duration::from_secs(5),
+            instance_count: 1,
+            aimd: AimdOptions::default(),
+            cubic: CubicOptions::default(),
+            max_attempts: 4,
+            max_retry_after: Duration::from_secs(300),
+        }
+    }
+}
+
+impl LimiterOptions {
+    /// Checks every option, and the rules between them; the error lists each problem with the
+    /// option's name, its value and the allowed range.
+    pub fn validate(&self) -> Result<(), InvalidOptions> {
+        let mut c = Checker::new();
+        c.positive("InitialUnitsPerMinute", self.initial_units_per_minute);
+        c.positive("MinUnitsPerMinute", self.min_units_per_minute);
+        c.positive("MaxUnitsPerMinute", self.max_units_per_minute);
+        let (min, max, initial) = (
+            self.min_units_per_minute,
+            self.max_units_per_minute,
+            self.initial_units_per_minute,
+        );
+        if min.is_finite() && max.is_finite() && min > 0.0 && max > 0.0 {
+            c.relation(
+                max >= min,
+                "MaxUnitsPerMinute",
+                max,
+                format!("must be at least MinUnitsPerMinute ({min})"),
+            );
+            if max >= min && initial.is_finite() && initial > 0.0 {
+                c.relation(
+                    (min..=max).contains(&initial),
+                    "InitialUnitsPerMinute",
+                    initial,
+                    format!(
+                        "must be between MinUnitsPerMinute ({min}) and MaxUnitsPerMinute ({max})"
+                    ),
+                );
+            }
+        }
+        c.nonzero_duration("Burst", self.burst);
+        c.at_least("InstanceCount", u64::from(self.instance_count), 1);
+        c.at_least("MaxAttempts", u64::from(self.max_attempts), 1);
+        c.nonzero_duration("MaxRetryAfter", self.max_retry_after);
+        c.nested(self.aimd.validate().map_err(|e| e.prefixed("Aimd")));
+        c.nested(self.cubic.validate().map_err(|e| e.prefixed("Cubic")));
+        c.finish()
+    }
+
+    /// A new instance of the built-in controller these options select.
+    #[must_use]
+    pub fn build_controller(&self) -> Box<dyn RateController> {
+        match self.controller {
+            ControllerKind::Aimd => Box::new(Aimd::new(self.aimd).unwrap_or_default()),
+            ControllerKind::Cubic => Box::new(Cubic::new(self.cubic).unwrap_or_default()),
+        }
+    }
+
+    /// The share of one process of a whole-budget rate.
+    pub(crate) fn share(&self, whole_budget: f64, instance_count: u32) -> f64 {
+        whole_budget / f64::from(instance_count.max(1))
+    }
+}
+
+impl fmt::Display for LimiterOptions {
+    /// A one-line summary for logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}..{} (initial {}) units/min, burst {}, queue {}, max wait {}, {} instance(s)",
+            self.controller,
+            self.min_units_per_minute,
+            self.max_units_per_minute,
+            self.initial_units_per_minute,
+            format_duration(self.burst),
+            self.queue_limit,
+            format_duration(self.max_wait),
+            self.instance_count
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid() {
+        LimiterOptions::default().validate().unwrap();
+    }
+
+    #[test]
+    fn every_rule_names_the_option_the_value_and_the_range() {
+        type Change = fn(&mut LimiterOptions);
+        let table: Vec<(Change, &str)> = vec![
+            (
+                |o| o.min_units_per_minute = 0.0,
+                "MinUnitsPerMinute = 0: must be greater than 0",
+            ),
+            (
+                |o| o.max_units_per_minute = 30.0,
+                "MaxUnitsPerMinute = 30: must be at least MinUnitsPerMinute (60)",
+            ),
+            (
+                |o| o.initial_units_per_minute = 10_000.0,
+                "InitialUnitsPerMinute = 10000: must be between MinUnitsPerMinute (60) and MaxUnitsPerMinute (6000)",
+            ),
+            (
+                |o| o.initial_units_per_minute = f64::NAN,
+                "InitialUnitsPerMinute = NaN: must be a finite number",
+            ),
+            (
+                |o| o.burst = Duration::ZERO,
+                "Burst = 0s: must be greater than 0",
+            ),
+            (
+                |o| o.instance_count = 0,
+                "InstanceCount = 0: must be at least 1",
+            ),
+            (
+                |o| o.max_attempts = 0,
+                "MaxAttempts = 0: must be at least 1",
+            ),
+            (
+                |o| o.max_retry_after = Duration::ZERO,
+                "MaxRetryAfter = 0s: must be greater than 0",
+            ),
+            (
+                |o| o.aimd.decrease_factor = 0.0,
+                "Aimd.DecreaseFactor = 0: must be greater than 0 and less than 1",
+            ),
+            (
+                |o| o.cubic.scale_constant = -0.4,
+                "Cubic.ScaleConstant = -0.4: must be greater than 0",
+            ),
+        ];
+        for (change, message) in table {
+            let mut o = LimiterOptions::default();
+            change(&mut o);
+            assert_eq!(o.validate().unwrap_err().to_string(), message);
+        }
+    }
+
+    #[test]
+    fn all_errors_are_reported_not_only_the_first() {
+        let o = LimiterOptions {
+            min_units_per_minute: -1.0,
+            instance_count: 0,
+            aimd: AimdOptions {
+                increase_step: 0.0,
+                ..AimdOptions::default()
+            },
+            ..LimiterOptions::default()
+        };
+        let e = o.validate().unwrap_err();
+        let options: Vec<_> = e.errors().iter().map(|e| e.option.as_str()).collect();
+        assert_eq!(
+            options,
+            ["MinUnitsPerMinute", "InstanceCount", "Aimd.IncreaseStep"]
+        );
+    }
+
+    #[test]
+    fn controller_names_parse_without_regard_to_case() {
+        assert_eq!("cubic".parse::<ControllerKind>(), Ok(ControllerKind::Cubic));
+        assert_eq!(" AIMD ".parse::<ControllerKind>(), Ok(ControllerKind::Aimd));
+        assert_eq!(
+            "vegas".parse::<ControllerKind>().unwrap_err().to_string(),
+            "unknown controller \"vegas\": expected one of Aimd, Cubic"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! What the limiter answers, and what it is told about responses.
+
+use super::Ticket;
+use crate::Timestamp;
+use std::time::Duration;
+
+/// A request was refused before it was sent. It took nothing: no units, no place in the queue.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Rejected {
+    /// `QueueLimit` requests were already waiting.
+    #[error("rejected: the queue is full ({limit} requests are waiting)")]
+    QueueFull {
+        /// The queue limit that was reached.
+        limit: usize,
+    },
+    /// The request would have waited longer than it may.
+    #[error("rejected: it would wait {needed:?}, longer than the {max_wait:?} it may wait")]
+    WaitTooLong {
+        /// The wait it would have needed, from the time it asked.
+        needed: Duration,
+        /// The longest it could wait (`MaxWait`, or what was left of it).
+        max_wait: Duration,
+    },
+}
+
+impl Rejected {
+    /// The wait the request would have needed, when that is what refused it.
+    #[must_use]
+    pub fn needed_wait(&self) -> Option<Duration> {
+        match self {
+            Rejected::WaitTooLong { needed, .. } => Some(*needed),
+            Rejected::QueueFull { .. } => None,
+        }
+    }
+
+    /// A short, stable name for logs and metric labels: `queue_full` or `wait_too_long`.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Rejected::QueueFull { .. } => "queue_full",
+            Rejected::WaitTooLong { .. } => "wait_too_long",
+        }
+    }
+}
+
+/// The answer to a request for units that was not refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Acquired {
+    /// The units were taken; send now.
+    Now,
+    /// The request waits in the queue with this ticket. Call
+    /// [`LimiterCore::pop_ready`](super::LimiterCore::pop_ready) when
+    /// [`LimiterCore::next_grant_at`](super::LimiterCore::next_grant_at) comes.
+    Queued {
+        /// The request's place in the queue.
+        ticket: Ticket,
+        /// When it would get its units if the rate stayed as it is.
+        estimated_at: Timestamp,
+    },
+}
+
+/// How a response bears on the rate: the output of a classifier.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Signal {
+    /// The server accepted the request: the controller may raise the rate.
+    Success,
+    /// The server refused it for its rate (429, 503 with Retry-After, …): cut and pause.
+    Throttled {
+        /// The server's `Retry-After`, if it sent one.
+        retry_after: Option<Duration>,
+    },
+    /// Neither (other errors, a network failure): counted in the send rate only.
+    Neutral,
+}
+
+/// What the limiter is told after a response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Feedback {
+    /// The units the request was charged.
+    pub units: u64,
+    /// When the request was sent (on the limiter's clock); a throttle of a request sent before
+    /// the last cut does not cut again.
+    pub sent_at: Timestamp,
+    /// What the response means.
+    pub signal: Signal,
+}
+
+/// Why the rate changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RateChangeReason {
+    /// A throttle cut it.
+    Throttled,
+    /// The controller raised it after a success.
+    Increased,
+    /// The options or the instance count changed.
+    Reconfigured,
+}
+
+impl RateChangeReason {
+    /// A short, stable name for logs: `throttled`, `increased`, `reconfigured`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RateChangeReason::Throttled => "throttled",
+            RateChangeReason::Increased => "increased",
+            RateChangeReason::Reconfigured => "reconfigured",
+        }
+    }
+}
+
+/// A change of the rate, in units per minute for this process.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateChange {
+    /// The rate before.
+    pub previous: f64,
+    /// The rate after.
+    pub rate: f64,
+    /// Why.
+    pub reason: RateChangeReason,
+}
+
+/// What a call that changes the limiter did, for the shell to log and act on.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[must_use]
+pub struct Changes {
+    /// The rate changed.
+    pub rate: Option<RateChange>,
+    /// A Retry-After pause started or was extended until this time.
+    pub paused_until: Option<Timestamp>,
+    /// Waiting requests that can no longer get their units within their wait, refused now.
+    pub rejected: Vec<(Ticket, Rejected)>,
+}
+
+impl Changes {
+    /// True when nothing changed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.rate.is_none() && self.paused_until.is_none() && self.rejected.is_empty()
+    }
+}

@@ -1,0 +1,88 @@
+//! The measured send rate: units of responses per half-second period, smoothed.
+
+use crate::Timestamp;
+
+/// Length of a measurement period, in seconds (the AWS SDK's half-second buckets).
+const PERIOD_SECS: f64 = 0.5;
+/// Weight of the newest period in the moving average (the AWS SDK's `SMOOTH`).
+const SMOOTH: f64 = 0.8;
+
+/// Measures the rate at which responses come back, as the AWS SDK adaptive mode does, but in
+/// units instead of requests: time is cut into half-second periods; when a response arrives in a
+/// later period, the units counted since the last boundary divided by the time between the two
+/// boundaries is the newest rate, and `measured = newest × 0.8 + measured × 0.2`.
+#[derive(Debug, Clone)]
+pub(crate) struct SendRateMeter {
+    /// Start of the current period, in seconds on the limiter's timeline.
+    period_start: f64,
+    /// Units of responses counted in the current period.
+    units: f64,
+    /// Smoothed rate in units per second; `None` until the first period has ended.
+    measured: Option<f64>,
+}
+
+impl SendRateMeter {
+    pub(crate) fn new(now: Timestamp) -> Self {
+        SendRateMeter {
+            period_start: period_of(now),
+            units: 0.0,
+            measured: None,
+        }
+    }
+
+    /// Counts the units of a response that arrived at `now`.
+    pub(crate) fn record(&mut self, units: f64, now: Timestamp) {
+        let period = period_of(now);
+        if period > self.period_start {
+            let newest = self.units / (period - self.period_start);
+            let previous = self.measured.unwrap_or(0.0);
+            self.measured = Some(newest * SMOOTH + previous * (1.0 - SMOOTH));
+            self.units = 0.0;
+            self.period_start = period;
+        }
+        self.units += units;
+    }
+
+    /// The smoothed rate in units per minute, or `None` before the first period has ended.
+    pub(crate) fn per_minute(&self) -> Option<f64> {
+        self.measured.map(|r| r * 60.0)
+    }
+}
+
+fn period_of(now: Timestamp) -> f64 {
+    (now.as_secs_f64() / PERIOD_SECS).floor() * PERIOD_SECS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: f64) -> Timestamp {
+        Timestamp::from_secs_f64(secs)
+    }
+
+    #[test]
+    fn smooths_half_second_periods_with_0_8() {
+        let mut m = SendRateMeter::new(at(0.0));
+        assert_eq!(m.per_minute(), None);
+        // 5 units in [0, 0.5): 10 units/s.
+        for i in 0..5 {
+            m.record(1.0, at(0.1 * f64::from(i)));
+        }
+        assert_eq!(m.per_minute(), None, "the first period has not ended");
+        m.record(1.0, at(0.5));
+        assert!((m.per_minute().unwrap() - 0.8 * 10.0 * 60.0).abs() < 1e-9);
+        // 1 unit in [0.5, 1.0), then a response at 1.0: newest = 2 units/s.
+        m.record(1.0, at(1.0));
+        let expected = (2.0 * 0.8 + 8.0 * 0.2) * 60.0;
+        assert!((m.per_minute().unwrap() - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn an_idle_gap_spreads_the_last_period_over_the_gap() {
+        let mut m = SendRateMeter::new(at(0.0));
+        m.record(10.0, at(0.2));
+        m.record(1.0, at(10.2)); // 10 units over [0, 10): 1 unit/s
+        assert!((m.per_minute().unwrap() - 0.8 * 60.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,490 @@
+//! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
+
+use super::{
+    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, Rejected, Ticket,
+};
+use crate::controller::RateController;
+use crate::validation::{InvalidOption, InvalidOptions};
+use crate::{Clock, RealClock, Sleep, Timestamp};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+/// An adaptive limiter for async code. Cheap to clone: clones share one limiter.
+///
+/// [`acquire`](Limiter::acquire) waits for units in FIFO order; [`on_response`](Limiter::on_response)
+/// feeds each response back so the rate adapts. Waiting futures wake when their units are there,
+/// when the rate is raised, and when a cut or a pause means they cannot be served in time (they
+/// are then refused). Dropping a waiting future frees its place in the queue, and gives back the
+/// units if they had been granted but not yet collected.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// use pacer_core::{Feedback, Limiter, LimiterOptions, Signal};
+///
+/// let limiter = Limiter::new(LimiterOptions::default()).unwrap();
+/// let permit = limiter.acquire(1).await.unwrap();
+/// // … send the request …
+/// let _ = limiter.on_response(Feedback {
+///     units: 1,
+///     sent_at: permit.granted_at(),
+///     signal: Signal::Success,
+/// });
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Limiter {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    name: Arc<str>,
+    clock: Arc<dyn Clock>,
+    state: Mutex<State>,
+}
+
+struct State {
+    core: LimiterCore,
+    slots: HashMap<Ticket, Slot>,
+    /// The first waiter, once its future has armed a timer for its grant.
+    armed: Option<Ticket>,
+}
+
+struct Slot {
+    waker: Waker,
+    outcome: Option<Result<Duration, Rejected>>,
+}
+
+/// Builds a [`Limiter`] with a clock, a controller or a name of your choice.
+#[must_use]
+pub struct LimiterBuilder {
+    options: LimiterOptions,
+    clock: Option<Arc<dyn Clock>>,
+    controller: Option<Box<dyn RateController>>,
+    name: Arc<str>,
+}
+
+impl fmt::Debug for LimiterBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterBuilder")
+            .field("options", &self.options)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LimiterBuilder {
+    /// The clock to read and sleep on. Default [`RealClock`].
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// A controller of your own instead of the one the `Controller` option selects.
+    pub fn controller(mut self, controller: Box<dyn RateController>) -> Self {
+        self.controller = Some(controller);
+        self
+    }
+
+    /// The name in logs and metrics. Default `default`.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Validates the options and builds the limiter.
+    pub fn build(self) -> Result<Limiter, InvalidOptions> {
+        let clock = self.clock.unwrap_or_else(|| Arc::new(RealClock::new()));
+        let now = clock.now();
+        let core = match self.controller {
+            Some(c) => LimiterCore::with_controller(self.options, c, now)?,
+            None => LimiterCore::new(self.options, now)?,
+        };
+        Ok(Limiter {
+            shared: Arc::new(Shared {
+                name: self.name,
+                clock,
+                state: Mutex::new(State {
+                    core,
+                    slots: HashMap::new(),
+                    armed: None,
+                }),
+            }),
+        })
+    }
+}
+
+impl Limiter {
+    /// A limiter on the real clock with the controller its options select.
+    pub fn new(options: LimiterOptions) -> Result<Self, InvalidOptions> {
+        Limiter::builder(options).build()
+    }
+
+    /// A builder, to choose a clock, a controller or a name.
+    pub fn builder(options: LimiterOptions) -> LimiterBuilder {
+        LimiterBuilder {
+            options,
+            clock: None,
+            controller: None,
+            name: Arc::from("default"),
+        }
+    }
+
+    /// Waits for `units`, at most `MaxWait`. Resolves to a [`Permit`], or to [`Rejected`] at once
+    /// if the queue is full or the wait would be too long.
+    pub fn acquire(&self, units: u64) -> Acquire {
+        let max_wait = self.shared.state.lock().core.options().max_wait;
+        self.acquire_within(units, max_wait)
+    }
+
+    /// Waits for `units`, at most `max_wait` (for a caller with its own budget).
+    pub fn acquire_within(&self, units: u64, max_wait: Duration) -> Acquire {
+        Acquire {
+            limiter: self.clone(),
+            units,
+            max_wait,
+            step: Step::Start,
+            sleep: None,
+        }
+    }
+
+    /// Takes `units` only if they can go right now; otherwise returns the estimated wait and
+    /// changes nothing.
+    pub fn try_acquire(&self, units: u64) -> Result<Permit, Duration> {
+        let now = self.shared.clock.now();
+        self.shared.state.lock().core.try_take(units, now)?;
+        Ok(Permit {
+            waited: Duration::ZERO,
+            granted_at: now,
+        })
+    }
+
+    /// Tells the limiter how a request went (see [`LimiterCore::on_response`]).
+    pub fn on_response(&self, feedback: Feedback) -> Changes {
+        let Ok(changes) =
+            self.mutate(|core, now| Ok::<_, Infallible>(core.on_response(feedback, now)));
+        changes
+    }
+
+    /// Holds every request back until `until` (see [`LimiterCore::pause_until`]).
+    pub fn pause_until(&self, until: Timestamp) -> Changes {
+        let Ok(changes) =
+            self.mutate(|core, now| Ok::<_, Infallible>(core.pause_until(until, now)));
+        changes
+    }
+
+    /// Sets the number of processes that share the budget (see
+    /// [`LimiterCore::set_instance_count`]).
+    pub fn set_instance_count(&self, count: u32) -> Result<Changes, InvalidOption> {
+        self.mutate(|core, now| core.set_instance_count(count, now))
+    }
+
+    /// Replaces the options of the running limiter (see [`LimiterCore::update_options`]).
+    pub fn update_options(&self, options: LimiterOptions) -> Result<Changes, InvalidOptions> {
+        self.mutate(|core, now| core.update_options(options, now))
+    }
+
+    /// The limiter's state now.
+    #[must_use]
+    pub fn snapshot(&self) -> LimiterSnapshot {
+        let now = self.shared.clock.now();
+        self.shared.state.lock().core.snapshot(now)
+    }
+
+    /// The options in force.
+    #[must_use]
+    pub fn options(&self) -> LimiterOptions {
+        self.shared.state.lock().core.options().clone()
+    }
+
+    /// The limiter's name.
+    #[must_use]
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// The limiter's clock.
+    #[must_use]
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.shared.clock
+    }
+
+    /// How many waiter slots the shell holds (tests check that nothing leaks).
+    #[cfg(test)]
+    pub(crate) fn waiting_slots(&self) -> usize {
+        self.shared.state.lock().slots.len()
+    }
+
+    /// Runs a change on the core, then serves, refuses and wakes waiters as it requires.
+    fn mutate<E>(
+        &self,
+        f: impl FnOnce(&mut LimiterCore, Timestamp) -> Result<Changes, E>,
+    ) -> Result<Changes, E> {
+        let now = self.shared.clock.now();
+        let mut wake = Vec::new();
+        let changes = {
+            let mut st = self.shared.state.lock();
+            let changes = f(&mut st.core, now)?;
+            if changes.rate.is_some() || changes.paused_until.is_some() {
+                // The first waiter's timer is out of date: make it look again.
+                st.armed = None;
+            }
+            st.settle(&changes, now, None, &mut wake);
+            changes
+        };
+        self.log(&changes);
+        wake.into_iter().for_each(Waker::wake);
+        Ok(changes)
+    }
+
+    fn log(&self, changes: &Changes) {
+        if let Some(c) = changes.rate {
+            tracing::info!(
+                limiter = %self.shared.name,
+                rate = c.rate,
+                previous_rate = c.previous,
+                reason = c.reason.as_str(),
+                "rate changed"
+            );
+        }
+        if let Some(until) = changes.paused_until {
+            let pause = until - self.shared.clock.now();
+            tracing::info!(
+                limiter = %self.shared.name,
+                pause_ms = pause.as_millis() as u64,
+                "pause started"
+            );
+        }
+        for (_, rejected) in &changes.rejected {
+            tracing::debug!(
+                limiter = %self.shared.name,
+                reason = rejected.reason(),
+                "waiting request refused: {rejected}"
+            );
+        }
+    }
+}
+
+impl State {
+    /// Hands outcomes to refused and ready waiters, and makes sure the first waiter has a timer
+    /// (waking it unless it is the one `polling` right now).
+    fn settle(
+        &mut self,
+        changes: &Changes,
+        now: Timestamp,
+        polling: Option<Ticket>,
+        wake: &mut Vec<Waker>,
+    ) {
+        for (ticket, rejected) in &changes.rejected {
+            self.finish(*ticket, Err(rejected.clone()), wake);
+        }
+        while let Some((ticket, waited)) = self.core.pop_ready(now) {
+            self.finish(ticket, Ok(waited), wake);
+        }
+        let first = self.core.first_waiting();
+        if first != self.armed {
+            self.armed = None;
+            if first != polling
+                && let Some(slot) = first.and_then(|t| self.slots.get(&t))
+            {
+                wake.push(slot.waker.clone());
+            }
+        }
+    }
+
+    fn finish(
+        &mut self,
+        ticket: Ticket,
+        outcome: Result<Duration, Rejected>,
+        wake: &mut Vec<Waker>,
+    ) {
+        if self.armed == Some(ticket) {
+            self.armed = None;
+        }
+        if let Some(slot) = self.slots.get_mut(&ticket) {
+            slot.outcome = Some(outcome);
+            wake.push(slot.waker.clone());
+        }
+    }
+}
+
+impl fmt::Debug for Limiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let st = self.shared.state.lock();
+        f.debug_struct("Limiter")
+            .field("name", &self.shared.name)
+            .field("rate", &st.core.rate())
+            .field("queue_len", &st.core.queue_len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Proof that a request got its units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "send the request, then report its response with the permit's `granted_at`"]
+pub struct Permit {
+    waited: Duration,
+    granted_at: Timestamp,
+}
+
+impl Permit {
+    /// How long the request waited for its units.
+    #[must_use]
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// When the units were granted, on the limiter's clock: report it as
+    /// [`Feedback::sent_at`].
+    #[must_use]
+    pub fn granted_at(&self) -> Timestamp {
+        self.granted_at
+    }
+}
+
+/// The future of [`Limiter::acquire`].
+#[must_use = "futures do nothing unless awaited"]
+pub struct Acquire {
+    limiter: Limiter,
+    units: u64,
+    max_wait: Duration,
+    step: Step,
+    sleep: Option<(Timestamp, Sleep)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Start,
+    Waiting(Ticket),
+    Done,
+}
+
+impl fmt::Debug for Acquire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Acquire")
+            .field("units", &self.units)
+            .field("step", &self.step)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Future for Acquire {
+    type Output = Result<Permit, Rejected>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            let shared = Arc::clone(&this.limiter.shared);
+            let now = shared.clock.now();
+            let mut wake = Vec::new();
+            let mut st = shared.state.lock();
+            let ticket = match this.step {
+                Step::Done => panic!("`Acquire` polled after completion"),
+                Step::Start => match st.core.acquire_within(this.units, this.max_wait, now) {
+                    Ok(Acquired::Now) => {
+                        this.step = Step::Done;
+                        return Poll::Ready(Ok(Permit {
+                            waited: Duration::ZERO,
+                            granted_at: now,
+                        }));
+                    }
+                    Err(rejected) => {
+                        this.step = Step::Done;
+                        drop(st);
+                        tracing::debug!(
+                            limiter = %shared.name,
+                            reason = rejected.reason(),
+                            "request refused: {rejected}"
+                        );
+                        return Poll::Ready(Err(rejected));
+                    }
+                    Ok(Acquired::Queued { ticket, .. }) => {
+                        st.slots.insert(
+                            ticket,
+                            Slot {
+                                waker: cx.waker().clone(),
+                                outcome: None,
+                            },
+                        );
+                        this.step = Step::Waiting(ticket);
+                        ticket
+                    }
+                },
+                Step::Waiting(ticket) => ticket,
+            };
+            st.settle(&Changes::default(), now, Some(ticket), &mut wake);
+            let slot = st
+                .slots
+                .get_mut(&ticket)
+                .expect("a waiting ticket has a slot");
+            if let Some(outcome) = slot.outcome.take() {
+                st.slots.remove(&ticket);
+                drop(st);
+                wake.into_iter().for_each(Waker::wake);
+                this.step = Step::Done;
+                this.sleep = None;
+                return Poll::Ready(outcome.map(|waited| Permit {
+                    waited,
+                    granted_at: now,
+                }));
+            }
+            slot.waker.clone_from(cx.waker());
+            let deadline = if st.core.is_first(ticket) {
+                st.armed = Some(ticket);
+                st.core.next_grant_at(now)
+            } else {
+                None
+            };
+            drop(st);
+            wake.into_iter().for_each(Waker::wake);
+            let Some(deadline) = deadline else {
+                this.sleep = None;
+                return Poll::Pending;
+            };
+            if this.sleep.as_ref().is_none_or(|(at, _)| *at != deadline) {
+                this.sleep = Some((deadline, shared.clock.sleep_until(deadline)));
+            }
+            let (_, sleep) = this.sleep.as_mut().expect("just set");
+            match sleep.as_mut().poll(cx) {
+                Poll::Ready(()) => {
+                    this.sleep = None;
+                    continue;
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+impl Drop for Acquire {
+    fn drop(&mut self) {
+        let Step::Waiting(ticket) = self.step else {
+            return;
+        };
+        let shared = &self.limiter.shared;
+        let now = shared.clock.now();
+        let mut wake = Vec::new();
+        {
+            let mut st = shared.state.lock();
+            match st.slots.remove(&ticket).and_then(|s| s.outcome) {
+                Some(Ok(_)) => st.core.refund(self.units, now),
+                Some(Err(_)) => {}
+                None => {
+                    st.core.cancel(ticket);
+                }
+            }
+            if st.armed == Some(ticket) {
+                st.armed = None;
+            }
+            st.settle(&Changes::default(), now, None, &mut wake);
+        }
+        wake.into_iter().for_each(Waker::wake);
+    }
+}

@@ -1,0 +1,584 @@
+//! The limiter's rules, each on manual time.
+
+use super::*;
+use crate::controller::{RateController, RateControllerState};
+use crate::{ControllerKind, Timestamp};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+fn ms(ms: u64) -> Timestamp {
+    Timestamp::ZERO + Duration::from_millis(ms)
+}
+
+fn secs(s: u64) -> Timestamp {
+    Timestamp::ZERO + Duration::from_secs(s)
+}
+
+/// 600 units/min = 10 units/s; a 1 s burst holds 10 units.
+fn options() -> LimiterOptions {
+    LimiterOptions {
+        initial_units_per_minute: 600.0,
+        min_units_per_minute: 60.0,
+        max_units_per_minute: 1200.0,
+        ..LimiterOptions::default()
+    }
+}
+
+fn core(o: LimiterOptions) -> LimiterCore {
+    LimiterCore::new(o, Timestamp::ZERO).unwrap()
+}
+
+fn success(sent_at: Timestamp) -> Feedback {
+    Feedback {
+        units: 1,
+        sent_at,
+        signal: Signal::Success,
+    }
+}
+
+fn throttled(sent_at: Timestamp, retry_after: Option<Duration>) -> Feedback {
+    Feedback {
+        units: 1,
+        sent_at,
+        signal: Signal::Throttled { retry_after },
+    }
+}
+
+fn queued(a: Result<Acquired, Rejected>) -> (Ticket, Timestamp) {
+    match a {
+        Ok(Acquired::Queued {
+            ticket,
+            estimated_at,
+        }) => (ticket, estimated_at),
+        other => panic!("expected a queued request, got {other:?}"),
+    }
+}
+
+/// Records every state the limiter hands its controller, and answers as told.
+#[derive(Debug, Clone, Default)]
+struct Recorder {
+    seen: Arc<Mutex<Vec<(&'static str, RateControllerState)>>>,
+    on_success: Option<f64>,
+    on_throttled: f64,
+}
+
+impl RateController for Recorder {
+    fn on_throttled(&mut self, state: &RateControllerState) -> f64 {
+        self.seen.lock().unwrap().push(("throttled", *state));
+        self.on_throttled
+    }
+
+    fn on_success(&mut self, state: &RateControllerState) -> Option<f64> {
+        self.seen.lock().unwrap().push(("success", *state));
+        self.on_success
+    }
+}
+
+#[test]
+fn a_request_of_zero_units_goes_at_once_and_changes_nothing() {
+    let mut c = core(options());
+    let before = c.snapshot(ms(0));
+    assert_eq!(c.acquire(0, ms(0)), Ok(Acquired::Now));
+    assert_eq!(c.snapshot(ms(0)), before);
+}
+
+#[test]
+fn the_bucket_holds_rate_times_burst_and_then_requests_queue_at_the_rate() {
+    let mut c = core(options());
+    for _ in 0..10 {
+        assert_eq!(c.acquire(1, ms(0)), Ok(Acquired::Now));
+    }
+    let (t1, at1) = queued(c.acquire(1, ms(0)));
+    let (t2, at2) = queued(c.acquire(2, ms(0)));
+    assert_eq!(at1, ms(100));
+    assert_eq!(at2, ms(300), "behind the first, at 10 units/s");
+    assert!(c.snapshot(ms(0)).waited);
+    assert_eq!(c.next_grant_at(ms(0)), Some(ms(100)));
+    assert_eq!(c.pop_ready(ms(99)), None);
+    assert_eq!(c.next_grant_at(ms(99)), Some(ms(100)));
+    assert_eq!(c.pop_ready(ms(100)), Some((t1, Duration::from_millis(100))));
+    assert_eq!(c.pop_ready(ms(100)), None);
+    assert_eq!(c.pop_ready(ms(300)), Some((t2, Duration::from_millis(300))));
+    assert_eq!(c.queue_len(), 0);
+}
+
+#[test]
+fn a_cancelled_request_frees_its_place() {
+    let mut c = core(options());
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    let (t1, _) = queued(c.acquire(5, ms(0)));
+    let (t2, at2) = queued(c.acquire(1, ms(0)));
+    assert_eq!(at2, ms(600));
+    assert!(c.cancel(t1));
+    assert!(!c.cancel(t1), "only once");
+    assert_eq!(c.next_grant_at(ms(0)), Some(ms(100)));
+    assert_eq!(c.pop_ready(ms(100)).map(|g| g.0), Some(t2));
+}
+
+#[test]
+fn a_full_queue_refuses_and_the_refused_request_takes_nothing() {
+    let mut c = core(LimiterOptions {
+        queue_limit: 2,
+        ..options()
+    });
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    queued(c.acquire(1, ms(0)));
+    queued(c.acquire(1, ms(0)));
+    let before = c.snapshot(ms(0));
+    assert_eq!(c.acquire(1, ms(0)), Err(Rejected::QueueFull { limit: 2 }));
+    let mut after = c.snapshot(ms(0));
+    assert_eq!(after.stats.rejected_queue_full, 1);
+    after.stats.rejected_queue_full = 0;
+    assert_eq!(after, before);
+}
+
+#[test]
+fn a_request_that_would_wait_longer_than_max_wait_is_refused_with_the_wait_it_needed() {
+    let mut c = core(LimiterOptions {
+        max_wait: Duration::from_secs(2),
+        ..options()
+    });
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    queued(c.acquire(20, ms(0))); // 10 units needed (a full bucket): at 1 s
+    let before = c.snapshot(ms(0));
+    // Behind 20 units it would need 20 + 15 units... no: 20 ahead + 10 (its need) = 3 s.
+    let r = c.acquire(15, ms(0));
+    assert_eq!(
+        r,
+        Err(Rejected::WaitTooLong {
+            needed: Duration::from_secs(3),
+            max_wait: Duration::from_secs(2),
+        })
+    );
+    assert_eq!(r.unwrap_err().needed_wait(), Some(Duration::from_secs(3)));
+    let mut after = c.snapshot(ms(0));
+    after.stats.rejected_wait = 0;
+    assert_eq!(after, before);
+    // A caller with its own, larger budget may wait.
+    queued(c.acquire_within(15, Duration::from_secs(3), ms(0)));
+}
+
+#[test]
+fn a_request_larger_than_the_bucket_waits_for_a_full_bucket_and_the_debt_holds_the_rate() {
+    let mut c = core(options());
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    let (big, at) = queued(c.acquire(30, ms(0)));
+    assert_eq!(at, secs(1));
+    assert_eq!(c.pop_ready(secs(1)).map(|g| g.0), Some(big));
+    let (_, next) = queued(c.acquire(1, secs(1)));
+    assert_eq!(next, ms(3100), "20 units of debt, then 1 unit, at 10/s");
+}
+
+#[test]
+fn disabled_never_holds_back_but_still_tracks_the_rate() {
+    let mut c = core(LimiterOptions {
+        enabled: false,
+        ..options()
+    });
+    for _ in 0..1000 {
+        assert_eq!(c.acquire(1, ms(0)), Ok(Acquired::Now));
+    }
+    let changes = c.on_response(throttled(ms(0), Some(Duration::from_secs(5))), ms(10));
+    assert_eq!(changes.rate.map(|r| r.rate), Some(420.0));
+    assert_eq!(
+        c.acquire(1, ms(20)),
+        Ok(Acquired::Now),
+        "even during the pause"
+    );
+    assert_eq!(c.snapshot(ms(20)).stats.granted_units, 1001.0);
+}
+
+#[test]
+fn a_throttle_cuts_once_per_cooldown_and_never_for_a_request_sent_before_the_cut() {
+    let mut c = core(LimiterOptions {
+        decrease_cooldown: Duration::from_secs(5),
+        ..options()
+    });
+    let cut = c.on_response(throttled(secs(0), None), secs(1));
+    assert_eq!(
+        cut.rate,
+        Some(RateChange {
+            previous: 600.0,
+            rate: 420.0,
+            reason: RateChangeReason::Throttled
+        })
+    );
+    // Within the cooldown: no cut.
+    assert!(
+        c.on_response(throttled(secs(2), None), secs(3))
+            .rate
+            .is_none()
+    );
+    // After the cooldown, but sent before the cut at 1 s: no cut.
+    assert!(
+        c.on_response(throttled(ms(900), None), secs(7))
+            .rate
+            .is_none()
+    );
+    // Sent after the cut, after the cooldown: cut.
+    let second = c
+        .on_response(throttled(secs(2), None), secs(8))
+        .rate
+        .unwrap();
+    assert!((second.rate - 294.0).abs() < 1e-9);
+    // Down to the minimum and no further.
+    let mut t = 8;
+    for _ in 0..20 {
+        t += 6;
+        let _ = c.on_response(throttled(secs(t - 1), None), secs(t));
+    }
+    assert_eq!(c.rate(), 60.0);
+}
+
+#[test]
+fn the_controller_is_asked_only_when_the_limiter_cuts_and_its_answer_never_raises_the_rate() {
+    let rec = Recorder {
+        on_throttled: 5000.0,
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    let _ = c.on_response(throttled(secs(0), None), secs(1));
+    assert_eq!(
+        c.rate(),
+        600.0,
+        "the lower of the answer and the current rate"
+    );
+    let _ = c.on_response(throttled(secs(0), None), secs(2));
+    assert_eq!(seen.lock().unwrap().len(), 1, "in the cooldown: not asked");
+}
+
+#[test]
+fn a_retry_after_pauses_every_request_and_is_capped_by_max_retry_after() {
+    let mut c = core(LimiterOptions {
+        max_retry_after: Duration::from_secs(60),
+        max_wait: Duration::from_secs(600),
+        ..options()
+    });
+    let changes = c.on_response(throttled(secs(0), Some(Duration::from_secs(3600))), secs(1));
+    assert_eq!(changes.paused_until, Some(secs(61)));
+    assert_eq!(c.paused_until(secs(1)), Some(secs(61)));
+    let (t, at) = queued(c.acquire(1, secs(2)));
+    assert_eq!(
+        at,
+        secs(61),
+        "the bucket is full again by the end of the pause"
+    );
+    assert_eq!(c.pop_ready(secs(60)), None);
+    assert_eq!(c.pop_ready(secs(61)).map(|g| g.0), Some(t));
+    // A shorter Retry-After never shortens a pause that is on.
+    let _ = c.on_response(throttled(secs(61), Some(Duration::from_secs(30))), secs(62));
+    assert!(
+        c.on_response(throttled(secs(62), Some(Duration::from_secs(1))), secs(63))
+            .paused_until
+            .is_none()
+    );
+    assert_eq!(c.paused_until(secs(63)), Some(secs(92)));
+}
+
+#[test]
+fn the_controller_is_not_asked_on_a_success_during_a_pause() {
+    let rec = Recorder {
+        on_success: Some(700.0),
+        on_throttled: 420.0,
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    let _ = c.on_response(throttled(secs(0), Some(Duration::from_secs(10))), secs(1));
+    let _ = c.on_response(success(secs(0)), secs(5));
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    let _ = c.on_response(success(secs(0)), secs(12));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2);
+    let (kind, state) = seen[1];
+    assert_eq!(kind, "success");
+    assert_eq!(
+        state.since_last_increase,
+        Duration::from_secs(1),
+        "counts from the end of the pause at 11 s"
+    );
+    assert_eq!(
+        state.since_last_decrease_unpaused,
+        Duration::from_secs(1),
+        "11 s since the cut, less the 10 s pause"
+    );
+    assert_eq!(state.since_last_decrease, Duration::from_secs(11));
+    assert_eq!(state.rate_before_last_decrease, 600.0);
+    assert_eq!(state.decreases, 1);
+}
+
+#[test]
+fn the_state_handed_to_the_controller_on_a_throttle() {
+    let rec = Recorder {
+        on_throttled: 300.0,
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(
+        LimiterOptions {
+            instance_count: 2,
+            initial_units_per_minute: 1200.0,
+            min_units_per_minute: 120.0,
+            max_units_per_minute: 2400.0,
+            ..options()
+        },
+        Box::new(rec),
+        Timestamp::ZERO,
+    )
+    .unwrap();
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    queued(c.acquire(3, ms(0)));
+    let _ = c.on_response(throttled(secs(0), Some(Duration::from_secs(2))), secs(4));
+    let (_, s) = seen.lock().unwrap()[0];
+    assert_eq!(
+        (s.rate, s.min_rate, s.max_rate, s.initial_rate),
+        (600.0, 60.0, 1200.0, 600.0)
+    );
+    assert_eq!(s.instance_count, 2);
+    assert!(s.waited);
+    assert_eq!(
+        s.since_last_decrease,
+        Duration::from_secs(4),
+        "since creation"
+    );
+    assert_eq!(s.since_last_increase, Duration::from_secs(4));
+    assert_eq!(s.retry_after, Some(Duration::from_secs(2)));
+    assert_eq!(s.queued_units, 3.0);
+    assert_eq!(s.decreases, 0);
+    assert!(!c.snapshot(secs(4)).waited, "a cut clears the flag");
+}
+
+#[test]
+fn a_success_with_a_new_rate_restarts_the_increase_clock_and_clears_waited() {
+    let rec = Recorder {
+        on_success: Some(600.0),
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    for _ in 0..11 {
+        let _ = c.acquire(1, ms(0));
+    }
+    assert!(c.snapshot(ms(0)).waited);
+    let changes = c.on_response(success(ms(0)), secs(3));
+    assert!(changes.rate.is_none(), "the same rate is no change of rate");
+    assert!(!c.snapshot(secs(3)).waited);
+    let _ = c.on_response(success(ms(0)), secs(5));
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen[1].1.since_last_increase, Duration::from_secs(2));
+}
+
+#[test]
+fn aimd_climbs_one_share_of_the_step_per_interval_while_requests_wait() {
+    // 2 instances: each climbs 60 units/min per 10 s, 720 per minute for the budget.
+    let mut c = core(LimiterOptions {
+        instance_count: 2,
+        initial_units_per_minute: 1500.0,
+        min_units_per_minute: 60.0,
+        max_units_per_minute: 5625.0,
+        ..LimiterOptions::default()
+    });
+    assert_eq!(c.rate(), 750.0);
+    let mut t = Timestamp::ZERO;
+    let mut rates = vec![];
+    while t < secs(60) {
+        // Keep demand above the rate: someone always waits.
+        let _ = c.acquire(1, t);
+        while c.pop_ready(t).is_some() {}
+        if let Some(r) = c.on_response(success(t), t).rate {
+            rates.push(r.rate);
+        }
+        t += Duration::from_millis(50);
+    }
+    assert_eq!(rates, [810.0, 870.0, 930.0, 990.0, 1050.0]);
+    assert!(
+        c.rate() - 750.0 <= 360.0,
+        "at most 360 per instance per minute"
+    );
+}
+
+#[test]
+fn set_instance_count_scales_the_rate_so_the_budget_rate_stays_the_same() {
+    let mut c = core(LimiterOptions {
+        instance_count: 2,
+        initial_units_per_minute: 1200.0,
+        min_units_per_minute: 60.0,
+        max_units_per_minute: 2400.0,
+        ..LimiterOptions::default()
+    });
+    assert_eq!(c.rate(), 600.0);
+    let changes = c.set_instance_count(3, secs(1)).unwrap();
+    assert_eq!(changes.rate.map(|r| r.rate), Some(400.0));
+    assert_eq!(c.snapshot(secs(1)).budget_rate, 1200.0);
+    // Fewer instances: each takes more, up to the new share of the maximum.
+    let _ = c.set_instance_count(1, secs(2)).unwrap();
+    assert_eq!(c.rate(), 1200.0);
+    assert_eq!(
+        c.set_instance_count(0, secs(3)).unwrap_err().to_string(),
+        "InstanceCount = 0: must be at least 1"
+    );
+    // Once set live, a reload's InstanceCount no longer applies.
+    let _ = c
+        .update_options(
+            LimiterOptions {
+                instance_count: 4,
+                max_units_per_minute: 2400.0,
+                ..LimiterOptions::default()
+            },
+            secs(4),
+        )
+        .unwrap();
+    assert_eq!(c.snapshot(secs(4)).instance_count, 1);
+}
+
+#[test]
+fn new_options_keep_the_rate_and_clamp_it_into_the_new_bounds() {
+    let mut c = core(options());
+    let _ = c.update_options(
+        LimiterOptions {
+            initial_units_per_minute: 100.0,
+            min_units_per_minute: 60.0,
+            max_units_per_minute: 6000.0,
+            ..LimiterOptions::default()
+        },
+        secs(1),
+    );
+    assert_eq!(c.rate(), 600.0, "a new initial rate has no effect");
+    let changes = c
+        .update_options(
+            LimiterOptions {
+                initial_units_per_minute: 100.0,
+                min_units_per_minute: 60.0,
+                max_units_per_minute: 300.0,
+                ..LimiterOptions::default()
+            },
+            secs(2),
+        )
+        .unwrap();
+    assert_eq!(
+        changes.rate,
+        Some(RateChange {
+            previous: 600.0,
+            rate: 300.0,
+            reason: RateChangeReason::Reconfigured
+        })
+    );
+    let before = c.snapshot(secs(3));
+    let bad = LimiterOptions {
+        min_units_per_minute: 0.0,
+        ..LimiterOptions::default()
+    };
+    assert!(c.update_options(bad, secs(3)).is_err());
+    assert_eq!(
+        c.snapshot(secs(3)),
+        before,
+        "invalid options change nothing"
+    );
+    // The controller follows a changed Controller option.
+    let _ = c.update_options(
+        LimiterOptions {
+            controller: ControllerKind::Cubic,
+            initial_units_per_minute: 100.0,
+            max_units_per_minute: 300.0,
+            ..LimiterOptions::default()
+        },
+        secs(4),
+    );
+    assert!(format!("{:?}", c.controller).contains("Cubic"));
+}
+
+#[test]
+fn a_cut_refuses_at_once_the_waiters_that_can_no_longer_make_their_deadline() {
+    let mut c = core(LimiterOptions {
+        max_wait: Duration::from_secs(2),
+        ..options()
+    });
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    let (a, _) = queued(c.acquire(5, ms(0))); // at 0.5 s
+    // b may wait 1.6 s and would go at 1.5 s: admitted.
+    let (b, at_b) = queued(c.acquire_within(10, Duration::from_millis(1600), ms(0)));
+    assert_eq!(at_b, ms(1500));
+    let (d, _) = queued(c.acquire(1, ms(0))); // at 1.6 s
+    // At 0.1 s the bucket holds 1 unit; the cut to 420/min (7/s, a bucket of 7) puts a at
+    // 0.1 + 4/7 s and b at 0.1 + (5 + 7 - 1)/7 ≈ 1.671 s, past its 1.6 s: b is refused, and d
+    // moves up to 0.1 + 5/7 s.
+    let ch = c.on_response(throttled(ms(0), None), ms(100));
+    assert_eq!(ch.rate.map(|r| r.rate), Some(420.0));
+    let refused: Vec<_> = ch.rejected.iter().map(|(t, _)| *t).collect();
+    assert_eq!(refused, [b]);
+    match &ch.rejected[0].1 {
+        Rejected::WaitTooLong { needed, max_wait } => {
+            assert_eq!(*max_wait, Duration::from_millis(1600));
+            assert_eq!(needed.as_millis(), 1671);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        c.next_grant_at(ms(100)),
+        Some(ms(100) + Duration::from_secs_f64(4.0 / 7.0))
+    );
+    assert!(c.is_waiting(a) && c.is_waiting(d) && !c.is_waiting(b));
+}
+
+#[test]
+fn refunded_units_go_back_into_the_bucket() {
+    let mut c = core(options());
+    for _ in 0..10 {
+        c.acquire(1, ms(0)).unwrap();
+    }
+    c.refund(3, ms(0));
+    for _ in 0..3 {
+        assert_eq!(c.acquire(1, ms(0)), Ok(Acquired::Now));
+    }
+    assert!(c.acquire(1, ms(0)).is_ok_and(|a| a != Acquired::Now));
+    assert_eq!(c.stats().refunded_units, 3.0);
+}
+
+#[test]
+fn try_take_never_queues() {
+    let mut c = core(options());
+    for _ in 0..10 {
+        assert_eq!(c.try_take(1, ms(0)), Ok(()));
+    }
+    assert_eq!(c.try_take(2, ms(0)), Err(Duration::from_millis(200)));
+    assert_eq!(c.queue_len(), 0);
+}
+
+#[test]
+fn the_measured_send_rate_reaches_the_controller() {
+    let rec = Recorder {
+        on_throttled: 100.0,
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    // 4 units per half second = 8 units/s.
+    for i in 0..8 {
+        let _ = c.on_response(
+            Feedback {
+                units: 1,
+                sent_at: ms(0),
+                signal: Signal::Neutral,
+            },
+            ms(i * 125),
+        );
+    }
+    let _ = c.on_response(throttled(ms(0), None), ms(1000));
+    let (_, s) = seen.lock().unwrap()[0];
+    let measured = s.measured_send_rate.unwrap();
+    // Two whole periods of 8 units/s: 8 × 0.8 = 6.4, then 8 × 0.8 + 6.4 × 0.2 = 7.68 units/s.
+    assert!((measured - 7.68 * 60.0).abs() < 1e-6, "{measured}");
+}
