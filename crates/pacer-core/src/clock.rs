@@ -65,6 +65,12 @@ impl Timestamp {
         self.0 as f64 / 1e9
     }
 
+    /// Seconds from `earlier` to `self` as a float, or zero if `earlier` is later.
+    #[must_use]
+    pub fn secs_since(self, earlier: Timestamp) -> f64 {
+        self.0.saturating_sub(earlier.0) as f64 * 1e-9
+    }
+
     /// The time from `earlier` to `self`, or zero if `earlier` is later.
     #[must_use]
     pub const fn saturating_duration_since(self, earlier: Timestamp) -> Duration {
@@ -166,20 +172,26 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     fn sleep_until(&self, deadline: Timestamp) -> Sleep;
 }
 
-/// The real clock: `std::time::Instant` for the timeline, `SystemTime` for the wall clock, tokio's
-/// timer for sleeping (so sleeping needs a tokio runtime with the time driver enabled).
-#[derive(Debug, Clone, Copy)]
+/// The real clock: the CPU's time-stamp counter (through `quanta`, calibrated against the OS's
+/// monotonic clock, a few nanoseconds a read) for the timeline, `SystemTime` for the wall clock,
+/// and tokio's timer for sleeping (so sleeping needs a tokio runtime with the time driver).
+///
+/// Sleeps are relative (`deadline - now`), so the timer's clock and the timeline cannot drift
+/// apart.
+#[derive(Debug, Clone)]
 pub struct RealClock {
-    origin: std::time::Instant,
+    clock: quanta::Clock,
+    /// The raw counter at the origin.
+    origin: u64,
 }
 
 impl RealClock {
     /// A real clock whose origin is now.
     #[must_use]
     pub fn new() -> Self {
-        #[allow(clippy::disallowed_methods)] // the one place the real clock is read
-        let origin = std::time::Instant::now();
-        RealClock { origin }
+        let clock = quanta::Clock::new();
+        let origin = clock.raw();
+        RealClock { clock, origin }
     }
 }
 
@@ -191,7 +203,7 @@ impl Default for RealClock {
 
 impl Clock for RealClock {
     fn now(&self) -> Timestamp {
-        Timestamp::from_duration(self.origin.elapsed())
+        Timestamp(self.clock.delta_as_nanos(self.origin, self.clock.raw()))
     }
 
     fn system_now(&self) -> SystemTime {
@@ -200,11 +212,11 @@ impl Clock for RealClock {
     }
 
     fn sleep_until(&self, deadline: Timestamp) -> Sleep {
-        let at = self.origin.checked_add(deadline.as_duration());
-        match at {
-            Some(at) => Box::pin(tokio::time::sleep_until(tokio::time::Instant::from_std(at))),
-            None => Box::pin(std::future::pending()),
+        if deadline == Timestamp::MAX {
+            return Box::pin(std::future::pending());
         }
+        let delay = deadline - self.now();
+        Box::pin(tokio::time::sleep(delay))
     }
 }
 

@@ -34,7 +34,7 @@ impl Bucket {
     /// Adds what flowed in since the last update.
     pub(crate) fn refill(&mut self, now: Timestamp) {
         if now > self.updated {
-            let secs = (now - self.updated).as_secs_f64();
+            let secs = now.secs_since(self.updated);
             self.level = (self.level + secs * self.per_sec).min(self.capacity);
             self.updated = now;
         }
@@ -70,7 +70,7 @@ impl Bucket {
 
     /// The level `at` (at or after the last update), without changing anything.
     pub(crate) fn level_at(&self, at: Timestamp) -> f64 {
-        let secs = (at - self.updated).as_secs_f64();
+        let secs = at.secs_since(self.updated);
         (self.level + secs * self.per_sec).min(self.capacity)
     }
 

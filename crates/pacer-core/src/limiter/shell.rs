@@ -139,20 +139,24 @@ impl Limiter {
 
     /// Waits for `units`, at most `MaxWait`. Resolves to a [`Permit`], or to [`Rejected`] at once
     /// if the queue is full or the wait would be too long.
-    pub fn acquire(&self, units: u64) -> Acquire {
-        let max_wait = self.shared.state.lock().core.options().max_wait;
-        self.acquire_within(units, max_wait)
+    pub fn acquire(&self, units: u64) -> Acquire<'_> {
+        Acquire::new(Holder::Borrowed(self), units, None)
     }
 
     /// Waits for `units`, at most `max_wait` (for a caller with its own budget).
-    pub fn acquire_within(&self, units: u64, max_wait: Duration) -> Acquire {
-        Acquire {
-            limiter: self.clone(),
-            units,
-            max_wait,
-            step: Step::Start,
-            sleep: None,
-        }
+    pub fn acquire_within(&self, units: u64, max_wait: Duration) -> Acquire<'_> {
+        Acquire::new(Holder::Borrowed(self), units, Some(max_wait))
+    }
+
+    /// Like [`acquire`](Self::acquire), but the future owns a clone of the limiter, so it can be
+    /// spawned.
+    pub fn acquire_owned(&self, units: u64) -> Acquire<'static> {
+        Acquire::new(Holder::Owned(self.clone()), units, None)
+    }
+
+    /// Like [`acquire_within`](Self::acquire_within), owning a clone of the limiter.
+    pub fn acquire_owned_within(&self, units: u64, max_wait: Duration) -> Acquire<'static> {
+        Acquire::new(Holder::Owned(self.clone()), units, Some(max_wait))
     }
 
     /// Takes `units` only if they can go right now; otherwise returns the estimated wait and
@@ -349,14 +353,41 @@ impl Permit {
     }
 }
 
-/// The future of [`Limiter::acquire`].
+/// The future of [`Limiter::acquire`] (borrowing the limiter) and [`Limiter::acquire_owned`].
 #[must_use = "futures do nothing unless awaited"]
-pub struct Acquire {
-    limiter: Limiter,
+pub struct Acquire<'a> {
+    limiter: Holder<'a>,
     units: u64,
-    max_wait: Duration,
+    /// `None`: the limiter's `MaxWait`.
+    max_wait: Option<Duration>,
     step: Step,
     sleep: Option<(Timestamp, Sleep)>,
+}
+
+enum Holder<'a> {
+    Borrowed(&'a Limiter),
+    Owned(Limiter),
+}
+
+impl Holder<'_> {
+    fn shared(&self) -> &Shared {
+        match self {
+            Holder::Borrowed(l) => &l.shared,
+            Holder::Owned(l) => &l.shared,
+        }
+    }
+}
+
+impl<'a> Acquire<'a> {
+    fn new(limiter: Holder<'a>, units: u64, max_wait: Option<Duration>) -> Self {
+        Acquire {
+            limiter,
+            units,
+            max_wait,
+            step: Step::Start,
+            sleep: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -366,7 +397,7 @@ enum Step {
     Done,
 }
 
-impl fmt::Debug for Acquire {
+impl fmt::Debug for Acquire<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Acquire")
             .field("units", &self.units)
@@ -375,49 +406,53 @@ impl fmt::Debug for Acquire {
     }
 }
 
-impl Future for Acquire {
+impl Future for Acquire<'_> {
     type Output = Result<Permit, Rejected>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         loop {
-            let shared = Arc::clone(&this.limiter.shared);
+            let shared = this.limiter.shared();
             let now = shared.clock.now();
             let mut wake = Vec::new();
             let mut st = shared.state.lock();
             let ticket = match this.step {
                 Step::Done => panic!("`Acquire` polled after completion"),
-                Step::Start => match st.core.acquire_within(this.units, this.max_wait, now) {
-                    Ok(Acquired::Now) => {
-                        this.step = Step::Done;
-                        return Poll::Ready(Ok(Permit {
-                            waited: Duration::ZERO,
-                            granted_at: now,
-                        }));
-                    }
-                    Err(rejected) => {
-                        this.step = Step::Done;
-                        drop(st);
-                        tracing::debug!(
-                            limiter = %shared.name,
-                            reason = rejected.reason(),
-                            "request refused: {rejected}"
-                        );
-                        return Poll::Ready(Err(rejected));
-                    }
-                    Ok(Acquired::Queued { ticket, .. }) => {
-                        st.slots.insert(
-                            ticket,
-                            Slot {
-                                waker: cx.waker().clone(),
-                                outcome: None,
-                            },
-                        );
-                        this.step = Step::Waiting(ticket);
-                        ticket
-                    }
-                },
                 Step::Waiting(ticket) => ticket,
+                Step::Start => {
+                    let max_wait = this.max_wait.unwrap_or(st.core.options().max_wait);
+                    let acquired = st.core.acquire_within(this.units, max_wait, now);
+                    match acquired {
+                        Ok(Acquired::Now) => {
+                            this.step = Step::Done;
+                            return Poll::Ready(Ok(Permit {
+                                waited: Duration::ZERO,
+                                granted_at: now,
+                            }));
+                        }
+                        Err(rejected) => {
+                            this.step = Step::Done;
+                            drop(st);
+                            tracing::debug!(
+                                limiter = %shared.name,
+                                reason = rejected.reason(),
+                                "request refused: {rejected}"
+                            );
+                            return Poll::Ready(Err(rejected));
+                        }
+                        Ok(Acquired::Queued { ticket, .. }) => {
+                            st.slots.insert(
+                                ticket,
+                                Slot {
+                                    waker: cx.waker().clone(),
+                                    outcome: None,
+                                },
+                            );
+                            this.step = Step::Waiting(ticket);
+                            ticket
+                        }
+                    }
+                }
             };
             st.settle(&Changes::default(), now, Some(ticket), &mut wake);
             let slot = st
@@ -463,12 +498,12 @@ impl Future for Acquire {
     }
 }
 
-impl Drop for Acquire {
+impl Drop for Acquire<'_> {
     fn drop(&mut self) {
         let Step::Waiting(ticket) = self.step else {
             return;
         };
-        let shared = &self.limiter.shared;
+        let shared = self.limiter.shared();
         let now = shared.clock.now();
         let mut wake = Vec::new();
         {

@@ -38,7 +38,7 @@ async fn a_waiter_gets_its_units_when_the_bucket_has_them() {
     let clock = ManualClock::new();
     let l = limiter(options(), &clock);
     drain(&l);
-    let task = tokio::spawn(l.acquire(2));
+    let task = tokio::spawn(l.acquire_owned(2));
     settle().await;
     assert!(!task.is_finished());
     assert_eq!(l.snapshot().queue_len, 1);
@@ -76,7 +76,7 @@ async fn a_raised_rate_wakes_the_first_waiter_earlier() {
         .build()
         .unwrap();
     drain(&l);
-    let task = tokio::spawn(l.acquire(10)); // a full bucket at 10/s: 1 s
+    let task = tokio::spawn(l.acquire_owned(10)); // a full bucket at 10/s: 1 s
     settle().await;
     assert_eq!(
         clock.next_deadline(),
@@ -106,7 +106,7 @@ async fn a_pause_holds_the_waiter_past_its_timer() {
     let clock = ManualClock::new();
     let l = limiter(options(), &clock);
     drain(&l);
-    let task = tokio::spawn(l.acquire(1));
+    let task = tokio::spawn(l.acquire_owned(1));
     settle().await;
     let _ = l.on_response(Feedback {
         units: 1,
@@ -137,7 +137,7 @@ async fn waiters_that_a_cut_makes_late_are_refused_at_once() {
     );
     drain(&l);
     // 0.9 s at 10 units/s; after the cut to 7 units/s it needs a full bucket of 7: 1 s.
-    let task = tokio::spawn(l.acquire(9));
+    let task = tokio::spawn(l.acquire_owned(9));
     settle().await;
     let _ = l.on_response(Feedback {
         units: 1,
@@ -183,9 +183,9 @@ async fn dropping_a_waiter_frees_its_place_and_a_granted_but_uncollected_permit_
     let clock = ManualClock::new();
     let l = limiter(options(), &clock);
     drain(&l);
-    let first = tokio::spawn(l.acquire(5));
+    let first = tokio::spawn(l.acquire_owned(5));
     settle().await;
-    let second = tokio::spawn(l.acquire(1));
+    let second = tokio::spawn(l.acquire_owned(1));
     settle().await;
     first.abort();
     settle().await;
@@ -230,7 +230,7 @@ async fn ten_thousand_waiters_half_cancelled_the_rest_served_in_order_nothing_le
     let served: Arc<Mutex<Vec<(usize, Timestamp)>>> = Arc::default();
     let mut tasks = Vec::with_capacity(N);
     for i in 0..N {
-        let acquire = l.acquire(1);
+        let acquire = l.acquire_owned(1);
         let served = Arc::clone(&served);
         tasks.push(Some(tokio::spawn(async move {
             let permit = acquire.await.expect("no waiter is refused");
