@@ -7,6 +7,14 @@
 
 mod clock;
 
+// Headers, proactive throttling and endpoint state.
+mod endpoint;
+mod headers;
+mod throttling;
+pub use endpoint::*;
+pub use headers::*;
+pub use throttling::*;
+
 #[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;
 pub use clock::{Clock, RealClock, Sleep, Timestamp};
