@@ -11,9 +11,14 @@ mod clock;
 mod endpoint;
 mod headers;
 mod throttling;
-pub use endpoint::*;
-pub use headers::*;
-pub use throttling::*;
+pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
+pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
+pub use throttling::{
+    AdaptiveDelay, AdaptiveDelayBuilder, Composite, CompositeBuilder, FixedThreshold, Global,
+    GlobalBuilder, Pacing, Percentage, PercentageBuilder, RateLimitStateProvider, ServerStop,
+    ServerStopPolicy, StopCause, ThrottlingAlgorithm, ThrottlingConfigError, ThrottlingContext,
+    ThrottlingResult,
+};
 
 #[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;

@@ -148,10 +148,11 @@ impl<'a> Collected<'a> {
                     .or_else(|| name.strip_prefix("x-rate-limit-"))
                 {
                     self.add_x(rest, value);
-                } else if let Some(rest) = name.strip_prefix("anthropic-ratelimit-") {
-                    if let Some((policy, counter)) = rest.rsplit_once('-') {
-                        self.add_named(Family::Anthropic, policy, counter, value);
-                    }
+                } else if let Some((policy, counter)) = name
+                    .strip_prefix("anthropic-ratelimit-")
+                    .and_then(|rest| rest.rsplit_once('-'))
+                {
+                    self.add_named(Family::Anthropic, policy, counter, value);
                 }
                 return;
             }

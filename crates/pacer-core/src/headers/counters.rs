@@ -32,12 +32,12 @@ pub(crate) fn parse_limit_field(value: &str) -> Option<LimitField> {
     for member in value.split(',') {
         let mut parts = member.split(';');
         let quota = parse_u64(parts.next().unwrap_or(""))?;
+        // The last `w` counts (RFC 9651 duplicate rule); it must be a positive number.
         let w = parts
             .filter_map(|param| param.split_once('='))
-            .filter(|(k, _)| trim_ows(k) == "w")
-            .filter_map(|(_, v)| parse_u64(v))
+            .rfind(|(k, _)| trim_ows(k) == "w")
+            .and_then(|(_, v)| parse_u64(v))
             .filter(|w| *w > 0)
-            .last()
             .map(Duration::from_secs);
         match (limit, w) {
             (None, _) => {
@@ -46,7 +46,8 @@ pub(crate) fn parse_limit_field(value: &str) -> Option<LimitField> {
             }
             (Some(l), Some(w)) if l == quota && window.is_none() => window = Some(w),
             (Some(l), Some(w)) => {
-                if !(l == quota && window == Some(w)) && !others.contains(&(quota, w)) {
+                let is_current = l == quota && window == Some(w);
+                if !is_current && !others.contains(&(quota, w)) {
                     others.push((quota, w));
                 }
             }

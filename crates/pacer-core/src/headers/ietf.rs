@@ -64,11 +64,12 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
         .as_ref()
         .map_or(Dialect::IetfDraft07, Policy::dialect);
     for (quota, window) in integers {
-        if let Some(p) = counted.as_mut() {
-            if p.limit() == Some(quota) && p.window().is_none() {
-                p.set_window(window);
-                continue;
-            }
+        if let Some(p) = counted
+            .as_mut()
+            .filter(|p| p.limit() == Some(quota) && p.window().is_none())
+        {
+            p.set_window(window);
+            continue;
         }
         let mut q = Policy::new(dialect).with_limit(quota);
         q.set_window(window);
@@ -210,7 +211,8 @@ mod tests {
 
     #[test]
     fn draft11_examples() {
-        let cases: Vec<(Vec<(&str, &str)>, Vec<Policy>)> = vec![
+        type Case = (Vec<(&'static str, &'static str)>, Vec<Policy>);
+        let cases: Vec<Case> = vec![
             (
                 vec![
                     ("RateLimit-Policy", r#""default";q=100;w=10"#),

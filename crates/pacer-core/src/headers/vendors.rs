@@ -26,10 +26,13 @@ use super::reset::parse_delta_seconds;
 
 /// GitHub: policy name from the resource, remaining from `used` when missing.
 pub(crate) fn github(x: &XFields<'_>, policy: &mut Policy) {
-    if let Some(resource) = x.resource.singleton().map(trim_ows) {
-        if !resource.is_empty() {
-            *policy = policy.clone().with_name(resource.to_owned());
-        }
+    if let Some(resource) = x
+        .resource
+        .singleton()
+        .map(trim_ows)
+        .filter(|r| !r.is_empty())
+    {
+        *policy = policy.clone().with_name(resource.to_owned());
     }
     if policy.remaining().is_none() {
         let used = x.used.singleton().and_then(parse_u64);
@@ -44,10 +47,8 @@ pub(crate) fn discord(x: &XFields<'_>, policy: &mut Policy) {
     if let Some(after) = x.reset_after.singleton().and_then(parse_delta_seconds) {
         policy.set_reset_after(Some(after));
     }
-    if let Some(bucket) = x.bucket.singleton().map(trim_ows) {
-        if !bucket.is_empty() {
-            policy.set_partition_key(Some(bucket.as_bytes().into()));
-        }
+    if let Some(bucket) = x.bucket.singleton().map(trim_ows).filter(|b| !b.is_empty()) {
+        policy.set_partition_key(Some(bucket.as_bytes().into()));
     }
 }
 

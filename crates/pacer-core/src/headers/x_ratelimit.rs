@@ -112,12 +112,9 @@ mod tests {
     fn plain_fields_with_every_reset_kind() {
         let in_90 = Box::leak((NOW + 90).to_string().into_boxed_str());
         let ms_in_90 = Box::leak(((NOW + 90) * 1000).to_string().into_boxed_str());
-        let cases: Vec<(
-            Vec<(&'static str, &'static str)>,
-            Option<u64>,
-            Option<u64>,
-            Option<Duration>,
-        )> = vec![
+        type Headers = Vec<(&'static str, &'static str)>;
+        type Case = (Headers, Option<u64>, Option<u64>, Option<Duration>);
+        let cases: Vec<Case> = vec![
             // Delta seconds (Statbot, Zendesk style).
             (
                 vec![

@@ -44,7 +44,6 @@ impl AdaptiveDelay {
     pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(10);
 
     /// A builder starting from the defaults.
-    #[must_use]
     pub fn builder() -> AdaptiveDelayBuilder {
         AdaptiveDelayBuilder {
             threshold: Self::DEFAULT_THRESHOLD,

@@ -42,7 +42,6 @@ impl Composite {
     }
 
     /// A builder with no algorithm yet.
-    #[must_use]
     pub fn builder() -> CompositeBuilder {
         CompositeBuilder {
             algorithms: Vec::new(),

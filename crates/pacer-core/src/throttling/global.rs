@@ -55,7 +55,6 @@ impl Global {
     pub const DEFAULT_MAX_DELAY: Duration = Duration::from_secs(300);
 
     /// A builder starting from the defaults.
-    #[must_use]
     pub fn builder() -> GlobalBuilder {
         GlobalBuilder {
             threshold: Self::DEFAULT_THRESHOLD,

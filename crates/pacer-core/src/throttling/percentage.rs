@@ -52,7 +52,6 @@ impl Percentage {
     pub const MIN_DELAY: Duration = Duration::from_millis(10);
 
     /// A builder starting from the defaults.
-    #[must_use]
     pub fn builder() -> PercentageBuilder {
         PercentageBuilder {
             threshold: Self::DEFAULT_THRESHOLD,
