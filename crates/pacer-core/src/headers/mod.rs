@@ -24,5 +24,8 @@ mod sf;
 mod vendors;
 mod x_ratelimit;
 
+#[cfg(test)]
+mod hostile;
+
 pub use info::RateLimitInfo;
 pub use policy::{Dialect, Policy, QuotaUnit};
