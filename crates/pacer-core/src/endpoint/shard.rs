@@ -37,7 +37,9 @@ impl Entry {
 
     fn removable(&self, now: Timestamp, idle_ttl: Duration) -> bool {
         let idle = now - self.touched;
-        idle >= idle_ttl || (idle >= SPENT_GRACE.min(idle_ttl) && self.current(now).is_none())
+        idle >= idle_ttl
+            || (idle >= SPENT_GRACE.min(idle_ttl)
+                && self.info.is_spent_after(now - self.observed_at))
     }
 }
 

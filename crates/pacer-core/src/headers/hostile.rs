@@ -103,8 +103,10 @@ proptest! {
         let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now_s);
         let info = RateLimitInfo::from_headers(&map, now);
         check(&info)?;
-        let later = info.aged(Duration::from_millis(aged_ms));
+        let elapsed = Duration::from_millis(aged_ms);
+        let later = info.aged(elapsed);
         check(&later)?;
+        prop_assert_eq!(info.is_spent_after(elapsed), later.is_empty());
         if let Some(stop) = ServerStopPolicy::default().evaluate(&later) {
             prop_assert!(!stop.delay().is_zero());
         }

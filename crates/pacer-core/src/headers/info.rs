@@ -213,6 +213,15 @@ impl RateLimitInfo {
             .filter(|r| !r.is_zero());
         RateLimitInfo::from_parts(policies, retry_after)
     }
+
+    /// `true` when [`aged`](Self::aged)`(elapsed)` would be empty, decided without cloning.
+    pub(crate) fn is_spent_after(&self, elapsed: Duration) -> bool {
+        if elapsed.is_zero() {
+            return self.is_empty();
+        }
+        self.policies.iter().all(|p| p.is_spent_after(elapsed))
+            && self.retry_after.is_none_or(|r| r <= elapsed)
+    }
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ pub(crate) const EXHAUSTED_FALLBACK_RESET: Duration = Duration::from_secs(1);
 ///
 /// IETF draft-11 names `requests` (the default), `content-bytes` and `concurrent-requests`; LLM
 /// APIs count tokens, and Anthropic splits them into input and output tokens.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 #[non_exhaustive]
 pub enum QuotaUnit {
     /// Requests (the IETF default).
@@ -279,6 +279,16 @@ impl Policy {
             }),
             None => Some(self.clone()),
         }
+    }
+
+    /// `true` when the policy's reset has passed `elapsed` after it was observed: what
+    /// [`Policy::aged`] drops, decided without cloning.
+    pub(crate) fn is_spent_after(&self, elapsed: Duration) -> bool {
+        !elapsed.is_zero() && self.effective_reset().is_some_and(|r| r <= elapsed)
+    }
+
+    pub(crate) fn set_name(&mut self, name: Cow<'static, str>) {
+        self.name = Some(name);
     }
 
     pub(crate) fn set_limit(&mut self, limit: Option<u64>) {

@@ -32,7 +32,7 @@ pub(crate) fn github(x: &XFields<'_>, policy: &mut Policy) {
         .map(trim_ows)
         .filter(|r| !r.is_empty())
     {
-        *policy = policy.clone().with_name(resource.to_owned());
+        policy.set_name(Cow::Owned(resource.to_owned()));
     }
     if policy.remaining().is_none() {
         let used = x.used.singleton().and_then(parse_u64);

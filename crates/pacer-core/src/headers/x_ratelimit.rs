@@ -79,7 +79,7 @@ pub(crate) fn read_windowed(
         &named.reset,
         now,
     ) {
-        policy = policy.with_name(Cow::Borrowed(name));
+        policy.set_name(Cow::Borrowed(name));
         if policy.window().is_none() {
             policy.set_window(Some(window));
         }
