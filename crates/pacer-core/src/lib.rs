@@ -10,6 +10,19 @@ mod controller;
 mod limiter;
 mod validation;
 
+// Headers, proactive throttling and endpoint state.
+mod endpoint;
+mod headers;
+mod throttling;
+pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
+pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
+pub use throttling::{
+    AdaptiveDelay, AdaptiveDelayBuilder, Composite, CompositeBuilder, FixedThreshold, Global,
+    GlobalBuilder, Pacing, Percentage, PercentageBuilder, RateLimitStateProvider, ServerStop,
+    ServerStopPolicy, StopCause, ThrottlingAlgorithm, ThrottlingConfigError, ThrottlingContext,
+    ThrottlingResult,
+};
+
 #[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;
 pub use clock::{Clock, RealClock, Sleep, Timestamp};

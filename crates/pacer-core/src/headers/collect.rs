@@ -1,0 +1,289 @@
+//! One pass over a `HeaderMap` that picks out every field a dialect reads.
+//!
+//! `HeaderName`s are lowercase, so matching is case-insensitive for free. Repeated lines of a
+//! field are kept together ([`Lines`]) and combined the way RFC 9110 §5.3 says: joined with
+//! commas. A line that is not visible ASCII poisons its field, which is then ignored whole
+//! (draft-11: "malformed fields MUST be ignored").
+
+use std::borrow::Cow;
+
+use http::{HeaderMap, HeaderValue};
+
+/// The lines of one header field, in order.
+#[derive(Debug, Default)]
+pub(crate) struct Lines<'a> {
+    first: Option<&'a str>,
+    more: Vec<&'a str>,
+    poisoned: bool,
+}
+
+impl<'a> Lines<'a> {
+    fn push(&mut self, value: &'a HeaderValue) {
+        match value.to_str() {
+            Ok(s) if self.first.is_none() => self.first = Some(s),
+            Ok(s) => self.more.push(s),
+            Err(_) => self.poisoned = true,
+        }
+    }
+
+    /// `true` when the field was sent at all (even if malformed).
+    pub(crate) fn is_present(&self) -> bool {
+        self.first.is_some() || self.poisoned
+    }
+
+    /// The field value with its lines joined by `", "`; `None` when the field is absent or a
+    /// line is not visible ASCII.
+    pub(crate) fn joined(&self) -> Option<Cow<'a, str>> {
+        if self.poisoned {
+            return None;
+        }
+        let first = self.first?;
+        if self.more.is_empty() {
+            return Some(Cow::Borrowed(first));
+        }
+        let mut all = String::from(first);
+        for line in &self.more {
+            all.push_str(", ");
+            all.push_str(line);
+        }
+        Some(Cow::Owned(all))
+    }
+
+    /// The value of a singleton field: repeated lines must be identical (after trimming),
+    /// otherwise the field is ambiguous and ignored.
+    pub(crate) fn singleton(&self) -> Option<&'a str> {
+        if self.poisoned {
+            return None;
+        }
+        let first = self.first?;
+        let trimmed = first.trim_matches([' ', '\t']);
+        self.more
+            .iter()
+            .all(|l| l.trim_matches([' ', '\t']) == trimmed)
+            .then_some(first)
+    }
+}
+
+/// Which counter of a policy a field carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counter {
+    Limit,
+    Remaining,
+    Reset,
+}
+
+/// The family of a field whose name carries a policy name: `x-ratelimit-limit-requests`,
+/// `anthropic-ratelimit-input-tokens-limit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    XRateLimit,
+    Anthropic,
+}
+
+/// The three counters of one named policy.
+#[derive(Debug)]
+pub(crate) struct Named<'a> {
+    pub(crate) family: Family,
+    pub(crate) name: &'a str,
+    pub(crate) limit: Lines<'a>,
+    pub(crate) remaining: Lines<'a>,
+    pub(crate) reset: Lines<'a>,
+}
+
+/// The `X-RateLimit-*` / `X-Rate-Limit-*` fields without a policy name in them.
+#[derive(Debug, Default)]
+pub(crate) struct XFields<'a> {
+    pub(crate) limit: Lines<'a>,
+    pub(crate) remaining: Lines<'a>,
+    pub(crate) reset: Lines<'a>,
+    pub(crate) used: Lines<'a>,
+    pub(crate) resource: Lines<'a>,
+    pub(crate) reset_after: Lines<'a>,
+    pub(crate) bucket: Lines<'a>,
+}
+
+/// Every rate-limit field of a response, by role.
+#[derive(Debug, Default)]
+pub(crate) struct Collected<'a> {
+    pub(crate) ratelimit: Lines<'a>,
+    pub(crate) ratelimit_policy: Lines<'a>,
+    pub(crate) ietf_limit: Lines<'a>,
+    pub(crate) ietf_remaining: Lines<'a>,
+    pub(crate) ietf_reset: Lines<'a>,
+    pub(crate) x: XFields<'a>,
+    pub(crate) named: Vec<Named<'a>>,
+    pub(crate) shopify: Lines<'a>,
+    pub(crate) retry_after: Lines<'a>,
+    pub(crate) retry_after_ms: Lines<'a>,
+    pub(crate) found: bool,
+}
+
+impl<'a> Collected<'a> {
+    /// Walks `headers` once.
+    pub(crate) fn from_map(headers: &'a HeaderMap) -> Collected<'a> {
+        let mut c = Collected::default();
+        for (name, value) in headers {
+            c.add(name.as_str(), value);
+        }
+        c
+    }
+
+    fn add(&mut self, name: &'a str, value: &'a HeaderValue) {
+        // Every field of interest starts with one of these letters.
+        if !matches!(name.as_bytes().first(), Some(b'r' | b'x' | b'a')) {
+            return;
+        }
+        let lines = match name {
+            "ratelimit" => &mut self.ratelimit,
+            "ratelimit-policy" => &mut self.ratelimit_policy,
+            "ratelimit-limit" => &mut self.ietf_limit,
+            "ratelimit-remaining" => &mut self.ietf_remaining,
+            "ratelimit-reset" => &mut self.ietf_reset,
+            "retry-after" => &mut self.retry_after,
+            "retry-after-ms" => &mut self.retry_after_ms,
+            "x-shopify-shop-api-call-limit" => &mut self.shopify,
+            _ => {
+                if let Some(rest) = name
+                    .strip_prefix("x-ratelimit-")
+                    .or_else(|| name.strip_prefix("x-rate-limit-"))
+                {
+                    self.add_x(rest, value);
+                } else if let Some((policy, counter)) = name
+                    .strip_prefix("anthropic-ratelimit-")
+                    .and_then(|rest| rest.rsplit_once('-'))
+                {
+                    self.add_named(Family::Anthropic, policy, counter, value);
+                }
+                return;
+            }
+        };
+        lines.push(value);
+        self.found = true;
+    }
+
+    fn add_x(&mut self, rest: &'a str, value: &'a HeaderValue) {
+        let x = &mut self.x;
+        let lines = match rest {
+            "limit" => &mut x.limit,
+            "remaining" => &mut x.remaining,
+            "reset" => &mut x.reset,
+            "used" => &mut x.used,
+            "resource" => &mut x.resource,
+            "reset-after" => &mut x.reset_after,
+            "bucket" => &mut x.bucket,
+            _ => {
+                if let Some((counter, policy)) = rest.split_once('-') {
+                    self.add_named(Family::XRateLimit, policy, counter, value);
+                }
+                return;
+            }
+        };
+        lines.push(value);
+        self.found = true;
+    }
+
+    fn add_named(&mut self, family: Family, name: &'a str, counter: &str, value: &'a HeaderValue) {
+        let counter = match counter {
+            "limit" => Counter::Limit,
+            "remaining" => Counter::Remaining,
+            "reset" => Counter::Reset,
+            _ => return,
+        };
+        if name.is_empty() {
+            return;
+        }
+        let i = match self
+            .named
+            .iter()
+            .position(|n| n.family == family && n.name == name)
+        {
+            Some(i) => i,
+            None => {
+                self.named.push(Named {
+                    family,
+                    name,
+                    limit: Lines::default(),
+                    remaining: Lines::default(),
+                    reset: Lines::default(),
+                });
+                self.named.len() - 1
+            }
+        };
+        let named = &mut self.named[i];
+        match counter {
+            Counter::Limit => named.limit.push(value),
+            Counter::Remaining => named.remaining.push(value),
+            Counter::Reset => named.reset.push(value),
+        }
+        self.found = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&'static str, &'static [u8])]) -> HeaderMap {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.append(*k, HeaderValue::from_bytes(v).unwrap());
+        }
+        m
+    }
+
+    #[test]
+    fn repeated_lines_join_with_commas() {
+        let m = map(&[("RateLimit", b"\"a\";r=1"), ("ratelimit", b"\"b\";r=2")]);
+        let c = Collected::from_map(&m);
+        assert_eq!(
+            c.ratelimit.joined().as_deref(),
+            Some("\"a\";r=1, \"b\";r=2")
+        );
+    }
+
+    #[test]
+    fn a_singleton_needs_identical_lines() {
+        let m = map(&[("retry-after", b"5"), ("Retry-After", b" 5")]);
+        assert_eq!(Collected::from_map(&m).retry_after.singleton(), Some("5"));
+        let m = map(&[("retry-after", b"5"), ("retry-after", b"6")]);
+        assert_eq!(Collected::from_map(&m).retry_after.singleton(), None);
+    }
+
+    #[test]
+    fn a_non_ascii_line_poisons_the_field() {
+        let m = map(&[("ratelimit", b"\"a\";r=1"), ("ratelimit", b"\"\xe9\";r=2")]);
+        let c = Collected::from_map(&m);
+        assert!(c.ratelimit.is_present());
+        assert_eq!(c.ratelimit.joined(), None);
+    }
+
+    #[test]
+    fn named_families_group_by_policy() {
+        let m = map(&[
+            ("x-ratelimit-limit-requests", b"60"),
+            ("x-ratelimit-remaining-requests", b"59"),
+            ("X-RateLimit-Reset-Requests", b"1s"),
+            ("x-ratelimit-limit-tokens", b"150000"),
+            ("anthropic-ratelimit-input-tokens-limit", b"80000"),
+            ("anthropic-ratelimit-input-tokens-bogus", b"1"),
+            ("x-ratelimit-reset-after", b"1.5"),
+            ("x-rate-limit-remaining", b"7"),
+            ("content-type", b"text/plain"),
+        ]);
+        let c = Collected::from_map(&m);
+        let names: Vec<_> = c.named.iter().map(|n| (n.family, n.name)).collect();
+        assert_eq!(
+            names,
+            [
+                (Family::XRateLimit, "requests"),
+                (Family::XRateLimit, "tokens"),
+                (Family::Anthropic, "input-tokens"),
+            ]
+        );
+        assert_eq!(c.named[0].reset.singleton(), Some("1s"));
+        assert_eq!(c.x.reset_after.singleton(), Some("1.5"));
+        assert_eq!(c.x.remaining.singleton(), Some("7"));
+        assert!(c.found);
+        assert!(!Collected::from_map(&map(&[("server", b"x")])).found);
+    }
+}

@@ -1,0 +1,151 @@
+//! Hostile input: arbitrary bytes and structured-field-like garbage must never make the parser
+//! panic, and what it returns must respect its documented bounds.
+
+use std::cmp::Ordering;
+use std::time::{Duration, SystemTime};
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+use proptest::prelude::*;
+
+use super::bounds::{MAX_RESET_AFTER, MAX_RETRY_AFTER, MAX_WINDOW};
+use super::restrictive::compare;
+use crate::{Percentage, RateLimitInfo, ServerStopPolicy, ThrottlingAlgorithm, ThrottlingContext};
+
+/// Every header name a dialect reads, plus neighbours that must be ignored.
+const NAMES: &[&str] = &[
+    "ratelimit",
+    "ratelimit-policy",
+    "ratelimit-limit",
+    "ratelimit-remaining",
+    "ratelimit-reset",
+    "retry-after",
+    "retry-after-ms",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "x-ratelimit-used",
+    "x-ratelimit-resource",
+    "x-ratelimit-reset-after",
+    "x-ratelimit-bucket",
+    "x-rate-limit-reset",
+    "x-ratelimit-limit-requests",
+    "x-ratelimit-remaining-tokens",
+    "x-ratelimit-reset-tokens",
+    "x-ratelimit-remaining-minute",
+    "anthropic-ratelimit-input-tokens-reset",
+    "anthropic-ratelimit-tokens-remaining",
+    "x-shopify-shop-api-call-limit",
+    "x-ratelimit-",
+    "anthropic-ratelimit--",
+];
+
+/// Text drawn from `alphabet`, up to `max` bytes: cheaper to generate than a regex.
+fn text(alphabet: &'static [u8], max: usize) -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec(proptest::sample::select(alphabet), 0..max)
+}
+
+fn value() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        // Raw bytes (HeaderValue rejects control characters; the rest, obs-text included, stay).
+        proptest::collection::vec(any::<u8>(), 0..24),
+        // Structured-field-like text.
+        text(b"\"abrtqwpku0123456789;=,:*. ?@()%+/-", 32),
+        // Numbers of every magnitude, with fractions and signs.
+        text(b"0123456789.-+", 28),
+        // Date-, duration- and RFC 3339-like text.
+        text(b"0123456789 ,:.+-TZGMTSunNovmshu", 30),
+    ]
+}
+
+fn header_map() -> impl Strategy<Value = HeaderMap> {
+    proptest::collection::vec((0..NAMES.len(), value()), 0..6).prop_map(|fields| {
+        let mut map = HeaderMap::new();
+        for (i, bytes) in fields {
+            if let Ok(v) = HeaderValue::from_bytes(&bytes) {
+                map.append(HeaderName::from_static(NAMES[i]), v);
+            }
+        }
+        map
+    })
+}
+
+fn check(info: &RateLimitInfo) -> Result<(), TestCaseError> {
+    prop_assert!(info.retry_after().is_none_or(|r| r <= MAX_RETRY_AFTER));
+    for p in info.policies() {
+        prop_assert!(p.reset_after().is_none_or(|r| r <= MAX_RESET_AFTER));
+        prop_assert!(p.window().is_none_or(|w| w <= MAX_WINDOW));
+        prop_assert!(
+            p.remaining_fraction()
+                .is_none_or(|f| (0.0..=1.0).contains(&f))
+        );
+    }
+    for pair in info.policies().windows(2) {
+        prop_assert_ne!(compare(&pair[0], &pair[1]), Ordering::Greater);
+    }
+    prop_assert_eq!(
+        info.remaining(),
+        info.policies().first().and_then(|p| p.remaining())
+    );
+    prop_assert_eq!(
+        info.is_valid(),
+        info.policies()
+            .iter()
+            .any(|p| p.limit().is_some() || p.remaining().is_some())
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100_000))]
+
+    #[test]
+    fn parsing_is_total_and_bounded(map in header_map(), now_s in 0u64..4_102_444_800, aged_ms in 0u64..100_000_000) {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now_s);
+        let info = RateLimitInfo::from_headers(&map, now);
+        check(&info)?;
+        let elapsed = Duration::from_millis(aged_ms);
+        let later = info.aged(elapsed);
+        check(&later)?;
+        prop_assert_eq!(info.is_spent_after(elapsed), later.is_empty());
+        if let Some(stop) = ServerStopPolicy::default().evaluate(&later) {
+            prop_assert!(!stop.delay().is_zero());
+        }
+        let decision = Percentage::default().evaluate(&ThrottlingContext::new(&later, "k"));
+        prop_assert!(decision.delay() <= Percentage::DEFAULT_MAX_DELAY);
+    }
+}
+
+#[test]
+fn fixed_hostile_values() {
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
+    let cases: &[(&str, &[u8])] = &[
+        ("retry-after", b"1000000000000000"),
+        ("retry-after", b"-5"),
+        ("retry-after", b"Fri, 31 Dec 9999 23:59:59 GMT"),
+        ("retry-after", b"Sat, 01 Jan 0000 00:00:00 GMT"),
+        ("retry-after-ms", b"1e400"),
+        ("x-ratelimit-reset", b"32503680000"),
+        ("x-ratelimit-reset", b"99999999999999999999999999999999"),
+        ("x-ratelimit-reset", b"9999-12-31T23:59:59Z"),
+        (
+            "x-ratelimit-reset-tokens",
+            b"99999999999999999999h99999999999m",
+        ),
+        ("ratelimit", b"\"a\";r=999999999999999;t=999999999999999"),
+        ("ratelimit-policy", b"\"a\";q=0;w=999999999999999"),
+        ("x-ratelimit-limit", b"18446744073709551616"),
+        ("x-ratelimit-remaining", b"\xff\xfe"),
+        ("x-shopify-shop-api-call-limit", b"18446744073709551615/1"),
+    ];
+    for (name, v) in cases {
+        let mut map = HeaderMap::new();
+        map.insert(*name, HeaderValue::from_bytes(v).unwrap());
+        map.insert("x-ratelimit-remaining", HeaderValue::from_static("0"));
+        let info = RateLimitInfo::from_headers(&map, now);
+        check(&info).unwrap();
+        assert!(
+            info.retry_after().is_none_or(|r| r <= MAX_RETRY_AFTER),
+            "{name}"
+        );
+    }
+}

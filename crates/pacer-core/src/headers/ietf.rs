@@ -1,0 +1,412 @@
+//! The IETF `RateLimit` header fields in all the shapes servers still send.
+//!
+//! * **draft-08 .. -11** (Cloudflare, Runpod): `RateLimit-Policy: "burst";q=100;w=60` and
+//!   `RateLimit: "burst";r=50;t=30`, Lists of policies named by Strings. Entries of the two
+//!   fields with the same name (compared case-insensitively) are merged; a `RateLimit` entry's own
+//!   `pk` wins over its policy's. A policy without a `RateLimit` entry is kept as quota-only.
+//! * **draft-07** (Unity): `RateLimit: limit=100, remaining=50, reset=5`, a Dictionary, with
+//!   `RateLimit-Policy: 100;w=10, 1000;w=3600`, a List of Integers.
+//! * **drafts -00 .. -06** (SharePoint, Kong, Envoy): `RateLimit-Limit`, `RateLimit-Remaining`,
+//!   `RateLimit-Reset`, optionally with the Integer-form `RateLimit-Policy`.
+//!
+//! Both structured fields are parsed strictly with `sfv` (RFC 9651): a syntax error, a member of
+//! the wrong type, a missing required parameter (`r`, `q`), a negative number or `w=0` discards
+//! that whole field ("malformed fields MUST be ignored", draft-11), never just the member.
+
+use std::time::{Duration, SystemTime};
+
+use super::collect::Collected;
+use super::counters::read_counters;
+use super::num::trim_ows;
+use super::policy::{Dialect, Policy, QuotaUnit};
+use super::sf::{Bare, Member, parse_draft07, parse_list};
+
+/// Appends every IETF policy in `c` to `out`.
+pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
+    let policy_field = c.ratelimit_policy.joined();
+    let (mut named, integers) = match policy_field.as_deref().and_then(parse_list) {
+        Some(members) => policy_members(&members).unwrap_or_default(),
+        None => Default::default(),
+    };
+
+    // The current-state policy that Integer-form quota policies describe, if any.
+    let mut counted: Option<Policy> = None;
+    if let Some(field) = c.ratelimit.joined() {
+        if trim_ows(&field).starts_with('"') {
+            if let Some(entries) = parse_list(&field).and_then(|m| ratelimit_entries(&m)) {
+                merge(&mut named, entries);
+            }
+        } else {
+            counted = draft07(&field);
+        }
+    }
+    out.append(&mut named);
+
+    let legacy = read_counters(
+        Dialect::IetfLegacy,
+        &c.ietf_limit,
+        &c.ietf_remaining,
+        &c.ietf_reset,
+        now,
+    );
+    if let Some(legacy) = legacy {
+        out.extend(legacy.quota_only);
+        if counted.is_none() {
+            counted = Some(legacy.policy);
+        } else {
+            out.push(legacy.policy);
+        }
+    }
+
+    // Integer-form quota policies: the one matching the current limit gives its window, the
+    // others are quota-only.
+    let dialect = counted
+        .as_ref()
+        .map_or(Dialect::IetfDraft07, Policy::dialect);
+    for (quota, window) in integers {
+        if let Some(p) = counted
+            .as_mut()
+            .filter(|p| p.limit() == Some(quota) && p.window().is_none())
+        {
+            p.set_window(window);
+            continue;
+        }
+        let mut q = Policy::new(dialect).with_limit(quota);
+        q.set_window(window);
+        out.push(q);
+    }
+    out.extend(counted);
+}
+
+/// Splits `RateLimit-Policy` members into named (draft-08+) policies and Integer (draft-07)
+/// quotas; `None` when any member is malformed.
+#[allow(clippy::type_complexity)]
+fn policy_members(members: &[Member<'_>]) -> Option<(Vec<Policy>, Vec<(u64, Option<Duration>)>)> {
+    let mut named: Vec<Policy> = Vec::new();
+    let mut integers = Vec::new();
+    for m in members {
+        let window = match &m.params.w {
+            None => None,
+            Some(w) => Some(Duration::from_secs(w.non_negative().filter(|w| *w > 0)?)),
+        };
+        match &m.item {
+            Bare::Str(name) => {
+                let mut p = Policy::new(Dialect::IetfStructured)
+                    .with_name(name.clone().into_owned())
+                    .with_limit(m.params.q.as_ref()?.non_negative()?);
+                p.set_window(window);
+                match &m.params.qu {
+                    None => {}
+                    Some(Bare::Str(u)) => p.set_unit(QuotaUnit::from_name(u)),
+                    Some(Bare::Token(u)) => p.set_unit(QuotaUnit::from_name(u)),
+                    Some(_) => return None,
+                }
+                p.set_partition_key(partition_key(m)?);
+                // Duplicate names: the last one wins.
+                named.retain(|o| !same_name(o, &p));
+                named.push(p);
+            }
+            Bare::Int(q) => integers.push((u64::try_from(*q).ok()?, window)),
+            _ => return None,
+        }
+    }
+    Some((named, integers))
+}
+
+/// Reads draft-11 `RateLimit` members as policies with a remaining; `None` when any is
+/// malformed.
+fn ratelimit_entries(members: &[Member<'_>]) -> Option<Vec<Policy>> {
+    let mut entries: Vec<Policy> = Vec::with_capacity(members.len());
+    for m in members {
+        let Bare::Str(name) = &m.item else {
+            return None;
+        };
+        let mut p = Policy::new(Dialect::IetfStructured)
+            .with_name(name.clone().into_owned())
+            .with_remaining(m.params.r.as_ref()?.non_negative()?);
+        if let Some(t) = &m.params.t {
+            p.set_reset_after(Some(Duration::from_secs(t.non_negative()?)));
+        }
+        p.set_partition_key(partition_key(m)?);
+        entries.retain(|o| !same_name(o, &p));
+        entries.push(p);
+    }
+    Some(entries)
+}
+
+/// The member's `pk`: `Some(None)` when absent, `None` when it is not a Byte Sequence.
+fn partition_key(m: &Member<'_>) -> Option<Option<Box<[u8]>>> {
+    match &m.params.pk {
+        None => Some(None),
+        Some(Bare::Bytes(b)) => Some(Some(b.clone().into_boxed_slice())),
+        Some(_) => None,
+    }
+}
+
+fn same_name(a: &Policy, b: &Policy) -> bool {
+    match (a.name(), b.name()) {
+        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        _ => false,
+    }
+}
+
+/// Merges `RateLimit` entries into the named policies of `RateLimit-Policy`.
+fn merge(policies: &mut Vec<Policy>, entries: Vec<Policy>) {
+    for e in entries {
+        match policies.iter_mut().find(|p| same_name(p, &e)) {
+            Some(p) => {
+                p.set_remaining(e.remaining());
+                p.set_reset_after(e.reset_after());
+                if let Some(pk) = e.partition_key() {
+                    p.set_partition_key(Some(pk.into()));
+                }
+            }
+            None => policies.push(e),
+        }
+    }
+}
+
+/// Reads a draft-07 `RateLimit` dictionary; `None` when malformed or without `limit`.
+fn draft07(field: &str) -> Option<Policy> {
+    let d = parse_draft07(field)?;
+    let mut p = Policy::new(Dialect::IetfDraft07).with_limit(d.limit?.non_negative()?);
+    if let Some(r) = d.remaining {
+        p.set_remaining(Some(r.non_negative()?));
+    }
+    if let Some(t) = d.reset {
+        p.set_reset_after(Some(Duration::from_secs(t.non_negative()?)));
+    }
+    Some(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::{HeaderMap, HeaderValue};
+
+    const NOW: u64 = 1_767_225_600;
+
+    fn read_map(pairs: &[(&'static str, &'static str)]) -> Vec<Policy> {
+        let mut m = HeaderMap::new();
+        for (k, v) in pairs {
+            m.append(*k, HeaderValue::from_static(v));
+        }
+        let c = Collected::from_map(&m);
+        let mut out = Vec::new();
+        read(
+            &c,
+            SystemTime::UNIX_EPOCH + Duration::from_secs(NOW),
+            &mut out,
+        );
+        out
+    }
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    fn ietf(name: &'static str) -> Policy {
+        Policy::new(Dialect::IetfStructured).with_name(name)
+    }
+
+    #[test]
+    fn draft11_examples() {
+        type Case = (Vec<(&'static str, &'static str)>, Vec<Policy>);
+        let cases: Vec<Case> = vec![
+            (
+                vec![
+                    ("RateLimit-Policy", r#""default";q=100;w=10"#),
+                    ("RateLimit", r#""default";r=50;t=30"#),
+                ],
+                vec![
+                    ietf("default")
+                        .with_limit(100)
+                        .with_window(secs(10))
+                        .with_remaining(50)
+                        .with_reset_after(secs(30)),
+                ],
+            ),
+            (
+                // Cloudflare's API.
+                vec![("ratelimit", r#""default";r=1199;t=1"#)],
+                vec![
+                    ietf("default")
+                        .with_remaining(1199)
+                        .with_reset_after(secs(1)),
+                ],
+            ),
+            (
+                vec![("RateLimit", r#""default";r=999;pk=:dHJpYWwxMjEzMjM=:"#)],
+                vec![
+                    ietf("default")
+                        .with_remaining(999)
+                        .with_partition_key(*b"trial121323"),
+                ],
+            ),
+            (
+                vec![(
+                    "RateLimit-Policy",
+                    r#""peruser";q=65535;qu="content-bytes";w=10;pk=:sdfjLJUOUH==:"#,
+                )],
+                vec![
+                    ietf("peruser")
+                        .with_limit(65535)
+                        .with_window(secs(10))
+                        .with_unit(QuotaUnit::ContentBytes)
+                        .with_partition_key(vec![177, 215, 227, 44, 149, 14, 80]),
+                ],
+            ),
+            (
+                vec![
+                    (
+                        "RateLimit-Policy",
+                        r#""hour";q=1000;w=3600, "day";q=5000;w=86400"#,
+                    ),
+                    ("RateLimit", r#""day";r=100;t=36000"#),
+                ],
+                vec![
+                    ietf("hour").with_limit(1000).with_window(secs(3600)),
+                    ietf("day")
+                        .with_limit(5000)
+                        .with_window(secs(86400))
+                        .with_remaining(100)
+                        .with_reset_after(secs(36000)),
+                ],
+            ),
+            (
+                // Names match case-insensitively; a RateLimit entry's pk wins.
+                vec![
+                    ("RateLimit-Policy", r#""Dynamic";q=100;w=60;pk=:AAAA:"#),
+                    ("RateLimit", r#""dynamic";r=15;t=40;pk=:AQID:"#),
+                ],
+                vec![
+                    ietf("Dynamic")
+                        .with_limit(100)
+                        .with_window(secs(60))
+                        .with_remaining(15)
+                        .with_reset_after(secs(40))
+                        .with_partition_key(vec![1, 2, 3]),
+                ],
+            ),
+        ];
+        for (i, (headers, want)) in cases.into_iter().enumerate() {
+            assert_eq!(read_map(&headers), want, "case {i}");
+        }
+    }
+
+    #[test]
+    fn repeated_lines_form_one_list() {
+        let got = read_map(&[
+            ("ratelimit-policy", r#""burst";q=100;w=60"#),
+            ("ratelimit-policy", r#""daily";q=1000;w=86400"#),
+            ("ratelimit", r#""burst";r=50;t=30"#),
+            ("RateLimit", r#""daily";r=900;t=43200"#),
+        ]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].remaining(), Some(50));
+        assert_eq!(got[1].remaining(), Some(900));
+        assert_eq!(got[1].window(), Some(secs(86400)));
+    }
+
+    #[test]
+    fn malformed_structured_fields_are_discarded_whole() {
+        let policy = ("RateLimit-Policy", r#""a";q=10;w=60"#);
+        for bad in [
+            r#""a";r=5, "b";t=3"#,   // b lacks r
+            r#""a";r=-1"#,           // negative
+            r#""a";r=5.5"#,          // decimal
+            r#""a";r=5;t=?1"#,       // boolean t
+            r#""a";r=5;pk="text""#,  // pk not bytes
+            r#""a";r=5, b;r=2"#,     // token item
+            r#""a";r=5,"#,           // trailing comma
+            r#""a";r=5, ("b");r=1"#, // inner list
+            r#""a\";r=1"#,           // unterminated string
+        ] {
+            let got = read_map(&[policy, ("RateLimit", bad)]);
+            assert_eq!(
+                got,
+                vec![ietf("a").with_limit(10).with_window(secs(60))],
+                "{bad}"
+            );
+        }
+        for bad in [
+            r#""a";w=60"#,
+            r#""a";q=10;w=0"#,
+            r#""a";q=10;qu=?1"#,
+            r#""a";q=10, 1.5"#,
+        ] {
+            let got = read_map(&[("RateLimit-Policy", bad), ("RateLimit", r#""a";r=1"#)]);
+            assert_eq!(got, vec![ietf("a").with_remaining(1)], "{bad}");
+        }
+    }
+
+    #[test]
+    fn draft07_with_integer_policies() {
+        let got = read_map(&[
+            ("RateLimit", "limit=100, remaining=50, reset=5"),
+            ("RateLimit-Policy", "100;w=10"),
+        ]);
+        let want = Policy::new(Dialect::IetfDraft07)
+            .with_limit(100)
+            .with_remaining(50)
+            .with_reset_after(secs(5))
+            .with_window(secs(10));
+        assert_eq!(got, vec![want]);
+
+        // Unity: two policies, the matching one gives the window.
+        let got = read_map(&[
+            ("RateLimit", "limit=20, remaining=19, reset=1"),
+            ("RateLimit-Policy", "20;w=1, 4000;w=1800"),
+        ]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            got[0],
+            Policy::new(Dialect::IetfDraft07)
+                .with_limit(4000)
+                .with_window(secs(1800))
+        );
+        assert_eq!(got[1].window(), Some(secs(1)));
+        assert_eq!(got[1].remaining(), Some(19));
+
+        assert!(read_map(&[("RateLimit", "remaining=50, reset=5")]).is_empty());
+        assert!(read_map(&[("RateLimit", "limit=-1")]).is_empty());
+    }
+
+    #[test]
+    fn legacy_separate_fields() {
+        // SharePoint on a 429.
+        let got = read_map(&[
+            ("RateLimit-Limit", "1200"),
+            ("RateLimit-Remaining", "0"),
+            ("RateLimit-Reset", "31"),
+        ]);
+        let sp = Policy::new(Dialect::IetfLegacy)
+            .with_limit(1200)
+            .with_remaining(0)
+            .with_reset_after(secs(31));
+        assert_eq!(got, vec![sp]);
+
+        // drafts -03..-06 with a policy; drafts -00..-02 with policies in the limit.
+        let got = read_map(&[
+            ("RateLimit-Limit", "100"),
+            ("RateLimit-Remaining", "40"),
+            ("RateLimit-Reset", "4"),
+            ("RateLimit-Policy", "100;w=10"),
+        ]);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].window(), Some(secs(10)));
+        let got = read_map(&[
+            ("RateLimit-Limit", "10, 10;w=1, 50;w=60"),
+            ("RateLimit-Remaining", "9"),
+            ("RateLimit-Reset", "1"),
+        ]);
+        assert_eq!(got.len(), 2);
+        assert_eq!(
+            got[0],
+            Policy::new(Dialect::IetfLegacy)
+                .with_limit(50)
+                .with_window(secs(60))
+        );
+        assert_eq!(got[1].window(), Some(secs(1)));
+    }
+}

@@ -1,0 +1,31 @@
+//! Rate-limit response headers in every dialect seen in the wild, read into one
+//! [`RateLimitInfo`].
+//!
+//! Servers tell clients their quota in a dozen ways: the IETF drafts (three generations),
+//! `X-RateLimit-*`, and vendor dialects (GitHub, OpenAI, Anthropic, Shopify, Discord). Resets come
+//! as delta seconds, milliseconds, epoch seconds or milliseconds, Go durations, RFC 3339 or
+//! HTTP-dates. Reading them all into one shape, resolved against a passed-in `now`, is what lets
+//! the throttling algorithms stay dialect-free. `docs/headers.md` lists the dialects and rules.
+
+mod bounds;
+mod collect;
+mod counters;
+mod datetime;
+mod go_duration;
+mod ietf;
+mod info;
+mod num;
+mod parse;
+mod policy;
+mod reset;
+mod restrictive;
+mod retry_after;
+mod sf;
+mod vendors;
+mod x_ratelimit;
+
+#[cfg(test)]
+mod hostile;
+
+pub use info::RateLimitInfo;
+pub use policy::{Dialect, Policy, QuotaUnit};

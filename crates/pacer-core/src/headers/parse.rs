@@ -1,0 +1,37 @@
+//! `RateLimitInfo::from_headers`: one pass to collect the fields, then each dialect reads its
+//! own. Dialects are not exclusive: a response that carries several (Kong sends the legacy IETF
+//! fields and window-in-name ones) yields all their policies, and the most restrictive wins.
+
+use std::time::SystemTime;
+
+use http::HeaderMap;
+
+use super::collect::{Collected, Family};
+use super::info::RateLimitInfo;
+use super::retry_after::retry_after;
+use super::{ietf, vendors, x_ratelimit};
+
+/// Parses every dialect in `headers` against `now`. Total: never fails, never panics.
+pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
+    let c = Collected::from_map(headers);
+    if !c.found {
+        return RateLimitInfo::default();
+    }
+    let mut policies = Vec::new();
+    ietf::read(&c, now, &mut policies);
+    x_ratelimit::read(&c, now, &mut policies);
+    for named in &c.named {
+        match named.family {
+            Family::Anthropic => vendors::anthropic(named, now, &mut policies),
+            Family::XRateLimit => match x_ratelimit::window_of(named.name) {
+                Some((name, window)) => {
+                    x_ratelimit::read_windowed(named, name, window, now, &mut policies);
+                }
+                None => vendors::openai(named, now, &mut policies),
+            },
+        }
+    }
+    policies.extend(vendors::shopify(&c.shopify));
+    let retry_after = retry_after(&c.retry_after, &c.retry_after_ms, now);
+    RateLimitInfo::from_parts(policies, retry_after)
+}

@@ -1,0 +1,106 @@
+//! `Retry-After` (RFC 9110 §10.2.3) and its millisecond variant.
+//!
+//! * `Retry-After: 120`: delay-seconds. Fractional seconds (`2.0`, Shopify) are invalid per the
+//!   RFC but common, so they are accepted.
+//! * `Retry-After: Fri, 31 Dec 1999 23:59:59 GMT`: an HTTP-date in any of the three forms,
+//!   resolved against `now`; a date in the past gives zero ("retry now").
+//! * `retry-after-ms: 1500`: milliseconds, as OpenAI and Anthropic send beside `Retry-After`. It
+//!   is more precise, so it wins when both parse (as those vendors' SDKs do).
+//!
+//! `X-RateLimit-Reset-After` is deliberately *not* read as a Retry-After: Discord sends it on
+//! every response as the reset of a bucket, so it becomes a policy's reset instead; when that
+//! bucket is exhausted the server-ordered stop waits for it anyway.
+//!
+//! Retry-After is a singleton field: repeated lines are accepted only when they are identical.
+//! Negative values and garbage are ignored; anything longer than 30 days is clamped to 30 days.
+
+use std::time::{Duration, SystemTime};
+
+use super::bounds::MAX_RETRY_AFTER;
+use super::collect::Lines;
+use super::datetime::{parse_http_date, until};
+use super::num::{millis_from_secs_reading, parse_decimal_secs};
+
+/// The Retry-After of a response, from `retry-after-ms` or `Retry-After`.
+pub(crate) fn retry_after(
+    seconds_or_date: &Lines<'_>,
+    millis: &Lines<'_>,
+    now: SystemTime,
+) -> Option<Duration> {
+    millis
+        .singleton()
+        .and_then(parse_retry_after_ms)
+        .or_else(|| {
+            seconds_or_date
+                .singleton()
+                .and_then(|v| parse_retry_after(v, now))
+        })
+}
+
+/// Parses one `Retry-After` value: seconds (fractions allowed) or an HTTP-date.
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let delay = match parse_decimal_secs(value) {
+        Some(d) => d,
+        None => until(parse_http_date(value, now)?, now),
+    };
+    Some(delay.min(MAX_RETRY_AFTER))
+}
+
+/// Parses one `retry-after-ms` value: milliseconds (fractions allowed).
+pub(crate) fn parse_retry_after_ms(value: &str) -> Option<Duration> {
+    parse_decimal_secs(value).map(|d| millis_from_secs_reading(d).min(MAX_RETRY_AFTER))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: u64 = 1_767_225_600; // 2026-01-01T00:00:00Z, a Thursday
+
+    fn now() -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(NOW)
+    }
+
+    #[test]
+    fn seconds_fractions_and_dates() {
+        let s = |n| Some(Duration::from_secs(n));
+        let cases: &[(&str, Option<Duration>)] = &[
+            ("120", s(120)),
+            ("0", s(0)),
+            ("2.0", s(2)),
+            ("0.25", Some(Duration::from_millis(250))),
+            ("Thu, 01 Jan 2026 00:00:20 GMT", s(20)),
+            ("Thursday, 01-Jan-26 00:00:20 GMT", s(20)),
+            ("Thu Jan  1 00:00:20 2026", s(20)),
+            ("Fri, 31 Dec 1999 23:59:59 GMT", s(0)),
+            ("1000000000000000", Some(MAX_RETRY_AFTER)),
+            ("Fri, 01 Jan 3000 00:00:00 GMT", None),
+            ("Wed, 01 Jan 3000 00:00:00 GMT", Some(MAX_RETRY_AFTER)),
+            ("-5", None),
+            ("+5", None),
+            ("5s", None),
+            ("2026-01-01T00:00:20Z", None),
+            ("", None),
+        ];
+        for (v, want) in cases {
+            assert_eq!(parse_retry_after(v, now()), *want, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn milliseconds() {
+        assert_eq!(
+            parse_retry_after_ms("1500"),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_retry_after_ms("0.5"),
+            Some(Duration::from_micros(500))
+        );
+        assert_eq!(
+            parse_retry_after_ms("99999999999999999"),
+            Some(MAX_RETRY_AFTER)
+        );
+        assert_eq!(parse_retry_after_ms("-1"), None);
+    }
+}

@@ -1,0 +1,282 @@
+//! Structured-field (RFC 9651) parsing of the IETF fields, with the `sfv` crate.
+//!
+//! `sfv`'s visitor API is used instead of its owned `List`/`Dictionary` types so that a field is
+//! validated and read in one pass without building index maps. The collectors only *record*
+//! what they see (later duplicates overwrite earlier ones, as RFC 9651 requires); all checks of
+//! types and ranges happen afterwards, on the recorded values.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::fmt;
+
+use sfv::visitor::{
+    DictionaryVisitor, EntryVisitor, Ignored, InnerListVisitor, ItemVisitor, ListVisitor,
+    ParameterVisitor,
+};
+use sfv::{BareItemFromInput, KeyRef, Parser};
+
+/// A bare item reduced to the types the rate-limit fields use.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Bare<'de> {
+    Int(i64),
+    Str(Cow<'de, str>),
+    Token(&'de str),
+    Bytes(Vec<u8>),
+    /// Any other type (decimal, boolean, date, display string) or an inner list.
+    Other,
+}
+
+impl<'de> From<BareItemFromInput<'de>> for Bare<'de> {
+    fn from(item: BareItemFromInput<'de>) -> Bare<'de> {
+        match item {
+            BareItemFromInput::Integer(i) => Bare::Int(i64::from(i)),
+            BareItemFromInput::String(Cow::Borrowed(s)) => Bare::Str(Cow::Borrowed(s.as_str())),
+            BareItemFromInput::String(Cow::Owned(s)) => Bare::Str(Cow::Owned(s.into())),
+            BareItemFromInput::Token(t) => Bare::Token(t.as_str()),
+            BareItemFromInput::ByteSequence(b) => Bare::Bytes(b),
+            _ => Bare::Other,
+        }
+    }
+}
+
+impl Bare<'_> {
+    /// A non-negative integer.
+    pub(crate) fn non_negative(&self) -> Option<u64> {
+        match self {
+            Bare::Int(i) => u64::try_from(*i).ok(),
+            _ => None,
+        }
+    }
+}
+
+/// The parameters of a list member that the IETF fields define; others are ignored.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Params<'de> {
+    pub(crate) r: Option<Bare<'de>>,
+    pub(crate) t: Option<Bare<'de>>,
+    pub(crate) q: Option<Bare<'de>>,
+    pub(crate) w: Option<Bare<'de>>,
+    pub(crate) qu: Option<Bare<'de>>,
+    pub(crate) pk: Option<Bare<'de>>,
+}
+
+/// One member of a list: its item and parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Member<'de> {
+    pub(crate) item: Bare<'de>,
+    pub(crate) params: Params<'de>,
+}
+
+/// The error that makes `sfv` stop: the field is not what the IETF fields allow.
+#[derive(Debug)]
+struct Reject;
+
+impl fmt::Display for Reject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not a rate-limit list member")
+    }
+}
+
+impl std::error::Error for Reject {}
+
+/// Parses `input` as an SF List of Items; `None` when it is not a valid one or holds an inner
+/// list.
+pub(crate) fn parse_list(input: &str) -> Option<Vec<Member<'_>>> {
+    Parser::new(input)
+        .parse_list_with_visitor(ListCollector::default())
+        .ok()
+}
+
+#[derive(Default)]
+struct ListCollector<'de> {
+    members: Vec<Member<'de>>,
+}
+
+impl<'de> ListVisitor<'de> for ListCollector<'de> {
+    type Out = Vec<Member<'de>>;
+    type Error = Reject;
+
+    fn entry(&mut self) -> Result<impl EntryVisitor<'de>, Self::Error> {
+        Ok(MemberSlot(&mut self.members))
+    }
+
+    fn finish(self) -> Result<Self::Out, Self::Error> {
+        Ok(self.members)
+    }
+}
+
+struct MemberSlot<'a, 'de>(&'a mut Vec<Member<'de>>);
+
+impl<'de> EntryVisitor<'de> for MemberSlot<'_, 'de> {
+    type Error = Reject;
+
+    fn item(self) -> Result<impl ItemVisitor<'de>, Self::Error> {
+        Ok(self)
+    }
+
+    fn inner_list(self) -> Result<impl InnerListVisitor<'de>, Self::Error> {
+        Err::<Ignored, _>(Reject)
+    }
+}
+
+impl<'de> ItemVisitor<'de> for MemberSlot<'_, 'de> {
+    type Out = ();
+    type Error = Infallible;
+
+    fn bare_item(
+        self,
+        bare_item: BareItemFromInput<'de>,
+    ) -> Result<impl ParameterVisitor<'de, Out = ()>, Self::Error> {
+        self.0.push(Member {
+            item: bare_item.into(),
+            params: Params::default(),
+        });
+        let slot = self.0.last_mut().map(|m| &mut m.params);
+        Ok(ParamCollector(slot))
+    }
+}
+
+struct ParamCollector<'a, 'de>(Option<&'a mut Params<'de>>);
+
+impl<'de> ParameterVisitor<'de> for ParamCollector<'_, 'de> {
+    type Out = ();
+    type Error = Infallible;
+
+    fn parameter(
+        &mut self,
+        key: &'de KeyRef,
+        value: BareItemFromInput<'de>,
+    ) -> Result<(), Self::Error> {
+        let Some(p) = self.0.as_deref_mut() else {
+            return Ok(());
+        };
+        let slot = match key.as_str() {
+            "r" => &mut p.r,
+            "t" => &mut p.t,
+            "q" => &mut p.q,
+            "w" => &mut p.w,
+            "qu" => &mut p.qu,
+            "pk" => &mut p.pk,
+            _ => return Ok(()),
+        };
+        *slot = Some(value.into());
+        Ok(())
+    }
+
+    fn finish(self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The members of a draft-07 `RateLimit` dictionary.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct Draft07<'de> {
+    pub(crate) limit: Option<Bare<'de>>,
+    pub(crate) remaining: Option<Bare<'de>>,
+    pub(crate) reset: Option<Bare<'de>>,
+}
+
+/// Parses `input` as an SF Dictionary and keeps its `limit`, `remaining` and `reset` members.
+pub(crate) fn parse_draft07(input: &str) -> Option<Draft07<'_>> {
+    Parser::new(input)
+        .parse_dictionary_with_visitor(Draft07::default())
+        .ok()
+}
+
+impl<'de> DictionaryVisitor<'de> for Draft07<'de> {
+    type Out = Draft07<'de>;
+    type Error = Infallible;
+
+    fn entry(&mut self, key: &'de KeyRef) -> Result<impl EntryVisitor<'de>, Self::Error> {
+        Ok(match key.as_str() {
+            "limit" => Some(ValueSlot(&mut self.limit)),
+            "remaining" => Some(ValueSlot(&mut self.remaining)),
+            "reset" => Some(ValueSlot(&mut self.reset)),
+            _ => None,
+        })
+    }
+
+    fn finish(self) -> Result<Self::Out, Self::Error> {
+        Ok(self)
+    }
+}
+
+struct ValueSlot<'a, 'de>(&'a mut Option<Bare<'de>>);
+
+impl<'de> EntryVisitor<'de> for ValueSlot<'_, 'de> {
+    type Error = Infallible;
+
+    fn item(self) -> Result<impl ItemVisitor<'de>, Self::Error> {
+        Ok(self)
+    }
+
+    fn inner_list(self) -> Result<impl InnerListVisitor<'de>, Self::Error> {
+        *self.0 = Some(Bare::Other);
+        Ok(Ignored)
+    }
+}
+
+impl<'de> ItemVisitor<'de> for ValueSlot<'_, 'de> {
+    type Out = ();
+    type Error = Infallible;
+
+    fn bare_item(
+        self,
+        bare_item: BareItemFromInput<'de>,
+    ) -> Result<impl ParameterVisitor<'de, Out = ()>, Self::Error> {
+        *self.0 = Some(bare_item.into());
+        Ok(Ignored)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_keep_the_ietf_parameters_last_wins() {
+        let m =
+            parse_list(r#""burst";r=50;t=30;r=40;x=1, "daily";q=1000;w=86400;pk=:cHsdsRa894==:"#)
+                .unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].item, Bare::Str(Cow::Borrowed("burst")));
+        assert_eq!(m[0].params.r, Some(Bare::Int(40)));
+        assert_eq!(m[0].params.t, Some(Bare::Int(30)));
+        assert_eq!(m[1].params.q, Some(Bare::Int(1000)));
+        assert!(matches!(m[1].params.pk, Some(Bare::Bytes(_))));
+    }
+
+    #[test]
+    fn escaped_strings_and_integer_items() {
+        let m = parse_list(r#""a\"b";q=1, 100;w=10"#).unwrap();
+        assert_eq!(m[0].item, Bare::Str(Cow::Owned("a\"b".into())));
+        assert_eq!(m[1].item, Bare::Int(100));
+        assert_eq!(m[1].params.w, Some(Bare::Int(10)));
+    }
+
+    #[test]
+    fn malformed_lists_are_rejected_whole() {
+        for bad in [
+            r#""a";r=1,"#,
+            r#""a";r=1, ("b")"#,
+            r#""a";r=1 "b""#,
+            r#""a;r=1"#,
+            "limit=100, remaining=50",
+        ] {
+            assert_eq!(parse_list(bad), None, "{bad}");
+        }
+        assert_eq!(parse_list(""), Some(vec![]));
+    }
+
+    #[test]
+    fn draft07_dictionaries() {
+        let d = parse_draft07("limit=100, remaining=50, reset=5").unwrap();
+        assert_eq!(d.limit, Some(Bare::Int(100)));
+        assert_eq!(d.remaining, Some(Bare::Int(50)));
+        assert_eq!(d.reset, Some(Bare::Int(5)));
+        let d = parse_draft07("limit=(1 2), reset").unwrap();
+        assert_eq!(d.limit, Some(Bare::Other));
+        assert_eq!(d.reset, Some(Bare::Other));
+        assert_eq!(parse_draft07(r#""default";r=50"#), None);
+    }
+}

@@ -1,0 +1,71 @@
+//! [`ThrottlingAlgorithm`]: the pluggable proactive-throttling decision.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::context::ThrottlingContext;
+use super::result::ThrottlingResult;
+
+/// Decides, from an endpoint's rate-limit state, whether the next request should wait and for
+/// how long: *proactive* throttling, before the server has to refuse.
+///
+/// One method: most algorithms only read [`ThrottlingContext::info`]; pacing also reads
+/// [`ThrottlingContext::since_last_request`], and cross-endpoint algorithms
+/// [`ThrottlingContext::states`]. An algorithm is a pure function of the context: it reads no
+/// clock and does not sleep. The server-ordered stop ([`crate::ServerStopPolicy`]) is applied
+/// above any algorithm, so an algorithm need not handle `Retry-After`.
+///
+/// Shipped: [`crate::Percentage`] (the default), [`crate::FixedThreshold`],
+/// [`crate::AdaptiveDelay`], [`crate::Pacing`], [`crate::Composite`], [`crate::Global`].
+///
+/// # Example
+///
+/// Wait a fixed second whenever less than a quarter of the quota is left:
+///
+/// ```
+/// use pacer_core::{
+///     Dialect, Policy, RateLimitInfo, ThrottlingAlgorithm, ThrottlingContext, ThrottlingResult,
+/// };
+/// use std::time::Duration;
+///
+/// #[derive(Debug)]
+/// struct QuarterLeft;
+///
+/// impl ThrottlingAlgorithm for QuarterLeft {
+///     fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
+///         match ctx.info().remaining_fraction() {
+///             Some(f) if f < 0.25 => {
+///                 ThrottlingResult::throttle(Duration::from_secs(1), "under a quarter left")
+///             }
+///             _ => ThrottlingResult::NO_THROTTLE,
+///         }
+///     }
+/// }
+///
+/// let info = RateLimitInfo::new()
+///     .with_policy(Policy::new(Dialect::XRateLimit).with_limit(100).with_remaining(20));
+/// let result = QuarterLeft.evaluate(&ThrottlingContext::new(&info, "api"));
+/// assert_eq!(result.delay(), Duration::from_secs(1));
+/// ```
+pub trait ThrottlingAlgorithm: Send + Sync + fmt::Debug {
+    /// The decision for the next request to `ctx.endpoint()`.
+    fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult;
+}
+
+impl<A: ThrottlingAlgorithm + ?Sized> ThrottlingAlgorithm for Box<A> {
+    fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
+        (**self).evaluate(ctx)
+    }
+}
+
+impl<A: ThrottlingAlgorithm + ?Sized> ThrottlingAlgorithm for Arc<A> {
+    fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
+        (**self).evaluate(ctx)
+    }
+}
+
+impl<A: ThrottlingAlgorithm + ?Sized> ThrottlingAlgorithm for &A {
+    fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
+        (**self).evaluate(ctx)
+    }
+}
