@@ -1,8 +1,33 @@
 //! Pacer: client-side rate limiting for `reqwest` that finds the rate an API allows and stays
-//! just under it.
+//! just under it, honours `Retry-After`, paces to the rate-limit headers servers send, and
+//! enforces strict windows.
 //!
-//! This facade re-exports the workspace crates.
+//! This facade re-exports the workspace crates behind features:
+//!
+//! | feature | default | what |
+//! |---|---|---|
+//! | `reqwest` | yes | [`PacerMiddleware`], the `reqwest-middleware` middleware (crate `reqwest-pacer`) |
+//! | `metrics` | yes | metrics through the `metrics` facade |
+//! | `test-util` | no | [`ManualClock`] for deterministic tests |
+//!
+//! The algorithms (crate `pacer-core`) are always there: [`Limiter`], [`Aimd`], [`Cubic`],
+//! [`RateLimitInfo`], the throttling algorithms.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use pacer::PacerMiddleware;
+//! use reqwest_middleware::ClientBuilder;
+//!
+//! let client = ClientBuilder::new(reqwest::Client::new())
+//!     .with(PacerMiddleware::default())
+//!     .build();
+//! let orders = client.get("https://api.example.com/orders").send().await?;
+//! # let _ = orders; Ok(()) }
+//! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub use pacer_core as core;
 pub use pacer_core::*;
+
+#[cfg(feature = "reqwest")]
+pub use reqwest_pacer::{self as middleware, *};

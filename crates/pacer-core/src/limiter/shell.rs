@@ -202,6 +202,18 @@ impl Limiter {
         self.shared.state.lock().core.snapshot(now)
     }
 
+    /// The number of requests waiting for units now.
+    #[must_use]
+    pub fn queue_len(&self) -> usize {
+        self.shared.state.lock().core.queue_len()
+    }
+
+    /// The current rate, in units per minute for this process.
+    #[must_use]
+    pub fn rate(&self) -> f64 {
+        self.shared.state.lock().core.rate()
+    }
+
     /// The options in force.
     #[must_use]
     pub fn options(&self) -> LimiterOptions {

@@ -1,0 +1,161 @@
+//! One named limiter's settings: everything a limiter has besides its name.
+
+use crate::{
+    CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, ThrottleClassifier, UnitCost,
+};
+use pacer_core::{
+    LimiterOptions, Percentage, RateController, ServerStopPolicy, ThrottlingAlgorithm,
+};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Makes a new controller for each endpoint a limiter meets.
+pub type ControllerFactory = Arc<dyn Fn() -> Box<dyn RateController> + Send + Sync>;
+
+/// The settings of one named limiter: its adaptive options, and the pieces that read requests
+/// and responses. Every piece has a default; set only what you need.
+///
+/// ```
+/// use pacer_core::LimiterOptions;
+/// use reqwest_pacer::{KeyMode, LimiterConfig};
+///
+/// let mut options = LimiterOptions::default();
+/// options.max_units_per_minute = 1200.0;
+/// let config = LimiterConfig::new(options).endpoint_key(KeyMode::Host);
+/// assert_eq!(config.options().max_units_per_minute, 1200.0);
+/// ```
+#[derive(Clone)]
+#[must_use]
+pub struct LimiterConfig {
+    pub(crate) options: LimiterOptions,
+    pub(crate) controller: Option<ControllerFactory>,
+    pub(crate) algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
+    pub(crate) server_stop: ServerStopPolicy,
+    pub(crate) classifier: Arc<dyn ThrottleClassifier>,
+    pub(crate) key: Arc<dyn EndpointKeyExtractor>,
+    pub(crate) cost: Arc<dyn CostEstimator>,
+    pub(crate) max_endpoints: usize,
+    pub(crate) endpoint_idle_ttl: Duration,
+}
+
+impl Default for LimiterConfig {
+    fn default() -> Self {
+        LimiterConfig::new(LimiterOptions::default())
+    }
+}
+
+impl LimiterConfig {
+    /// Settings with these adaptive options and every piece at its default.
+    pub fn new(options: LimiterOptions) -> Self {
+        LimiterConfig {
+            options,
+            controller: None,
+            algorithm: Some(Arc::new(Percentage::default())),
+            server_stop: ServerStopPolicy::default(),
+            classifier: Arc::new(DefaultClassifier::default()),
+            key: Arc::new(KeyMode::SchemeHostPort),
+            cost: Arc::new(UnitCost),
+            max_endpoints: 10_000,
+            endpoint_idle_ttl: Duration::from_secs(3600),
+        }
+    }
+
+    /// The adaptive options.
+    #[must_use]
+    pub fn options(&self) -> &LimiterOptions {
+        &self.options
+    }
+
+    /// Replaces the adaptive options.
+    pub fn with_options(mut self, options: LimiterOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// A controller of your own, made anew for each endpoint (the `Controller` option is then
+    /// ignored).
+    pub fn controller<F, C>(mut self, make: F) -> Self
+    where
+        F: Fn() -> C + Send + Sync + 'static,
+        C: RateController,
+    {
+        self.controller = Some(Arc::new(move || {
+            Box::new(make()) as Box<dyn RateController>
+        }));
+        self
+    }
+
+    /// The proactive throttling algorithm that turns rate-limit headers into a delay before a
+    /// request. Default [`Percentage`].
+    pub fn throttling(mut self, algorithm: impl ThrottlingAlgorithm + 'static) -> Self {
+        self.algorithm = Some(Arc::new(algorithm));
+        self
+    }
+
+    /// No proactive throttling: headers still feed the server-ordered stop (`Retry-After`, or
+    /// nothing remaining until the reset), which always applies.
+    pub fn no_throttling(mut self) -> Self {
+        self.algorithm = None;
+        self
+    }
+
+    /// The cap on a stop for an exhausted quota (remaining 0 until a reset). Default 5 min.
+    pub fn server_stop(mut self, policy: ServerStopPolicy) -> Self {
+        self.server_stop = policy;
+        self
+    }
+
+    /// The classifier of responses. Default [`DefaultClassifier`].
+    pub fn classifier(mut self, classifier: impl ThrottleClassifier) -> Self {
+        self.classifier = Arc::new(classifier);
+        self
+    }
+
+    /// How requests are keyed. Default [`KeyMode::SchemeHostPort`].
+    pub fn endpoint_key(mut self, key: impl EndpointKeyExtractor) -> Self {
+        self.key = Arc::new(key);
+        self
+    }
+
+    /// What a request costs. Default [`UnitCost`]: 1 unit.
+    pub fn cost(mut self, estimator: impl CostEstimator) -> Self {
+        self.cost = Arc::new(estimator);
+        self
+    }
+
+    /// At most this many endpoints keep state (the least recently used idle one makes room).
+    /// Default 10,000.
+    pub fn max_endpoints(mut self, max: usize) -> Self {
+        self.max_endpoints = max.max(1);
+        self
+    }
+
+    /// An endpoint idle this long forgets its rate and header state. Default 1 h.
+    pub fn endpoint_idle_ttl(mut self, ttl: Duration) -> Self {
+        self.endpoint_idle_ttl = ttl;
+        self
+    }
+
+    /// The proactive algorithm, if any.
+    #[must_use]
+    pub fn throttling_algorithm(&self) -> Option<&Arc<dyn ThrottlingAlgorithm>> {
+        self.algorithm.as_ref()
+    }
+}
+
+impl fmt::Debug for LimiterConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterConfig")
+            .field("options", &self.options)
+            .field("custom_controller", &self.controller.is_some())
+            .field("algorithm", &self.algorithm)
+            .field("server_stop", &self.server_stop)
+            .field("classifier", &self.classifier)
+            .field("key", &self.key)
+            .field("cost", &self.cost)
+            .field("max_endpoints", &self.max_endpoints)
+            .field("endpoint_idle_ttl", &self.endpoint_idle_ttl)
+            .finish()
+    }
+}

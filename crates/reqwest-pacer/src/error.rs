@@ -1,0 +1,248 @@
+//! Errors the middleware returns, wrapped in `reqwest_middleware::Error::Middleware`.
+
+use pacer_core::Rejected;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What held a refused request back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WaitCause {
+    /// The server ordered a stop: a `Retry-After`, or no quota left until the reset.
+    ServerStop,
+    /// A strict window has no room in time.
+    Window,
+    /// The proactive throttling algorithm's delay.
+    Throttling,
+    /// The adaptive limiter's queue: the rate is too low for the units in time.
+    Queue,
+}
+
+impl WaitCause {
+    /// A short, stable name for logs and metric labels.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitCause::ServerStop => "server_stop",
+            WaitCause::Window => "window",
+            WaitCause::Throttling => "throttling",
+            WaitCause::Queue => "queue",
+        }
+    }
+}
+
+/// Why a request was refused before it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RejectReason {
+    /// `QueueLimit` requests were already waiting.
+    QueueFull {
+        /// The limit.
+        limit: usize,
+    },
+    /// The request would have waited longer than `MaxWait`.
+    WaitTooLong {
+        /// What it would have waited for.
+        cause: WaitCause,
+        /// The wait it would have needed in all, from the start of its wait.
+        needed: Duration,
+        /// `MaxWait`.
+        max_wait: Duration,
+    },
+}
+
+/// A request refused before it was sent; nothing reached the server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub(crate) limiter: Arc<str>,
+    pub(crate) endpoint: Arc<str>,
+    pub(crate) reason: RejectReason,
+}
+
+impl Rejection {
+    /// The limiter that refused it.
+    #[must_use]
+    pub fn limiter(&self) -> &str {
+        &self.limiter
+    }
+
+    /// The request's endpoint key.
+    #[must_use]
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Why.
+    #[must_use]
+    pub fn reason(&self) -> &RejectReason {
+        &self.reason
+    }
+
+    /// The wait the request would have needed, when a wait refused it.
+    #[must_use]
+    pub fn needed_wait(&self) -> Option<Duration> {
+        match self.reason {
+            RejectReason::WaitTooLong { needed, .. } => Some(needed),
+            RejectReason::QueueFull { .. } => None,
+        }
+    }
+
+    /// A short, stable name: `queue_full`, or `wait_too_long` with the cause
+    /// (`wait_too_long:server_stop`).
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self.reason {
+            RejectReason::QueueFull { .. } => "queue_full",
+            RejectReason::WaitTooLong { cause, .. } => match cause {
+                WaitCause::ServerStop => "wait_too_long:server_stop",
+                WaitCause::Window => "wait_too_long:window",
+                WaitCause::Throttling => "wait_too_long:throttling",
+                WaitCause::Queue => "wait_too_long:queue",
+            },
+        }
+    }
+
+    /// The reason a refusal of the limiter's queue gives, after `waited` of other waits, with a
+    /// budget of `max_wait`.
+    pub(crate) fn queue_reason(r: &Rejected, waited: Duration, max_wait: Duration) -> RejectReason {
+        match r {
+            Rejected::QueueFull { limit } => RejectReason::QueueFull { limit: *limit },
+            other => RejectReason::WaitTooLong {
+                cause: WaitCause::Queue,
+                needed: waited + other.needed_wait().unwrap_or(max_wait),
+                max_wait,
+            },
+        }
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "request to {} refused by limiter {:?}: ",
+            self.endpoint, &*self.limiter
+        )?;
+        match &self.reason {
+            RejectReason::QueueFull { limit } => {
+                write!(f, "the queue is full ({limit} requests are waiting)")
+            }
+            RejectReason::WaitTooLong {
+                cause,
+                needed,
+                max_wait,
+            } => write!(
+                f,
+                "it would wait {:.3} s ({}), longer than MaxWait of {:.3} s",
+                needed.as_secs_f64(),
+                cause.as_str(),
+                max_wait.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// The middleware's errors. Reach them from a `reqwest_middleware::Error` with
+/// [`PacerErrorExt`].
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PacerError {
+    /// The request was refused before it was sent.
+    #[error("{0}")]
+    Rejected(Rejection),
+    /// A request asked for a limiter the middleware does not have.
+    #[error("no limiter named {0:?}")]
+    UnknownLimiter(String),
+    /// A strict window's store failed and the limiter fails closed.
+    #[error("strict window store failed for limiter {limiter:?}: {message}")]
+    WindowStore {
+        /// The limiter.
+        limiter: String,
+        /// What the store said.
+        message: String,
+    },
+}
+
+impl PacerError {
+    /// True if the request was refused by a limit before it was sent.
+    #[must_use]
+    pub fn is_rejected(&self) -> bool {
+        matches!(self, PacerError::Rejected(_))
+    }
+
+    /// The refusal, if that is what this is.
+    #[must_use]
+    pub fn rejection(&self) -> Option<&Rejection> {
+        match self {
+            PacerError::Rejected(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// Finds Pacer's error inside a `reqwest_middleware::Error`.
+///
+/// ```no_run
+/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) {
+/// use reqwest_pacer::PacerErrorExt;
+/// match client.get("https://api.example.com/").send().await {
+///     Ok(response) => { /* … */ }
+///     Err(e) if e.is_rejected() => {
+///         let r = e.rejection().unwrap();
+///         eprintln!("not sent: {r} (would wait {:?})", r.needed_wait());
+///     }
+///     Err(e) => eprintln!("failed: {e}"),
+/// }
+/// # }
+/// ```
+pub trait PacerErrorExt {
+    /// The Pacer error inside, if any.
+    fn pacer_error(&self) -> Option<&PacerError>;
+
+    /// True if Pacer refused the request before it was sent.
+    fn is_rejected(&self) -> bool {
+        self.pacer_error().is_some_and(PacerError::is_rejected)
+    }
+
+    /// Pacer's refusal, if that is what this error is.
+    fn rejection(&self) -> Option<&Rejection> {
+        self.pacer_error().and_then(PacerError::rejection)
+    }
+}
+
+impl PacerErrorExt for reqwest_middleware::Error {
+    fn pacer_error(&self) -> Option<&PacerError> {
+        match self {
+            reqwest_middleware::Error::Middleware(e) => e.downcast_ref::<PacerError>(),
+            reqwest_middleware::Error::Reqwest(_) => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rejection_survives_the_middleware_error_wrapping() {
+        let r = Rejection {
+            limiter: Arc::from("orders"),
+            endpoint: Arc::from("https://api.test:443"),
+            reason: RejectReason::WaitTooLong {
+                cause: WaitCause::ServerStop,
+                needed: Duration::from_secs(40),
+                max_wait: Duration::from_secs(30),
+            },
+        };
+        let e = reqwest_middleware::Error::middleware(PacerError::Rejected(r.clone()));
+        assert!(e.is_rejected());
+        assert_eq!(e.rejection(), Some(&r));
+        assert_eq!(r.kind(), "wait_too_long:server_stop");
+        assert_eq!(
+            e.to_string(),
+            "request to https://api.test:443 refused by limiter \"orders\": it would wait 40.000 s \
+             (server_stop), longer than MaxWait of 30.000 s"
+        );
+    }
+}

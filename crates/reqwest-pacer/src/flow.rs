@@ -1,0 +1,231 @@
+//! The request flow: key, cost, wait, send, classify, feed back, retry.
+
+use crate::error::{RejectReason, Rejection, WaitCause};
+use crate::named::Named;
+use crate::{Cost, EndpointKey, PacerError, PacerMiddleware, UseLimiter};
+use http::Extensions;
+use pacer_core::{
+    Feedback, Limiter, RateLimitInfo, Signal, StopCause, ThrottlingContext, Timestamp,
+};
+use reqwest::{Request, Response};
+use reqwest_middleware::{Error, Middleware, Next, Result};
+use std::sync::Arc;
+use std::time::Duration;
+use tracing::Instrument;
+
+#[async_trait::async_trait]
+impl Middleware for PacerMiddleware {
+    async fn handle(
+        &self,
+        req: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> Result<Response> {
+        // 1. Key: the limiter, then the endpoint within it.
+        let chosen = extensions.get::<UseLimiter>().map(|u| u.0.as_ref());
+        let named = Arc::clone(self.named(chosen).map_err(Error::middleware)?);
+        let key: Arc<str> = match extensions.get::<EndpointKey>() {
+            Some(k) => Arc::from(k.0.as_str()),
+            None => Arc::from(named.config.key.key(&req)),
+        };
+        // 2. Cost.
+        let units = match extensions.get::<Cost>() {
+            Some(c) => c.0,
+            None => named.config.cost.cost(&req),
+        };
+        let span = tracing::info_span!(
+            "pacer",
+            limiter = %named.name,
+            endpoint = %key,
+            method = %req.method(),
+            units,
+        );
+        run(&named, &key, units, req, extensions, next)
+            .instrument(span)
+            .await
+    }
+}
+
+async fn run(
+    named: &Named,
+    key: &Arc<str>,
+    units: u64,
+    mut req: Request,
+    extensions: &mut Extensions,
+    next: Next<'_>,
+) -> Result<Response> {
+    if units == 0 {
+        // A free request neither waits nor moves the rate; its headers still inform the state.
+        let result = next.run(req, extensions).await;
+        if let Ok(response) = &result {
+            let _ = observe(named, key, response);
+        }
+        return result;
+    }
+    let limiter = named.limiter_for(key, named.clock.now());
+    let max_attempts = named.options().max_attempts.max(1);
+    let mut attempt = 1;
+    let mut last: Option<Response> = None;
+    loop {
+        let retry_copy = if attempt < max_attempts {
+            req.try_clone()
+        } else {
+            None
+        };
+        // 3. Wait, within MaxWait.
+        let sent_at = match wait(named, key, &limiter, units).await {
+            Ok(sent_at) => sent_at,
+            Err(rejection) => {
+                named.metrics.rejected(rejection.kind());
+                tracing::info!(
+                    reason = rejection.kind(),
+                    needed_wait_ms = rejection.needed_wait().map(|d| d.as_millis() as u64),
+                    attempt,
+                    "request refused"
+                );
+                // A retry that cannot be sent in time gives the caller the server's answer.
+                return match last {
+                    Some(response) => Ok(response),
+                    None => Err(Error::middleware(PacerError::Rejected(rejection))),
+                };
+            }
+        };
+        drop(last.take());
+        // 4. Send.
+        let result = next.clone().run(req, extensions).await;
+        // 5. Classify and 6. feed back.
+        let signal = match &result {
+            Ok(response) => observe(named, key, response),
+            Err(_) => Signal::Neutral,
+        };
+        let changes = limiter.on_response(Feedback {
+            units,
+            sent_at,
+            signal,
+        });
+        named.record(&changes);
+        if !matches!(signal, Signal::Throttled { .. }) {
+            return result;
+        }
+        named.metrics.throttled();
+        // 7. Retry a throttled request whose body can be sent again.
+        match (result, retry_copy) {
+            (Ok(response), Some(copy)) => {
+                tracing::debug!(
+                    attempt,
+                    status = response.status().as_u16(),
+                    "throttled, retrying"
+                );
+                last = Some(response);
+                req = copy;
+                attempt += 1;
+            }
+            (result, _) => return result,
+        }
+    }
+}
+
+/// Parses the response's rate-limit state into the endpoint's state and classifies it.
+fn observe(named: &Named, key: &str, response: &Response) -> Signal {
+    let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
+    let signal = named
+        .config
+        .classifier
+        .classify(response.status(), response.headers(), &info);
+    // A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers).
+    let from_cache = response
+        .headers()
+        .get(http::header::AGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|age| age > 0);
+    if !from_cache {
+        named.headers.observe(key, info, named.clock.now());
+    }
+    signal
+}
+
+/// Step 3: every wait before a send, in one budget of `MaxWait`. Returns when the request may go,
+/// or why it may not; a refused request takes nothing.
+async fn wait(
+    named: &Named,
+    key: &Arc<str>,
+    limiter: &Limiter,
+    units: u64,
+) -> std::result::Result<Timestamp, Rejection> {
+    let clock = &named.clock;
+    let options = named.options();
+    let max_wait = options.max_wait;
+    let start = clock.now();
+    let _waiting = named.waiting();
+    let refuse = |reason| Rejection {
+        limiter: Arc::clone(&named.name),
+        endpoint: Arc::clone(key),
+        reason,
+    };
+
+    // A server-ordered stop, else the proactive algorithm's delay.
+    let (delay, cause) = header_delay(named, key, start, options.max_retry_after);
+    if !delay.is_zero() {
+        if delay > max_wait {
+            return Err(refuse(RejectReason::WaitTooLong {
+                cause,
+                needed: delay,
+                max_wait,
+            }));
+        }
+        clock.sleep_until(start + delay).await;
+    }
+
+    // The adaptive limiter's queue, with what is left of the budget.
+    let waited = clock.now() - start;
+    let permit = limiter
+        .acquire_within(units, max_wait.saturating_sub(waited))
+        .await
+        .map_err(|r| refuse(Rejection::queue_reason(&r, waited, max_wait)))?;
+    let now = permit.granted_at().max(clock.now());
+    named.headers.record_send(key, now);
+    named.metrics.sent(units, now - start);
+    Ok(now)
+}
+
+/// What the endpoint's rate-limit state asks for before the next request: a server-ordered stop
+/// (a `Retry-After` capped by `MaxRetryAfter`, or an exhausted quota until its reset), else the
+/// proactive algorithm's delay.
+fn header_delay(
+    named: &Named,
+    key: &str,
+    now: Timestamp,
+    max_retry_after: Duration,
+) -> (Duration, WaitCause) {
+    let Some(snapshot) = named.headers.snapshot(key, now) else {
+        return (Duration::ZERO, WaitCause::Throttling);
+    };
+    let Some(info) = snapshot.info() else {
+        return (Duration::ZERO, WaitCause::Throttling);
+    };
+    if let Some(stop) = named.config.server_stop.evaluate(info) {
+        let delay = match stop.cause() {
+            StopCause::RetryAfter => stop.delay().min(max_retry_after),
+            _ => stop.delay(),
+        };
+        return (delay, WaitCause::ServerStop);
+    }
+    let Some(algorithm) = &named.config.algorithm else {
+        return (Duration::ZERO, WaitCause::Throttling);
+    };
+    let states = named.headers.at(now);
+    let ctx = ThrottlingContext::new(info, key)
+        .with_since_observed(snapshot.since_observed())
+        .with_since_last_request(snapshot.since_last_request())
+        .with_states(&states);
+    let result = algorithm.evaluate(&ctx);
+    if result.should_throttle() {
+        tracing::debug!(
+            delay_ms = result.delay().as_millis() as u64,
+            reason = result.reason().unwrap_or(""),
+            "proactive delay"
+        );
+    }
+    (result.delay(), WaitCause::Throttling)
+}

@@ -1,0 +1,188 @@
+//! Which requests share a rate: the endpoint key.
+
+use reqwest::{Request, Url};
+use std::fmt;
+use std::str::FromStr;
+
+/// Derives the endpoint key of a request. Requests with the same key share one adaptive rate, one
+/// queue and one rate-limit header state within a limiter; different keys never slow each other.
+///
+/// Keys appear in logs: never put a secret (a token, a query string) in one.
+///
+/// # Example
+///
+/// One rate per tenant, read from a header the application sets:
+///
+/// ```
+/// use reqwest::Request;
+/// use reqwest_pacer::EndpointKeyExtractor;
+///
+/// #[derive(Debug)]
+/// struct PerTenant;
+///
+/// impl EndpointKeyExtractor for PerTenant {
+///     fn key(&self, request: &Request) -> String {
+///         let tenant = request
+///             .headers()
+///             .get("x-tenant")
+///             .and_then(|v| v.to_str().ok())
+///             .unwrap_or("none");
+///         format!("{}|{tenant}", request.url().host_str().unwrap_or(""))
+///     }
+/// }
+///
+/// let mut r = Request::new(reqwest::Method::GET, "https://api.test/x".parse().unwrap());
+/// r.headers_mut().insert("x-tenant", "acme".parse().unwrap());
+/// assert_eq!(PerTenant.key(&r), "api.test|acme");
+/// ```
+pub trait EndpointKeyExtractor: Send + Sync + fmt::Debug + 'static {
+    /// The key of `request`.
+    fn key(&self, request: &Request) -> String;
+}
+
+/// The built-in ways to key requests (`EndpointKey` in configuration).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum KeyMode {
+    /// `scheme://host:port`, the port always written (`https://api.example.com:443`): different
+    /// schemes and ports never share state. The default.
+    #[default]
+    SchemeHostPort,
+    /// The host alone: `api.example.com`.
+    Host,
+    /// `scheme://host:port/first-segment`: one rate per API area (`/search`, `/repos`).
+    HostAndFirstSegment,
+    /// One key for every request of the limiter: `*`.
+    Global,
+}
+
+impl KeyMode {
+    /// The name in configuration: `SchemeHostPort`, `Host`, `HostAndFirstSegment`, `Global`.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeyMode::SchemeHostPort => "SchemeHostPort",
+            KeyMode::Host => "Host",
+            KeyMode::HostAndFirstSegment => "HostAndFirstSegment",
+            KeyMode::Global => "Global",
+        }
+    }
+
+    /// Every mode.
+    pub const ALL: [KeyMode; 4] = [
+        KeyMode::SchemeHostPort,
+        KeyMode::Host,
+        KeyMode::HostAndFirstSegment,
+        KeyMode::Global,
+    ];
+
+    /// The key of `url` in this mode.
+    #[must_use]
+    pub fn key_of(self, url: &Url) -> String {
+        let host = url.host_str().unwrap_or("");
+        let origin = || {
+            let port = url.port_or_known_default().unwrap_or(0);
+            format!("{}://{host}:{port}", url.scheme())
+        };
+        match self {
+            KeyMode::SchemeHostPort => origin(),
+            KeyMode::Host => host.to_owned(),
+            KeyMode::HostAndFirstSegment => {
+                let segment = url.path_segments().and_then(|mut s| s.next()).unwrap_or("");
+                format!("{}/{segment}", origin())
+            }
+            KeyMode::Global => "*".to_owned(),
+        }
+    }
+}
+
+impl EndpointKeyExtractor for KeyMode {
+    fn key(&self, request: &Request) -> String {
+        self.key_of(request.url())
+    }
+}
+
+/// The text is not a key mode's name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown endpoint key mode {0:?}: expected one of SchemeHostPort, Host, HostAndFirstSegment, Global"
+)]
+pub struct UnknownKeyMode(pub String);
+
+impl FromStr for KeyMode {
+    type Err = UnknownKeyMode;
+
+    /// Case-insensitive; `-`/`_` are ignored (`scheme_host_port` works).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let wanted: String = s
+            .chars()
+            .filter(|c| *c != '-' && *c != '_' && !c.is_whitespace())
+            .collect();
+        KeyMode::ALL
+            .into_iter()
+            .find(|m| m.as_str().eq_ignore_ascii_case(&wanted))
+            .ok_or_else(|| UnknownKeyMode(s.to_owned()))
+    }
+}
+
+/// An endpoint key extractor made of a closure.
+#[derive(Clone, Copy)]
+pub struct KeyFn<F>(pub F);
+
+impl<F> fmt::Debug for KeyFn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("KeyFn")
+    }
+}
+
+impl<F> EndpointKeyExtractor for KeyFn<F>
+where
+    F: Fn(&Request) -> String + Send + Sync + 'static,
+{
+    fn key(&self, request: &Request) -> String {
+        (self.0)(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_by_mode() {
+        let table = [
+            (
+                "https://api.test/repos/a?token=s3cret",
+                KeyMode::SchemeHostPort,
+                "https://api.test:443",
+            ),
+            (
+                "http://api.test:8080/x",
+                KeyMode::SchemeHostPort,
+                "http://api.test:8080",
+            ),
+            ("https://user:pw@api.test/x", KeyMode::Host, "api.test"),
+            (
+                "https://api.test/search/code?q=1",
+                KeyMode::HostAndFirstSegment,
+                "https://api.test:443/search",
+            ),
+            (
+                "https://api.test",
+                KeyMode::HostAndFirstSegment,
+                "https://api.test:443/",
+            ),
+            ("https://a.test/x", KeyMode::Global, "*"),
+        ];
+        for (url, mode, key) in table {
+            assert_eq!(mode.key_of(&url.parse().unwrap()), key, "{url} {mode:?}");
+        }
+    }
+
+    #[test]
+    fn modes_parse_without_regard_to_case_or_separators() {
+        assert_eq!("scheme_host_port".parse(), Ok(KeyMode::SchemeHostPort));
+        assert_eq!("HOST".parse(), Ok(KeyMode::Host));
+        assert!("path".parse::<KeyMode>().is_err());
+    }
+}

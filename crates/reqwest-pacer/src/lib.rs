@@ -1,0 +1,87 @@
+//! Client-side rate limiting for `reqwest`, as a [`reqwest_middleware`] middleware.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use reqwest_middleware::ClientBuilder;
+//! use reqwest_pacer::PacerMiddleware;
+//!
+//! let client = ClientBuilder::new(reqwest::Client::new())
+//!     .with(PacerMiddleware::default())
+//!     .build();
+//! let response = client.get("https://api.example.com/orders").send().await?;
+//! # let _ = response; Ok(()) }
+//! ```
+//!
+//! # The request flow
+//!
+//! 1. **Key.** The request goes through a named limiter (a [`UseLimiter`] extension, else the
+//!    default) and, within it, through the state of its endpoint key (an [`EndpointKey`]
+//!    extension, else the limiter's [`EndpointKeyExtractor`]; `scheme://host:port` by default).
+//! 2. **Cost.** Its units: a [`Cost`] extension, else the limiter's [`CostEstimator`] (1 by
+//!    default). A request of 0 units neither waits nor moves the rate.
+//! 3. **Wait**, all within one budget of `MaxWait`: a stop the server ordered for the key (a
+//!    `Retry-After`, capped by `MaxRetryAfter`; or nothing remaining until the reset); else the
+//!    proactive throttling algorithm's delay; then the adaptive limiter's FIFO queue for the units.
+//!    A request that would wait longer, or finds the queue at `QueueLimit`, is refused **without
+//!    being sent**, with a [`PacerError::Rejected`] that says which limit and the wait it needed.
+//! 4. **Send** with `next.run`.
+//! 5. **Classify** the response with the limiter's [`ThrottleClassifier`]: throttled (429; 503 or
+//!    403 with `Retry-After`; 403 with nothing remaining), success, or neutral.
+//! 6. **Feed back.** The rate-limit headers update the endpoint's state; a throttle cuts the rate
+//!    (once per `DecreaseCooldown`, never for a request sent before the last cut) and pauses for
+//!    `Retry-After`; a success lets the controller raise the rate.
+//! 7. **Retry** a throttled request while attempts < `MaxAttempts` (4) and its body can be cloned:
+//!    back to step 3, so each attempt waits for its units again. Otherwise, and after the last
+//!    attempt, the caller gets the server's last response unchanged. A request with a streaming
+//!    body is never sent twice.
+//!
+//! # With other retries
+//!
+//! Put Pacer **after** (inside) `reqwest-retry`'s `RetryTransientMiddleware`, so every attempt it
+//! makes waits for its units and feeds the rate; or, simpler, let Pacer retry throttles itself and
+//! configure `reqwest-retry` to not treat 429 as transient, so a throttle is not retried twice
+//! over. reqwest's own retries (0.13's `ClientBuilder::retry`, which by default re-sends requests
+//! the server refused at the protocol level) happen below every middleware, so Pacer does not see
+//! them: use `reqwest::retry::never()` when the count of requests must be exact.
+//!
+//! # Observability
+//!
+//! Each request runs in a `pacer` span with the fields `limiter`, `endpoint` (the key, never a
+//! query string or a header), `method` and `units`; structured events mark a change of rate
+//! (`rate`, `previous_rate`, `reason`), a pause, and a refusal (`reason`, `needed_wait_ms`).
+//! With the `metrics` feature (on by default) the counters, gauges and histogram of
+//! [`observe`](crate#metrics) go through the `metrics` facade, labelled with the limiter's name
+//! only. [`PacerMiddleware::state`] reads a limiter's state from code.
+//!
+//! # Metrics
+//!
+//! | name | kind | what |
+//! |---|---|---|
+//! | `pacer_units_total` | counter | units of the requests sent |
+//! | `pacer_throttled_total` | counter | responses classified as throttled |
+//! | `pacer_rejected_total` | counter | requests refused before sending, label `reason` |
+//! | `pacer_wait_seconds` | histogram | how long each attempt waited before it was sent |
+//! | `pacer_rate` | gauge | the sum of the endpoints' rates, units per minute for this process |
+//! | `pacer_waiting_requests` | gauge | requests waiting now (for a stop, a delay or units) |
+
+mod classify;
+mod config;
+mod cost;
+mod endpoints;
+mod error;
+mod extensions;
+mod flow;
+mod key;
+mod middleware;
+mod named;
+mod observe;
+
+pub use classify::{DefaultClassifier, ThrottleClassifier};
+pub use config::{ControllerFactory, LimiterConfig};
+pub use cost::{CostEstimator, CostFn, UnitCost};
+pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
+pub use extensions::{Cost, EndpointKey, UseLimiter};
+pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
+pub use middleware::{
+    BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
+};

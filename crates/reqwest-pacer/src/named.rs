@@ -1,0 +1,146 @@
+//! A named limiter at run time: its settings, an adaptive limiter and a header state per
+//! endpoint, and its metrics.
+
+use crate::LimiterConfig;
+use crate::endpoints::EndpointLimiters;
+use crate::observe::Metrics;
+use pacer_core::{
+    Changes, Clock, EndpointStore, InvalidOption, InvalidOptions, Limiter, LimiterOptions,
+    Timestamp,
+};
+use parking_lot::{Mutex, RwLock};
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+pub(crate) struct Named {
+    pub(crate) name: Arc<str>,
+    pub(crate) config: LimiterConfig,
+    options: RwLock<LimiterOptions>,
+    live_instance_count: Mutex<Option<u32>>,
+    pub(crate) endpoints: EndpointLimiters,
+    pub(crate) headers: EndpointStore,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) metrics: Metrics,
+    rate_sum: Mutex<f64>,
+    waiting: AtomicI64,
+}
+
+impl Named {
+    pub(crate) fn new(
+        name: Arc<str>,
+        config: LimiterConfig,
+        clock: Arc<dyn Clock>,
+    ) -> Result<Self, InvalidOptions> {
+        config.options.validate()?;
+        let capacity = NonZeroUsize::new(config.max_endpoints).unwrap_or(NonZeroUsize::MIN);
+        Ok(Named {
+            metrics: Metrics::new(&name),
+            options: RwLock::new(config.options.clone()),
+            live_instance_count: Mutex::new(None),
+            endpoints: EndpointLimiters::new(config.max_endpoints, config.endpoint_idle_ttl),
+            headers: EndpointStore::builder()
+                .capacity(capacity)
+                .idle_ttl(config.endpoint_idle_ttl)
+                .build(),
+            name,
+            config,
+            clock,
+            rate_sum: Mutex::new(0.0),
+            waiting: AtomicI64::new(0),
+        })
+    }
+
+    pub(crate) fn options(&self) -> LimiterOptions {
+        self.options.read().clone()
+    }
+
+    /// The adaptive limiter of `key`, made on first use.
+    pub(crate) fn limiter_for(&self, key: &str, now: Timestamp) -> Limiter {
+        self.endpoints.get_or_insert(
+            key,
+            now,
+            || {
+                let limiter = self.build_limiter();
+                self.add_rate(limiter.rate());
+                limiter
+            },
+            |gone| self.forget(gone),
+        )
+    }
+
+    /// Takes a dropped endpoint's rate out of the gauge.
+    pub(crate) fn forget(&self, gone: &Limiter) {
+        self.add_rate(-gone.rate());
+    }
+
+    fn build_limiter(&self) -> Limiter {
+        let options = self.options();
+        let mut builder = Limiter::builder(options)
+            .clock(Arc::clone(&self.clock))
+            .name(Arc::clone(&self.name));
+        if let Some(make) = &self.config.controller {
+            builder = builder.controller(make());
+        }
+        let limiter = builder
+            .build()
+            .expect("options are validated before they are stored");
+        if let Some(count) = *self.live_instance_count.lock() {
+            let _ = limiter.set_instance_count(count);
+        }
+        limiter
+    }
+
+    /// Keeps the rate gauge in step with a change of one endpoint's rate.
+    pub(crate) fn record(&self, changes: &Changes) {
+        if let Some(c) = changes.rate {
+            self.add_rate(c.rate - c.previous);
+        }
+    }
+
+    fn add_rate(&self, delta: f64) {
+        let mut sum = self.rate_sum.lock();
+        *sum = (*sum + delta).max(0.0);
+        self.metrics.rate(*sum);
+    }
+
+    /// Counts a request as waiting until the guard is dropped.
+    pub(crate) fn waiting(&self) -> WaitingGuard<'_> {
+        let n = self.waiting.fetch_add(1, Ordering::Relaxed) + 1;
+        self.metrics.waiting(n);
+        WaitingGuard { named: self }
+    }
+
+    pub(crate) fn update_options(&self, options: LimiterOptions) -> Result<(), InvalidOptions> {
+        options.validate()?;
+        *self.options.write() = options.clone();
+        for (_, limiter) in self.endpoints.all() {
+            let changes = limiter.update_options(options.clone())?;
+            self.record(&changes);
+        }
+        Ok(())
+    }
+
+    pub(crate) fn set_instance_count(&self, count: u32) -> Result<(), InvalidOption> {
+        if count == 0 {
+            return Err(InvalidOption::new("InstanceCount", 0, "must be at least 1"));
+        }
+        *self.live_instance_count.lock() = Some(count);
+        for (_, limiter) in self.endpoints.all() {
+            let changes = limiter.set_instance_count(count)?;
+            self.record(&changes);
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct WaitingGuard<'a> {
+    named: &'a Named,
+}
+
+impl Drop for WaitingGuard<'_> {
+    fn drop(&mut self) {
+        let n = self.named.waiting.fetch_sub(1, Ordering::Relaxed) - 1;
+        self.named.metrics.waiting(n);
+    }
+}

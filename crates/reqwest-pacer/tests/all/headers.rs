@@ -1,0 +1,70 @@
+use crate::support::*;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// A server with a fixed window of `limit` requests per `window` that says so in IETF draft-11
+/// headers on every response, and answers 429 when the window is used up.
+#[derive(Clone)]
+struct Draft11 {
+    limit: u64,
+    window: Duration,
+    state: Arc<parking_lot::Mutex<(Instant, u64)>>,
+    throttled: Arc<AtomicUsize>,
+}
+
+impl Respond for Draft11 {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        let now = Instant::now();
+        let mut st = self.state.lock();
+        if now - st.0 >= self.window {
+            *st = (now, 0);
+        }
+        let reset = (self.window - (now - st.0)).as_secs_f64().ceil().max(1.0) as u64;
+        let policy = format!("\"w\";q={};w={}", self.limit, self.window.as_secs());
+        if st.1 >= self.limit {
+            self.throttled.fetch_add(1, Ordering::SeqCst);
+            return ResponseTemplate::new(429)
+                .insert_header("ratelimit-policy", policy.as_str())
+                .insert_header("ratelimit", format!("\"w\";r=0;t={reset}").as_str())
+                .insert_header("retry-after", reset.to_string().as_str());
+        }
+        st.1 += 1;
+        let remaining = self.limit - st.1;
+        ResponseTemplate::new(200)
+            .insert_header("ratelimit-policy", policy.as_str())
+            .insert_header(
+                "ratelimit",
+                format!("\"w\";r={remaining};t={reset}").as_str(),
+            )
+    }
+}
+
+#[tokio::test]
+async fn pacing_to_ratelimit_headers_keeps_the_server_free_of_429s() {
+    let server = MockServer::start().await;
+    let api = Draft11 {
+        limit: 5,
+        window: Duration::from_secs(1),
+        state: Arc::new(parking_lot::Mutex::new((Instant::now(), 0))),
+        throttled: Arc::default(),
+    };
+    Mock::given(method("GET"))
+        .respond_with(api.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(generous()); // the adaptive rate alone would not hold back
+    let client = client(&pacer);
+    let started = Instant::now();
+    for _ in 0..12 {
+        assert_eq!(client.get(server.uri()).send().await.unwrap().status(), 200);
+    }
+    assert_eq!(api.throttled.load(Ordering::SeqCst), 0);
+    // 12 requests at 5 per window need at least two window boundaries.
+    assert!(started.elapsed() >= Duration::from_millis(1000));
+    let endpoint = crate::retry_after::endpoint(&server);
+    let headers = pacer.state("api", &endpoint).unwrap().headers;
+    assert!(headers.is_some_and(|h| h.limit() == Some(5)));
+}

@@ -1,0 +1,15 @@
+//! The middleware end to end, over wiremock, with short real durations. No test asserts an upper
+//! bound on elapsed time (the machines are shared); lower bounds are safe, a sleep never ends
+//! early.
+#![allow(clippy::disallowed_methods)] // tests measure elapsed real time (lower bounds only)
+
+mod support;
+
+mod cancellation;
+mod concurrency;
+mod cost_and_keys;
+mod github;
+mod headers;
+mod rejection;
+mod retry_after;
+mod streaming;

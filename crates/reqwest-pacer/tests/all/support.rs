@@ -1,0 +1,76 @@
+//! Shared helpers: a client with the middleware, and a scripted responder.
+
+use pacer_core::LimiterOptions;
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
+use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use wiremock::{Request, Respond, ResponseTemplate};
+
+pub(crate) fn client(pacer: &PacerMiddleware) -> ClientWithMiddleware {
+    ClientBuilder::new(reqwest::Client::new())
+        .with(pacer.clone())
+        .build()
+}
+
+/// Options that never hold a request back on their own: a big bucket, a high rate.
+pub(crate) fn generous() -> LimiterOptions {
+    let mut o = LimiterOptions::default();
+    o.initial_units_per_minute = 60_000.0;
+    o.min_units_per_minute = 600.0;
+    o.max_units_per_minute = 60_000.0;
+    o
+}
+
+pub(crate) fn pacer(options: LimiterOptions) -> PacerMiddleware {
+    PacerMiddleware::builder()
+        .limiter("api", LimiterConfig::new(options))
+        .build()
+        .unwrap()
+}
+
+/// Answers with the scripted responses in order (the last one again once they run out), and
+/// records when each request arrived.
+#[derive(Clone)]
+pub(crate) struct Script {
+    responses: Arc<Vec<ResponseTemplate>>,
+    calls: Arc<AtomicUsize>,
+    arrivals: Arc<parking_lot::Mutex<Vec<Instant>>>,
+}
+
+impl Script {
+    pub(crate) fn new(responses: Vec<ResponseTemplate>) -> Self {
+        Script {
+            responses: Arc::new(responses),
+            calls: Arc::default(),
+            arrivals: Arc::default(),
+        }
+    }
+
+    pub(crate) fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    /// Time between the arrivals of request `a` and request `b` (0-based).
+    pub(crate) fn gap(&self, a: usize, b: usize) -> Duration {
+        let arrivals = self.arrivals.lock();
+        arrivals[b] - arrivals[a]
+    }
+}
+
+impl Respond for Script {
+    fn respond(&self, _: &Request) -> ResponseTemplate {
+        self.arrivals.lock().push(Instant::now());
+        let i = self.calls.fetch_add(1, Ordering::SeqCst);
+        self.responses[i.min(self.responses.len() - 1)].clone()
+    }
+}
+
+pub(crate) fn ok() -> ResponseTemplate {
+    ResponseTemplate::new(200).set_body_string("ok")
+}
+
+pub(crate) fn throttled(retry_after: &str) -> ResponseTemplate {
+    ResponseTemplate::new(429).insert_header("retry-after", retry_after)
+}
