@@ -2,7 +2,7 @@
 
 use crate::error::{RejectReason, Rejection, WaitCause};
 use crate::named::Named;
-use crate::{Cost, EndpointKey, PacerError, PacerMiddleware, UseLimiter};
+use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, UseLimiter};
 use http::Extensions;
 use pacer_core::{
     Feedback, Limiter, RateLimitInfo, Signal, StopCause, ThrottlingContext, Timestamp,
@@ -24,14 +24,15 @@ impl Middleware for PacerMiddleware {
         // 1. Key: the limiter, then the endpoint within it.
         let chosen = extensions.get::<UseLimiter>().map(|u| u.0.as_ref());
         let named = Arc::clone(self.named(chosen).map_err(Error::middleware)?);
+        let config = named.config();
         let key: Arc<str> = match extensions.get::<EndpointKey>() {
             Some(k) => Arc::from(k.0.as_str()),
-            None => Arc::from(named.config.key.key(&req)),
+            None => Arc::from(config.key.key(&req)),
         };
         // 2. Cost.
         let units = match extensions.get::<Cost>() {
             Some(c) => c.0,
-            None => named.config.cost.cost(&req),
+            None => config.cost.cost(&req),
         };
         let span = tracing::info_span!(
             "pacer",
@@ -40,7 +41,7 @@ impl Middleware for PacerMiddleware {
             method = %req.method(),
             units,
         );
-        run(&named, &key, units, req, extensions, next)
+        run(&named, &config, &key, units, req, extensions, next)
             .instrument(span)
             .await
     }
@@ -48,6 +49,7 @@ impl Middleware for PacerMiddleware {
 
 async fn run(
     named: &Named,
+    config: &LimiterConfig,
     key: &Arc<str>,
     units: u64,
     mut req: Request,
@@ -58,7 +60,7 @@ async fn run(
         // A free request neither waits nor moves the rate; its headers still inform the state.
         let result = next.run(req, extensions).await;
         if let Ok(response) = &result {
-            let _ = observe(named, key, response);
+            let _ = observe(named, config, key, response);
         }
         return result;
     }
@@ -73,7 +75,7 @@ async fn run(
             None
         };
         // 3. Wait, within MaxWait.
-        let sent_at = match wait(named, key, &limiter, units).await {
+        let sent_at = match wait(named, config, key, &limiter, units).await {
             Ok(sent_at) => sent_at,
             Err(rejection) => {
                 named.metrics.rejected(rejection.kind());
@@ -95,7 +97,7 @@ async fn run(
         let result = next.clone().run(req, extensions).await;
         // 5. Classify and 6. feed back.
         let signal = match &result {
-            Ok(response) => observe(named, key, response),
+            Ok(response) => observe(named, config, key, response),
             Err(_) => Signal::Neutral,
         };
         let changes = limiter.on_response(Feedback {
@@ -126,10 +128,9 @@ async fn run(
 }
 
 /// Parses the response's rate-limit state into the endpoint's state and classifies it.
-fn observe(named: &Named, key: &str, response: &Response) -> Signal {
+fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response) -> Signal {
     let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
-    let signal = named
-        .config
+    let signal = config
         .classifier
         .classify(response.status(), response.headers(), &info);
     // A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers).
@@ -149,6 +150,7 @@ fn observe(named: &Named, key: &str, response: &Response) -> Signal {
 /// or why it may not; a refused request takes nothing.
 async fn wait(
     named: &Named,
+    config: &LimiterConfig,
     key: &Arc<str>,
     limiter: &Limiter,
     units: u64,
@@ -165,7 +167,7 @@ async fn wait(
     };
 
     // A server-ordered stop, else the proactive algorithm's delay.
-    let (delay, cause) = header_delay(named, key, start, options.max_retry_after);
+    let (delay, cause) = header_delay(named, config, key, start, options.max_retry_after);
     if !delay.is_zero() {
         if delay > max_wait {
             return Err(refuse(RejectReason::WaitTooLong {
@@ -194,6 +196,7 @@ async fn wait(
 /// proactive algorithm's delay.
 fn header_delay(
     named: &Named,
+    config: &LimiterConfig,
     key: &str,
     now: Timestamp,
     max_retry_after: Duration,
@@ -204,14 +207,14 @@ fn header_delay(
     let Some(info) = snapshot.info() else {
         return (Duration::ZERO, WaitCause::Throttling);
     };
-    if let Some(stop) = named.config.server_stop.evaluate(info) {
+    if let Some(stop) = config.server_stop.evaluate(info) {
         let delay = match stop.cause() {
             StopCause::RetryAfter => stop.delay().min(max_retry_after),
             _ => stop.delay(),
         };
         return (delay, WaitCause::ServerStop);
     }
-    let Some(algorithm) = &named.config.algorithm else {
+    let Some(algorithm) = &config.algorithm else {
         return (Duration::ZERO, WaitCause::Throttling);
     };
     let states = named.headers.at(now);

@@ -148,6 +148,23 @@ impl PacerMiddleware {
         named.update_options(options).map_err(UpdateError::Invalid)
     }
 
+    /// Replaces a limiter's settings at run time: its pieces (key mode, cost estimator,
+    /// classifier, throttling algorithm, server-stop policy) apply to the next request, its
+    /// options as [`update_options`](Self::update_options) applies them, and a new controller
+    /// factory to endpoints met from now on. The endpoint capacity and idle TTL stay as built.
+    pub fn update_config(&self, limiter: &str, config: LimiterConfig) -> Result<(), UpdateError> {
+        let named = self.named(Some(limiter)).map_err(UpdateError::Limiter)?;
+        named.update_config(config).map_err(UpdateError::Invalid)
+    }
+
+    /// The settings a limiter applies now.
+    pub fn config(&self, limiter: &str) -> Result<LimiterConfig, PacerError> {
+        let named = self.named(Some(limiter))?;
+        let mut config = (*named.config()).clone();
+        config.options = named.options();
+        Ok(config)
+    }
+
     /// Sets the number of processes that share a limiter's budget, live (see
     /// [`pacer_core::Limiter::set_instance_count`]).
     pub fn set_instance_count(&self, limiter: &str, count: u32) -> Result<(), UpdateError> {

@@ -15,7 +15,9 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 pub(crate) struct Named {
     pub(crate) name: Arc<str>,
-    pub(crate) config: LimiterConfig,
+    /// The pieces (key, cost, classifier, algorithm, controller factory); replaced whole by
+    /// `update_config`. The options live apart, in `options`.
+    config: RwLock<Arc<LimiterConfig>>,
     options: RwLock<LimiterOptions>,
     live_instance_count: Mutex<Option<u32>>,
     pub(crate) endpoints: EndpointLimiters,
@@ -44,7 +46,7 @@ impl Named {
                 .idle_ttl(config.endpoint_idle_ttl)
                 .build(),
             name,
-            config,
+            config: RwLock::new(Arc::new(config)),
             clock,
             rate_sum: Mutex::new(0.0),
             waiting: AtomicI64::new(0),
@@ -53,6 +55,20 @@ impl Named {
 
     pub(crate) fn options(&self) -> LimiterOptions {
         self.options.read().clone()
+    }
+
+    /// The pieces in force now.
+    pub(crate) fn config(&self) -> Arc<LimiterConfig> {
+        Arc::clone(&self.config.read())
+    }
+
+    /// Replaces the pieces and the options. The endpoint capacity and idle TTL stay as built; a
+    /// new controller factory applies to endpoints met from now on.
+    pub(crate) fn update_config(&self, config: LimiterConfig) -> Result<(), InvalidOptions> {
+        let options = config.options.clone();
+        options.validate()?;
+        *self.config.write() = Arc::new(config);
+        self.update_options(options)
     }
 
     /// The adaptive limiter of `key`, made on first use.
@@ -79,7 +95,7 @@ impl Named {
         let mut builder = Limiter::builder(options)
             .clock(Arc::clone(&self.clock))
             .name(Arc::clone(&self.name));
-        if let Some(make) = &self.config.controller {
+        if let Some(make) = &self.config().controller {
             builder = builder.controller(make());
         }
         let limiter = builder

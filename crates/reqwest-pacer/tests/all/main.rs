@@ -10,6 +10,7 @@ mod concurrency;
 mod cost_and_keys;
 mod github;
 mod headers;
+mod live_updates;
 mod rejection;
 mod retry_after;
 mod streaming;
