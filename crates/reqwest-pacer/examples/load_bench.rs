@@ -1,0 +1,128 @@
+//! Loopback load: requests per second through plain reqwest, through Pacer (limits far above the
+//! load) and through a governor-based middleware, in the same run, against the same local
+//! keep-alive server.
+//!
+//! Run: `cargo run --release -p reqwest-pacer --example load_bench -- [SECONDS] [CONCURRENCY] [ROUNDS]`
+//! (defaults 3 s, 32 tasks, 3 rounds; the rounds interleave the three clients so drift in the
+//! machine's load hits them alike). Prints one JSON line per client with the best and median
+//! requests/s, then the ratios.
+#![allow(clippy::disallowed_methods)] // a benchmark measures real elapsed time
+
+use axum::Router;
+use axum::routing::get;
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+use http::Extensions;
+use pacer_core::LimiterOptions;
+use reqwest::{Request, Response};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
+use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The usual shape of a governor middleware: wait until the direct limiter allows, then send.
+struct GovernorMiddleware(Arc<DefaultDirectRateLimiter>);
+
+#[async_trait::async_trait]
+impl Middleware for GovernorMiddleware {
+    async fn handle(
+        &self,
+        req: Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        self.0.until_ready().await;
+        next.run(req, extensions).await
+    }
+}
+
+async fn serve() -> String {
+    let app = Router::new().route("/", get(|| async { "ok" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+async fn run(client: &ClientWithMiddleware, url: &str, secs: u64, concurrency: usize) -> f64 {
+    let count = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|_| {
+            let (client, url, count, stop) =
+                (client.clone(), url.to_owned(), Arc::clone(&count), Arc::clone(&stop));
+            tokio::spawn(async move {
+                while !stop.load(Ordering::Relaxed) {
+                    let r = client.get(&url).send().await.expect("loopback request");
+                    let _ = r.bytes().await;
+                    count.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    stop.store(true, Ordering::Relaxed);
+    let n = count.load(Ordering::Relaxed);
+    let elapsed = started.elapsed().as_secs_f64();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    n as f64 / elapsed
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let secs = args.first().copied().unwrap_or(3);
+    let concurrency = args.get(1).copied().unwrap_or(32) as usize;
+    let rounds = args.get(2).copied().unwrap_or(3) as usize;
+    let url = serve().await;
+
+    let reqwest = reqwest::Client::new();
+    let plain = ClientBuilder::new(reqwest.clone()).build();
+    let mut far_above = LimiterOptions::default();
+    far_above.initial_units_per_minute = 6e9;
+    far_above.min_units_per_minute = 6e9;
+    far_above.max_units_per_minute = 6e9;
+    let pacer = PacerMiddleware::builder()
+        .limiter("bench", LimiterConfig::new(far_above))
+        .build()
+        .unwrap();
+    let paced = ClientBuilder::new(reqwest.clone()).with(pacer).build();
+    let governor = Arc::new(RateLimiter::direct(Quota::per_second(NonZeroU32::MAX)));
+    let governed = ClientBuilder::new(reqwest)
+        .with(GovernorMiddleware(governor))
+        .build();
+
+    // Warm the connection pool.
+    run(&plain, &url, 1, concurrency).await;
+    let clients = [("plain_reqwest", &plain), ("pacer", &paced), ("governor", &governed)];
+    let mut results: Vec<Vec<f64>> = vec![Vec::new(); clients.len()];
+    for _ in 0..rounds {
+        for (i, (_, client)) in clients.iter().enumerate() {
+            results[i].push(run(client, &url, secs, concurrency).await);
+        }
+    }
+    let mut medians = Vec::new();
+    for (i, (name, _)) in clients.iter().enumerate() {
+        let best = results[i].iter().copied().fold(0.0, f64::max);
+        let med = median(&mut results[i]);
+        medians.push(med);
+        println!(
+            "{{\"client\":\"{name}\",\"median_rps\":{med:.0},\"best_rps\":{best:.0},\"rounds\":{rounds},\"seconds\":{secs},\"concurrency\":{concurrency}}}"
+        );
+    }
+    println!(
+        "{{\"pacer_over_plain\":{:.3},\"pacer_over_governor\":{:.3},\"governor_over_plain\":{:.3}}}",
+        medians[1] / medians[0],
+        medians[1] / medians[2],
+        medians[2] / medians[0]
+    );
+}
