@@ -318,6 +318,7 @@ pub async fn count_above_limit_is_never(f: &dyn Fixture) {
     let e = s.fill("never", g, LIMIT, 11).await.unwrap_err();
     assert!(e.is_never(), "{e}");
     assert_eq!(s.eta("never", g, LIMIT, 11).await.unwrap().eta, None);
+    assert_eq!(s.eta("never", g, LIMIT, u64::MAX).await.unwrap().eta, None);
     let e = s.try_take("never", g, 0, 1).await.unwrap_err();
     assert!(e.is_never(), "limit 0 admits nothing");
     assert!(!f.exists("never").await);
@@ -411,6 +412,18 @@ pub async fn events_refuse_overflow_and_keep_the_total(f: &dyn Fixture) {
             WindowError::Overflow {
                 total: 0,
                 count: 16,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let e = s.events("fresh", g, u64::MAX).await.unwrap_err();
+    assert!(
+        matches!(
+            e,
+            WindowError::Overflow {
+                total: 0,
+                count: u64::MAX,
                 ..
             }
         ),
