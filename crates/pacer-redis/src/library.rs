@@ -69,7 +69,7 @@ mod tests {
     /// and `LIB` constant, then update the digest.
     const RELEASED: (&str, &str) = (
         "pacer_window_v1",
-        "ae30620a7193e7403c3e69fe8176c151e89b3c536ab2e825c60841d020eee66f",
+        "bfd028201bbc777e7c0ba02c75b1f1f11de0add94e75f8a397eff70c27666d54",
     );
 
     #[test]

@@ -160,7 +160,8 @@ pub(crate) fn eta_frame(
     need: u64,
     extra: u64,
 ) -> u64 {
-    let (mut lo, mut hi) = (cur - u64::from(g.frames()), cur);
+    // Frames before the epoch hold nothing, so the search starts at frame 0 at the earliest.
+    let (mut lo, mut hi) = (cur.saturating_sub(u64::from(g.frames())), cur);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
         let mut d = relative(g, data, s, mid);
@@ -343,6 +344,17 @@ mod tests {
                 Err(WindowError::GeometryMismatch { requested }) if requested == other
             ));
         }
+    }
+
+    #[test]
+    fn a_window_at_the_epoch_searches_no_negative_frame() {
+        let g = geometry(10, 8);
+        let mut data = Vec::new();
+        add(&g, &mut data, 0, 3);
+        add(&g, &mut data, 2, 1);
+        let s = snapshot(&g, &data, 2).unwrap().unwrap();
+        assert_eq!(eta_frame(&g, &data, &s, 2, 1, 0), 11);
+        assert_eq!(eta_frame(&g, &data, &s, 2, 4, 0), 13);
     }
 
     #[test]

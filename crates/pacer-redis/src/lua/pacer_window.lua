@@ -190,7 +190,8 @@ end
 -- The earliest time at which `need` more of the counted events have left the window; `extra`
 -- events were just recorded in `cur`. Binary search: P is non-decreasing over the window.
 local function eta_for(g, st, cur, need, extra)
-  local lo, hi = cur - g.n, cur
+  -- Frames before the epoch hold nothing, so the search starts at frame 0 at the earliest.
+  local lo, hi = math.max(cur - g.n, 0), cur
   while lo < hi do
     local mid = lo + math.floor((hi - lo) / 2)
     local d = rel(g, st, mid)

@@ -342,3 +342,28 @@ async fn a_long_jump_costs_a_few_calls_not_one_per_frame() {
     drop(store);
     server.stop();
 }
+
+/// A test clock at the Unix epoch: the ETA search must not look at frames before 0.
+#[tokio::test]
+async fn a_window_at_the_epoch_is_searched_from_frame_zero() {
+    let clock = Arc::new(SteppingClock {
+        micros: AtomicU64::new(0),
+    });
+    let prefix = harness::unique_prefix();
+    let store = RedisWindowStore::builder()
+        .key_prefix(&prefix)
+        .test_clock(clock.clone())
+        .connect(harness::url())
+        .await
+        .unwrap();
+    let g = WindowGeometry::new(10, Duration::from_millis(1), 8).unwrap();
+    assert_eq!(store.try_take("epoch", g, 4, 3).await.unwrap().taken, 3);
+    clock.set(g.frame_start(2));
+    assert_eq!(store.try_take("epoch", g, 4, 1).await.unwrap().taken, 1);
+    let r = store.try_take("epoch", g, 4, 1).await.unwrap();
+    assert_eq!(r.eta, g.frame_start(11));
+    let r = store.try_take("epoch", g, 4, 4).await.unwrap();
+    assert_eq!(r.eta, g.frame_start(13));
+    let mut conn = store.connection();
+    harness::delete_prefix(&mut conn, &prefix).await;
+}
