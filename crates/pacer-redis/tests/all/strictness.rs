@@ -88,8 +88,8 @@ async fn hammer(work: &Work) -> Vec<(u64, u64)> {
     all
 }
 
-/// Every span of N frames holds at most `LIMIT` granted events; returns the number of grants.
-fn check(mut grants: Vec<(u64, u64)>) -> usize {
+/// Every span of N frames holds at most `LIMIT` granted events; returns the number of events.
+fn check(mut grants: Vec<(u64, u64)>) -> u64 {
     let span = geometry().window().as_micros() as u64;
     grants.sort_unstable();
     let mut start = 0;
@@ -106,7 +106,7 @@ fn check(mut grants: Vec<(u64, u64)>) -> usize {
             "{in_window} events in the {span} µs ending at {t} (limit {LIMIT})"
         );
     }
-    grants.len()
+    grants.iter().map(|(_, count)| count).sum()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -169,8 +169,9 @@ fn four_processes_of_eight_tasks_never_exceed_the_limit() {
         assert!(grants.len() > before, "a worker granted nothing:\n{text}");
     }
     let n = check(grants);
-    // Non-vacuous: many windows' worth of grants, so events did leave and get replaced.
-    assert!(n as u64 > 10 * LIMIT, "only {n} grants in 3 s");
+    // Non-vacuous: several windows' worth of events, so events did leave and get replaced
+    // (the most the window allows in 3 s is about 1,100).
+    assert!(n > 3 * LIMIT, "only {n} events granted in 3 s");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
