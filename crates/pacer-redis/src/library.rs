@@ -69,7 +69,7 @@ mod tests {
     /// and `LIB` constant, then update the digest.
     const RELEASED: (&str, &str) = (
         "pacer_window_v1",
-        "bfd028201bbc777e7c0ba02c75b1f1f11de0add94e75f8a397eff70c27666d54",
+        "c8a96b444aae66ac0c4f91a28729660350cf27a6474be35c3e2ecdb49aa54aef",
     );
 
     #[test]

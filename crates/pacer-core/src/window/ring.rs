@@ -329,6 +329,17 @@ mod tests {
     }
 
     #[test]
+    fn a_step_back_by_whole_rings_is_kept_too() {
+        let g = geometry(3, 8);
+        let mut data = Vec::new();
+        add(&g, &mut data, 200, 2);
+        add(&g, &mut data, 192, 1); // 8 frames back: two rings, no rotation
+        assert_eq!(read_be(&data[0..7]), 192);
+        assert_eq!(total(&g, &data, 195), 3);
+        assert_eq!(total(&g, &data, 196), 0);
+    }
+
+    #[test]
     fn another_geometry_is_refused() {
         let g = geometry(3, 8);
         let mut data = Vec::new();

@@ -9,10 +9,10 @@ in frames f .. f+N and leaves the window when frame f+N+1 begins, so it lives be
 
 Key layout (a plain string of 16 + (N+1)*B bytes, B = ceil(width/8), all integers big-endian):
 
-  bytes  0..6   frame  the newest frame the ring describes (u56)
-  bytes  7..12  base   the running count P(frame - N - 1), modulo 2^width (u48)
-  bytes 13..15  tag    a 24-bit fingerprint of (N, L, width): detects a geometry change
-  bytes 16..    ring   N+1 slots of B bytes; the slot (f mod (N+1)) holds P(f) modulo 2^width
+  bytes [0, 7)    frame  the newest frame the ring describes (u56)
+  bytes [7, 13)   base   the running count P(frame - N - 1), modulo 2^width (u48)
+  bytes [13, 16)  tag    a 24-bit fingerprint of (N, L, width): detects a geometry change
+  bytes [16, ...) ring   N+1 slots of B bytes; the slot (f mod (N+1)) holds P(f) modulo 2^width
 
 P(f) is the running count of events recorded in frames up to f. The window total at frame c is
 P(c) - P(c-N-1), so moving the window forward never needs the sum of the frames it drops: the slots
@@ -153,11 +153,12 @@ local function load(key, g, cur)
       ' frame_length_us=' .. fmt(g.len) .. ' counter_width_bits=' .. g.w .. ' needs ' .. g.size ..
       ' bytes with tag ' .. g.tag)
   end
-  local st = { raw = raw, stored = stored, base = base, off = 0 }
+  local st = { raw = raw, stored = stored, base = base, off = 0, back = false }
   if st.stored > cur then
     -- The clock stepped back: re-anchor the ring at `cur` (logical frame f is in raw slot f + off).
     st.off = math.fmod(st.stored - cur, g.f)
     st.stored = cur
+    st.back = true
   end
   st.last = dec(raw, slot_pos(g, st.stored + st.off), g.b)
   st.jump = cur - st.stored
@@ -236,8 +237,9 @@ local function record(key, g, st, cur, now, c)
     end
   end
   local hdr = header(g, cur, st.newbase)
-  if st.off ~= 0 then
-    -- The clock stepped back: persist the re-anchoring by rotating the ring, then write it whole.
+  if st.back then
+    -- The clock stepped back: persist the re-anchoring (the header's frame, and the ring rotated
+    -- so that off = 0), then write the key whole.
     local ring = string.sub(st.raw, HEADER + 1)
     local cut = st.off * b
     ring = string.sub(ring, cut + 1) .. string.sub(ring, 1, cut)

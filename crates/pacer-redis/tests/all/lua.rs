@@ -287,6 +287,29 @@ async fn a_clock_that_steps_back_corrupts_nothing() {
             "frame +{f}"
         );
     }
+    // A step of exactly two rings (8 frames): no rotation, but the new frame is kept all the
+    // same, so that time flows again from there.
+    clock.set(at(base + 200));
+    store.events("ring", g, 2).await.unwrap();
+    clock.set(at(base + 192));
+    assert_eq!(store.events("ring", g, 1).await.unwrap().total, 3);
+    let bytes: Vec<u8> = redis::cmd("GET")
+        .arg(store.redis_key("ring"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let frame = bytes[0..7]
+        .iter()
+        .fold(0u64, |v, &x| (v << 8) | u64::from(x));
+    assert_eq!(frame, base + 192);
+    clock.set(at(base + 195));
+    assert_eq!(store.events("ring", g, 0).await.unwrap().total, 3);
+    clock.set(at(base + 196));
+    assert_eq!(
+        store.events("ring", g, 0).await.unwrap().total,
+        0,
+        "both left after N + 1 frames"
+    );
     harness::delete_prefix(&mut conn, &prefix).await;
 }
 
