@@ -8,11 +8,11 @@
 //! Memory stays bounded: a key is dropped once every event in it has left the window, on access,
 //! and by a sweep that runs after as many operations as there are keys (amortised O(1)).
 
-use super::ring::{self, Snapshot};
 use super::{
     EtaOutcome, EventsOutcome, FillOutcome, TryOutcome, WindowError, WindowFuture, WindowGeometry,
-    WindowStore, WindowTime, check_limit, check_limited_call,
+    WindowStore, WindowTime,
 };
+use super::{ops, ring};
 use crate::{Clock, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -114,179 +114,47 @@ impl MemoryWindowStore {
         self.state.lock().keys.get(key).map(|e| e.data.clone())
     }
 
-    /// Runs `f` on the bytes of `key` (empty if missing or expired) and its snapshot at the
-    /// current frame; `f` says whether it wrote.
+    /// Runs `op` on the bytes of `key` (empty if missing or expired) at the store's time, and
+    /// keeps them if `op` wrote.
     fn with_key<T>(
         &self,
         key: &str,
         g: &WindowGeometry,
-        f: impl FnOnce(&mut Vec<u8>, Option<Snapshot>, u64) -> Result<(T, bool), WindowError>,
-    ) -> Result<(T, WindowTime), WindowError> {
+        op: impl FnOnce(&mut Vec<u8>, WindowTime) -> Result<(T, bool), WindowError>,
+    ) -> Result<T, WindowError> {
         let now = self.now_time();
         let now_us = now.as_micros();
-        let cur = g.frame_of(now);
         let mut state = self.state.lock();
         state.ops_since_sweep += 1;
         if state.ops_since_sweep >= state.keys.len().max(MIN_SWEEP_INTERVAL) {
             state.keys.retain(|_, e| e.expires_at_us > now_us);
             state.ops_since_sweep = 0;
         }
-        let live = match state.keys.get(key) {
-            Some(e) if e.expires_at_us > now_us => true,
-            Some(_) => {
-                state.keys.remove(key);
-                false
+        let expires_at_us = ring::expires_at_us(g, g.frame_of(now));
+        match state.keys.get_mut(key) {
+            Some(e) if e.expires_at_us > now_us => {
+                let (value, wrote) = op(&mut e.data, now)?;
+                if wrote {
+                    e.expires_at_us = expires_at_us;
+                }
+                Ok(value)
             }
-            None => false,
-        };
-        let value = if live {
-            let e = state.keys.get_mut(key).expect("checked above");
-            let snap = ring::snapshot(g, &e.data, cur)?;
-            let (value, wrote) = f(&mut e.data, snap, cur)?;
-            if wrote {
-                e.expires_at_us = ring::expires_at_us(g, cur);
-            }
-            value
-        } else {
-            let mut data = Vec::new();
-            let (value, wrote) = f(&mut data, None, cur)?;
-            if wrote {
-                let expires_at_us = ring::expires_at_us(g, cur);
-                state.keys.insert(
-                    key.to_owned(),
-                    Entry {
+            stale => {
+                if stale.is_some() {
+                    state.keys.remove(key);
+                }
+                let mut data = Vec::new();
+                let (value, wrote) = op(&mut data, now)?;
+                if wrote {
+                    let entry = Entry {
                         data,
                         expires_at_us,
-                    },
-                );
+                    };
+                    state.keys.insert(key.to_owned(), entry);
+                }
+                Ok(value)
             }
-            value
-        };
-        Ok((value, now))
-    }
-
-    fn try_take_now(
-        &self,
-        key: &str,
-        g: WindowGeometry,
-        limit: u64,
-        count: u64,
-    ) -> Result<TryOutcome, WindowError> {
-        check_limited_call(&g, limit, count)?;
-        let (eta, now) = self.with_key(key, &g, |data, snap, cur| {
-            if count == 0 {
-                return Ok((None, false));
-            }
-            let total = snap.map_or(0, |s| s.total);
-            if total + count <= limit {
-                ring::record(&g, data, snap.as_ref(), cur, count);
-                return Ok((None, true));
-            }
-            let s = snap.expect("a positive total has a key");
-            let frame = ring::eta_frame(&g, data, &s, cur, total + count - limit, 0);
-            Ok((Some(g.frame_start(frame)), false))
-        })?;
-        Ok(match eta {
-            None => TryOutcome {
-                taken: count,
-                eta: now,
-                now,
-            },
-            Some(eta) => TryOutcome { taken: 0, eta, now },
-        })
-    }
-
-    fn fill_now(
-        &self,
-        key: &str,
-        g: WindowGeometry,
-        limit: u64,
-        count: u64,
-    ) -> Result<FillOutcome, WindowError> {
-        check_limited_call(&g, limit, count)?;
-        let ((taken, eta), now) = self.with_key(key, &g, |data, snap, cur| {
-            if count == 0 {
-                return Ok(((0, None), false));
-            }
-            let total = snap.map_or(0, |s| s.total);
-            let take = limit.saturating_sub(total).min(count);
-            // The ETA of the rest is read before recording: the snapshot describes these bytes.
-            let eta = (take < count).then(|| {
-                let s = snap.expect("a total above limit - count has a key");
-                g.frame_start(ring::eta_frame(
-                    &g,
-                    data,
-                    &s,
-                    cur,
-                    total + count - limit,
-                    take,
-                ))
-            });
-            if take > 0 {
-                ring::record(&g, data, snap.as_ref(), cur, take);
-            }
-            Ok(((take, eta), take > 0))
-        })?;
-        Ok(FillOutcome {
-            taken,
-            eta: eta.unwrap_or(now),
-            now,
-        })
-    }
-
-    fn events_now(
-        &self,
-        key: &str,
-        g: WindowGeometry,
-        count: u64,
-    ) -> Result<EventsOutcome, WindowError> {
-        let ((total, expired), now) = self.with_key(key, &g, |data, snap, cur| {
-            let (total, expired) = snap.map_or((0, 0), |s| (s.total, s.expired));
-            if count == 0 {
-                return Ok(((total, expired), false));
-            }
-            if count > g.capacity() - total {
-                return Err(WindowError::Overflow {
-                    total,
-                    count,
-                    capacity: g.capacity(),
-                });
-            }
-            ring::record(&g, data, snap.as_ref(), cur, count);
-            Ok(((total + count, expired), true))
-        })?;
-        Ok(EventsOutcome {
-            total,
-            expired,
-            now,
-        })
-    }
-
-    fn eta_now(
-        &self,
-        key: &str,
-        g: WindowGeometry,
-        limit: u64,
-        count: u64,
-    ) -> Result<EtaOutcome, WindowError> {
-        check_limit(&g, limit)?;
-        let now = self.now_time();
-        if count > limit {
-            return Ok(EtaOutcome { eta: None, now });
         }
-        let (eta, now) = self.with_key(key, &g, |data, snap, cur| {
-            let total = snap.map_or(0, |s| s.total);
-            if count == 0 || total + count <= limit {
-                return Ok((None, false));
-            }
-            let s = snap.expect("a positive total has a key");
-            let frame = ring::eta_frame(&g, data, &s, cur, total + count - limit, 0);
-            Ok((Some(g.frame_start(frame)), false))
-        })?;
-        Ok(EtaOutcome {
-            eta: Some(eta.unwrap_or(now)),
-            now,
-        })
     }
 }
 
@@ -314,7 +182,11 @@ impl WindowStore for MemoryWindowStore {
         limit: u64,
         count: u64,
     ) -> WindowFuture<'a, TryOutcome> {
-        Box::pin(async move { self.try_take_now(key, geometry, limit, count) })
+        Box::pin(async move {
+            self.with_key(key, &geometry, |data, now| {
+                ops::try_take(&geometry, data, now, limit, count)
+            })
+        })
     }
 
     fn fill<'a>(
@@ -324,7 +196,11 @@ impl WindowStore for MemoryWindowStore {
         limit: u64,
         count: u64,
     ) -> WindowFuture<'a, FillOutcome> {
-        Box::pin(async move { self.fill_now(key, geometry, limit, count) })
+        Box::pin(async move {
+            self.with_key(key, &geometry, |data, now| {
+                ops::fill(&geometry, data, now, limit, count)
+            })
+        })
     }
 
     fn events<'a>(
@@ -333,7 +209,11 @@ impl WindowStore for MemoryWindowStore {
         geometry: WindowGeometry,
         count: u64,
     ) -> WindowFuture<'a, EventsOutcome> {
-        Box::pin(async move { self.events_now(key, geometry, count) })
+        Box::pin(async move {
+            self.with_key(key, &geometry, |data, now| {
+                ops::events(&geometry, data, now, count)
+            })
+        })
     }
 
     fn eta<'a>(
@@ -343,7 +223,11 @@ impl WindowStore for MemoryWindowStore {
         limit: u64,
         count: u64,
     ) -> WindowFuture<'a, EtaOutcome> {
-        Box::pin(async move { self.eta_now(key, geometry, limit, count) })
+        Box::pin(async move {
+            self.with_key(key, &geometry, |data, now| {
+                Ok((ops::eta(&geometry, data, now, limit, count)?, false))
+            })
+        })
     }
 
     fn now(&self) -> WindowFuture<'_, WindowTime> {

@@ -11,6 +11,7 @@ mod error;
 mod fallback;
 mod geometry;
 mod memory;
+mod ops;
 mod outcome;
 mod ring;
 mod store;

@@ -6,7 +6,7 @@
 //! restart or kill a server start a private one with [`Server::start`] so they never disturb a
 //! Redis others use.
 
-use pacer_core::{Clock, RealClock, WindowTime};
+use pacer_core::{Clock, RealClock, Sleep, Timestamp, WindowTime};
 use pacer_redis::RedisWindowStore;
 use redis::aio::ConnectionManager;
 use std::io::Write;
@@ -14,7 +14,7 @@ use std::net::TcpListener;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// The URL of the Redis shared by the tests.
 pub(crate) fn url() -> &'static str {
@@ -173,4 +173,28 @@ pub(crate) async fn real_store() -> (RedisWindowStore, String) {
         .await
         .expect("connect to the test Redis");
     (store, prefix)
+}
+
+/// A wall clock that the test sets, backwards too (for the test build of the library).
+#[derive(Debug, Default)]
+pub(crate) struct SteppingClock {
+    micros: AtomicU64,
+}
+
+impl SteppingClock {
+    pub(crate) fn set(&self, t: WindowTime) {
+        self.micros.store(t.as_micros(), Ordering::SeqCst);
+    }
+}
+
+impl Clock for SteppingClock {
+    fn now(&self) -> Timestamp {
+        Timestamp::ZERO
+    }
+    fn system_now(&self) -> SystemTime {
+        WindowTime::from_micros(self.micros.load(Ordering::SeqCst)).to_system_time()
+    }
+    fn sleep_until(&self, _deadline: Timestamp) -> Sleep {
+        Box::pin(std::future::pending())
+    }
 }

@@ -2,13 +2,13 @@
 //! steps back, and the number of Redis calls a long jump costs (§3.7 of the seed notes).
 
 use crate::harness;
-use pacer_core::{Clock, Sleep, Timestamp, WindowGeometry, WindowStore, WindowTime};
+use crate::harness::SteppingClock;
+use pacer_core::{WindowGeometry, WindowStore};
 use pacer_redis::{LIBRARY_NAME, RedisWindowStore};
 use redis::aio::ConnectionManager;
 use redis::{RedisError, Value};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 async fn fcall(
     conn: &mut ConnectionManager,
@@ -211,38 +211,12 @@ async fn a_key_of_another_type_is_an_error_not_a_panic() {
     harness::delete_prefix(&mut conn, &prefix).await;
 }
 
-/// A wall clock that the test sets, backwards too.
-#[derive(Debug)]
-struct SteppingClock {
-    micros: AtomicU64,
-}
-
-impl SteppingClock {
-    fn set(&self, t: WindowTime) {
-        self.micros.store(t.as_micros(), Ordering::SeqCst);
-    }
-}
-
-impl Clock for SteppingClock {
-    fn now(&self) -> Timestamp {
-        Timestamp::ZERO
-    }
-    fn system_now(&self) -> SystemTime {
-        WindowTime::from_micros(self.micros.load(Ordering::SeqCst)).to_system_time()
-    }
-    fn sleep_until(&self, _deadline: Timestamp) -> Sleep {
-        Box::pin(std::future::pending())
-    }
-}
-
 /// The regression test for the seed's weak spot 1: a clock that steps back used to record into
 /// a slot the header did not describe. Now it is "no time passed": nothing leaves early, and the
 /// ring is re-anchored at the new time.
 #[tokio::test]
 async fn a_clock_that_steps_back_corrupts_nothing() {
-    let clock = Arc::new(SteppingClock {
-        micros: AtomicU64::new(0),
-    });
+    let clock = Arc::new(SteppingClock::default());
     let prefix = harness::unique_prefix();
     let store = RedisWindowStore::builder()
         .key_prefix(&prefix)
@@ -319,9 +293,7 @@ async fn a_clock_that_steps_back_corrupts_nothing() {
 #[tokio::test]
 async fn a_long_jump_costs_a_few_calls_not_one_per_frame() {
     let mut server = harness::Server::start();
-    let clock = Arc::new(SteppingClock {
-        micros: AtomicU64::new(0),
-    });
+    let clock = Arc::new(SteppingClock::default());
     let store = RedisWindowStore::builder()
         .test_clock(clock.clone())
         .connect(&server.url())
@@ -369,9 +341,7 @@ async fn a_long_jump_costs_a_few_calls_not_one_per_frame() {
 /// A test clock at the Unix epoch: the ETA search must not look at frames before 0.
 #[tokio::test]
 async fn a_window_at_the_epoch_is_searched_from_frame_zero() {
-    let clock = Arc::new(SteppingClock {
-        micros: AtomicU64::new(0),
-    });
+    let clock = Arc::new(SteppingClock::default());
     let prefix = harness::unique_prefix();
     let store = RedisWindowStore::builder()
         .key_prefix(&prefix)

@@ -4,9 +4,13 @@
 
 use crate::conformance::redis_fixture;
 use crate::harness;
+use crate::harness::SteppingClock;
+use pacer_core::conformance::ReferenceWindow;
 use pacer_core::conformance::model::{Op, Plan, Time, check_plan, plans};
-use pacer_core::{ManualClock, MemoryWindowStore, WindowStore};
+use pacer_core::{ManualClock, MemoryWindowStore, WindowStore, WindowTime};
+use pacer_redis::RedisWindowStore;
 use proptest::test_runner::{Config, TestRunner};
+use std::sync::Arc;
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -149,5 +153,90 @@ async fn differential(
                 "step {step}: {op:?}"
             );
         }
+    }
+}
+
+/// The Lua against the Rust reference on explicit times, with one pause in three turned into a
+/// step back of the clock (half of them by whole rings): every answer and every byte equal.
+#[test]
+fn the_lua_matches_the_reference_on_a_clock_that_steps_back() {
+    let rt = runtime();
+    let clock = Arc::new(SteppingClock::default());
+    let prefix = harness::unique_prefix();
+    let store = rt.block_on(async {
+        RedisWindowStore::builder()
+            .key_prefix(&prefix)
+            .test_clock(clock.clone())
+            .connect(harness::url())
+            .await
+            .expect("connect")
+    });
+    let next = std::sync::atomic::AtomicU64::new(0);
+    run(64, plans(8, 1..=3_000, 40), |plan| {
+        let key = format!(
+            "back{}",
+            next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        rt.block_on(against_reference(&clock, &store, &key, &plan));
+    });
+    rt.block_on(async {
+        let mut conn = store.connection();
+        harness::delete_prefix(&mut conn, &prefix).await;
+    });
+}
+
+async fn against_reference(
+    clock: &SteppingClock,
+    redis: &RedisWindowStore,
+    key: &str,
+    plan: &Plan,
+) {
+    let g = plan.geometry;
+    let mut reference = ReferenceWindow::new(g);
+    let mut conn = redis.connection();
+    let mut t: u64 = 1_767_225_600_000_000;
+    clock.set(WindowTime::from_micros(t));
+    for (step, op) in plan.ops.iter().enumerate() {
+        let now = WindowTime::from_micros(t);
+        let (m, r) = match *op {
+            Op::Advance(us) => {
+                let ring = g.ring_slots() * g.frame_length_us();
+                t = match (step % 3, us % 2) {
+                    // Back by whole rings: no rotation is needed, the new frame must still stick.
+                    (0, 0) => t - (us % 3 + 1) * ring,
+                    (0, _) => t - us,
+                    _ => t + us,
+                };
+                clock.set(WindowTime::from_micros(t));
+                continue;
+            }
+            Op::Try { limit, count, .. } => (
+                format!("{:?}", reference.try_take(now, limit, count)),
+                format!("{:?}", redis.try_take(key, g, limit, count).await),
+            ),
+            Op::Fill { limit, count } => (
+                format!("{:?}", reference.fill(now, limit, count)),
+                format!("{:?}", redis.fill(key, g, limit, count).await),
+            ),
+            Op::Events { count } => (
+                format!("{:?}", reference.events(now, count)),
+                format!("{:?}", redis.events(key, g, count).await),
+            ),
+            Op::Eta { limit, count } => (
+                format!("{:?}", reference.eta(now, limit, count)),
+                format!("{:?}", redis.eta(key, g, limit, count).await),
+            ),
+        };
+        assert_eq!(m, r, "step {step}: {op:?}");
+        let bytes: Option<Vec<u8>> = redis::cmd("GET")
+            .arg(redis.redis_key(key))
+            .query_async(&mut conn)
+            .await
+            .expect("get");
+        assert_eq!(
+            bytes.unwrap_or_default(),
+            reference.bytes(),
+            "step {step}: {op:?}"
+        );
     }
 }

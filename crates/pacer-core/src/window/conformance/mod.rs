@@ -6,9 +6,14 @@
 //! store, so every expected time is exact. The Redis store reads such a clock through a test
 //! build of its Lua library; see `pacer-redis`.
 //!
-//! [`model`] holds the exact sliding log and random plans for property tests.
+//! [`model`] holds the exact sliding log and random plans for property tests;
+//! [`ReferenceWindow`] runs the algorithm on explicit times, for comparing another
+//! implementation (the Lua) with it.
 
 pub mod model;
+mod reference;
+
+pub use reference::ReferenceWindow;
 
 use crate::window::{WindowError, WindowGeometry, WindowStore, WindowTime};
 use crate::{Clock, ManualClock};
