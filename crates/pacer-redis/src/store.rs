@@ -101,6 +101,10 @@ impl RedisWindowStore {
     /// [`RedisWindowError::Load`] when Redis refuses (older than 7.0, no permission) or cannot
     /// be reached.
     pub async fn load_library(&self) -> Result<(), RedisWindowError> {
+        self.load("requested").await
+    }
+
+    async fn load(&self, reason: &'static str) -> Result<(), RedisWindowError> {
         let mut conn = self.conn.clone();
         redis::cmd("FUNCTION")
             .arg("LOAD")
@@ -113,6 +117,7 @@ impl RedisWindowStore {
                 source,
             })?;
         self.loaded.store(true, Ordering::Release);
+        tracing::debug!(library = %self.library.name, reason, "loaded the window function library");
         Ok(())
     }
 
@@ -136,12 +141,12 @@ impl RedisWindowStore {
             cmd.arg(WindowTime::from_system_time(clock.system_now()).as_micros());
         }
         if !self.loaded.load(Ordering::Acquire) {
-            self.load_library().await?;
+            self.load("first use").await?;
         }
         let reply = match self.query(&cmd).await {
             Err(RedisWindowError::Redis(e)) if is_missing_function(&e) => {
                 self.loaded.store(false, Ordering::Release);
-                self.load_library().await?;
+                self.load("function missing").await?;
                 self.query(&cmd).await?
             }
             other => other?,
