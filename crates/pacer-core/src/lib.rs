@@ -33,3 +33,14 @@ pub use limiter::{
     Signal, Ticket, UnknownController,
 };
 pub use validation::{InvalidOption, InvalidOptions};
+
+// Strict discrete sliding windows (seed 004).
+mod window;
+#[cfg(any(test, feature = "test-util"))]
+pub use window::conformance;
+pub use window::{
+    BoxError, EtaOutcome, EventsOutcome, FallbackWindowStore, FillOutcome, GeometryError,
+    HEADER_BYTES, MAX_COUNTER_WIDTH_BITS, MAX_FRAMES, MAX_WINDOW_MICROS, MemoryWindowStore,
+    TryOutcome, WindowError, WindowFuture, WindowGeometry, WindowStore, WindowTime, check_limit,
+    check_limited_call,
+};

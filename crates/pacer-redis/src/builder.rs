@@ -1,0 +1,142 @@
+//! Configuration of a [`RedisWindowStore`]: key prefix, timeouts, reconnection.
+
+use crate::library::Library;
+use crate::{DEFAULT_KEY_PREFIX, KeyFormat, RedisWindowError, RedisWindowStore};
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::time::Duration;
+
+/// Builds a [`RedisWindowStore`].
+///
+/// ```no_run
+/// use pacer_redis::RedisWindowStore;
+/// use std::time::Duration;
+///
+/// # async fn run() -> Result<(), pacer_redis::RedisWindowError> {
+/// let store = RedisWindowStore::builder()
+///     .key_prefix("myapp:pacer:")
+///     .response_timeout(Duration::from_millis(200))
+///     .connect("redis://127.0.0.1:6379")
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct RedisWindowStoreBuilder {
+    prefix: String,
+    connection_timeout: Duration,
+    response_timeout: Duration,
+    reconnect_retries: usize,
+    #[cfg(feature = "test-util")]
+    clock: Option<std::sync::Arc<dyn pacer_core::Clock>>,
+}
+
+impl Default for RedisWindowStoreBuilder {
+    fn default() -> Self {
+        RedisWindowStoreBuilder {
+            prefix: DEFAULT_KEY_PREFIX.to_owned(),
+            connection_timeout: Duration::from_secs(1),
+            response_timeout: Duration::from_millis(500),
+            reconnect_retries: 1,
+            #[cfg(feature = "test-util")]
+            clock: None,
+        }
+    }
+}
+
+impl RedisWindowStoreBuilder {
+    /// The prefix of every Redis key (default `pacer:w:`; at most 64 bytes, no braces).
+    pub fn key_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long one connection attempt may take (default 1 s).
+    pub fn connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// How long Redis may take to answer one call (default 500 ms). A call that takes longer
+    /// fails as unavailable.
+    pub fn response_timeout(mut self, timeout: Duration) -> Self {
+        self.response_timeout = timeout;
+        self
+    }
+
+    /// How many times a failed (re)connection is retried, with backoff from 100 ms, before a
+    /// call fails (default 1). The connection manager keeps reconnecting on later calls either
+    /// way; a small number keeps calls failing fast while Redis is down.
+    pub fn reconnect_retries(mut self, retries: usize) -> Self {
+        self.reconnect_retries = retries;
+        self
+    }
+
+    /// Runs the windows on `clock` instead of Redis `TIME`, through a test build of the library
+    /// (`pacer_window_v1_testclock`) that takes the time as an argument. For deterministic
+    /// tests only: processes on different clocks would not share windows correctly.
+    #[cfg(feature = "test-util")]
+    pub fn test_clock(mut self, clock: std::sync::Arc<dyn pacer_core::Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    fn manager_config(&self) -> ConnectionManagerConfig {
+        ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.connection_timeout))
+            .set_response_timeout(Some(self.response_timeout))
+            .set_number_of_retries(self.reconnect_retries)
+            .set_max_delay(Duration::from_secs(2))
+    }
+
+    /// Connects to `url` now.
+    ///
+    /// # Errors
+    ///
+    /// [`RedisWindowError::Config`] for a bad prefix; [`RedisWindowError::Redis`] for a bad URL
+    /// or an unreachable server (then [`RedisWindowError::is_unavailable`] is true).
+    pub async fn connect(self, url: &str) -> Result<RedisWindowStore, RedisWindowError> {
+        let client = redis::Client::open(url)?;
+        let conn = ConnectionManager::new_with_config(client, self.manager_config()).await?;
+        self.with_connection(conn)
+    }
+
+    /// A store that connects on its first call, so that a process can start while Redis is
+    /// down.
+    ///
+    /// # Errors
+    ///
+    /// As [`RedisWindowStoreBuilder::connect`], except for reachability.
+    pub fn connect_lazy(self, url: &str) -> Result<RedisWindowStore, RedisWindowError> {
+        let client = redis::Client::open(url)?;
+        let conn = ConnectionManager::new_lazy_with_config(client, self.manager_config())?;
+        self.with_connection(conn)
+    }
+
+    /// A store on a connection manager configured elsewhere (its timeouts apply; this
+    /// builder's do not).
+    ///
+    /// # Errors
+    ///
+    /// [`RedisWindowError::Config`] for a bad prefix.
+    pub fn with_connection(
+        self,
+        conn: ConnectionManager,
+    ) -> Result<RedisWindowStore, RedisWindowError> {
+        let keys = KeyFormat::new(self.prefix)?;
+        #[cfg(feature = "test-util")]
+        if let Some(clock) = self.clock {
+            return Ok(RedisWindowStore::assemble(
+                conn,
+                keys,
+                Library::test_clock(),
+                Some(clock),
+            ));
+        }
+        Ok(RedisWindowStore::assemble(
+            conn,
+            keys,
+            Library::real(),
+            None,
+        ))
+    }
+}

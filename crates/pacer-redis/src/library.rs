@@ -1,0 +1,107 @@
+//! Pacer's Lua function library: its source, its name, its functions.
+//!
+//! The library name carries a version (`pacer_window_v1`), and so do its functions
+//! (`pacer_window_v1_try`, ...). A Pacer with another version of the Lua loads its own library
+//! beside the old one instead of replacing it under the feet of processes still running the old
+//! code; any change to the Lua must bump the version (a test pins the source's digest to the
+//! version). Loading uses `FUNCTION LOAD REPLACE`, so loading the same version twice is harmless.
+
+/// The Lua source of the library, loaded with `FUNCTION LOAD REPLACE`.
+pub const LIBRARY_SOURCE: &str = include_str!("lua/pacer_window.lua");
+
+/// The library's name: `pacer_window_v1`. Its functions are this name followed by `_try`,
+/// `_fill`, `_events`, `_eta` and `_now`.
+pub const LIBRARY_NAME: &str = "pacer_window_v1";
+
+/// The names and source of one build of the library: the real one, or the test build that reads
+/// the time from an extra argument.
+#[derive(Debug, Clone)]
+pub(crate) struct Library {
+    pub(crate) name: String,
+    pub(crate) source: String,
+    pub(crate) try_take: String,
+    pub(crate) fill: String,
+    pub(crate) events: String,
+    pub(crate) eta: String,
+    pub(crate) now: String,
+}
+
+impl Library {
+    /// The library as shipped: Redis `TIME` is the clock.
+    pub(crate) fn real() -> Self {
+        Library::named(LIBRARY_NAME.to_owned(), LIBRARY_SOURCE.to_owned())
+    }
+
+    /// The test build: another library name (so both can be loaded at once), and `now` read
+    /// from the calls' last argument instead of `TIME`. Its keys also live 60 s longer than
+    /// their events, since the caller's clock is not the one Redis expires keys by.
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn test_clock() -> Self {
+        const FLAG: &str = "local TEST_CLOCK = false";
+        assert!(LIBRARY_SOURCE.contains(FLAG), "the Lua lost its test flag");
+        let name = format!("{LIBRARY_NAME}_testclock");
+        let source = LIBRARY_SOURCE
+            .replace(FLAG, "local TEST_CLOCK = true")
+            .replace(LIBRARY_NAME, &name);
+        Library::named(name, source)
+    }
+
+    fn named(name: String, source: String) -> Self {
+        Library {
+            try_take: format!("{name}_try"),
+            fill: format!("{name}_fill"),
+            events: format!("{name}_events"),
+            eta: format!("{name}_eta"),
+            now: format!("{name}_now"),
+            name,
+            source,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sha2::{Digest, Sha256};
+
+    /// The digest of the Lua source that `LIBRARY_NAME` was released with. If this test fails,
+    /// the Lua changed: bump the version in `LIBRARY_NAME` and in the Lua's `#!lua name=` line
+    /// and `LIB` constant, then update the digest.
+    const RELEASED: (&str, &str) = (
+        "pacer_window_v1",
+        "c8a96b444aae66ac0c4f91a28729660350cf27a6474be35c3e2ecdb49aa54aef",
+    );
+
+    #[test]
+    fn the_source_names_the_library_and_its_version() {
+        assert!(LIBRARY_SOURCE.starts_with(&format!("#!lua name={LIBRARY_NAME}\n")));
+        assert!(LIBRARY_SOURCE.contains(&format!("local LIB = '{LIBRARY_NAME}'")));
+    }
+
+    #[test]
+    fn a_changed_lua_bumps_the_version() {
+        let digest = Sha256::digest(LIBRARY_SOURCE.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            (LIBRARY_NAME, hex.as_str()),
+            RELEASED,
+            "the Lua changed: bump the library version"
+        );
+    }
+
+    #[test]
+    fn the_test_build_has_its_own_names_and_clock() {
+        let t = Library::test_clock();
+        assert_eq!(t.name, "pacer_window_v1_testclock");
+        assert_eq!(t.try_take, "pacer_window_v1_testclock_try");
+        assert!(
+            t.source
+                .starts_with("#!lua name=pacer_window_v1_testclock\n")
+        );
+        assert!(t.source.contains("local TEST_CLOCK = true"));
+        assert!(!t.source.contains("'pacer_window_v1'"));
+        let r = Library::real();
+        assert_eq!(r.now, "pacer_window_v1_now");
+        assert!(r.source.contains("local TEST_CLOCK = false"));
+    }
+}

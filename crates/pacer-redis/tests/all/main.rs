@@ -1,0 +1,8 @@
+//! `pacer-redis`'s integration tests: one binary, against a real Redis (see `harness`).
+
+mod conformance;
+mod faults;
+mod harness;
+mod lua;
+mod properties;
+mod strictness;
