@@ -50,8 +50,12 @@ async fn run(client: &ClientWithMiddleware, url: &str, secs: u64, concurrency: u
     let stop = Arc::new(AtomicBool::new(false));
     let tasks: Vec<_> = (0..concurrency)
         .map(|_| {
-            let (client, url, count, stop) =
-                (client.clone(), url.to_owned(), Arc::clone(&count), Arc::clone(&stop));
+            let (client, url, count, stop) = (
+                client.clone(),
+                url.to_owned(),
+                Arc::clone(&count),
+                Arc::clone(&stop),
+            );
             tokio::spawn(async move {
                 while !stop.load(Ordering::Relaxed) {
                     let r = client.get(&url).send().await.expect("loopback request");
@@ -79,7 +83,10 @@ fn median(v: &mut [f64]) -> f64 {
 
 #[tokio::main]
 async fn main() {
-    let args: Vec<u64> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
     let secs = args.first().copied().unwrap_or(3);
     let concurrency = args.get(1).copied().unwrap_or(32) as usize;
     let rounds = args.get(2).copied().unwrap_or(3) as usize;
@@ -103,7 +110,11 @@ async fn main() {
 
     // Warm the connection pool.
     run(&plain, &url, 1, concurrency).await;
-    let clients = [("plain_reqwest", &plain), ("pacer", &paced), ("governor", &governed)];
+    let clients = [
+        ("plain_reqwest", &plain),
+        ("pacer", &paced),
+        ("governor", &governed),
+    ];
     let mut results: Vec<Vec<f64>> = vec![Vec::new(); clients.len()];
     for _ in 0..rounds {
         for (i, (_, client)) in clients.iter().enumerate() {
