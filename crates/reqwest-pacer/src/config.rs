@@ -1,7 +1,8 @@
 //! One named limiter's settings: everything a limiter has besides its name.
 
 use crate::{
-    CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, ThrottleClassifier, UnitCost,
+    CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, StrictWindow,
+    ThrottleClassifier, UnitCost,
 };
 use pacer_core::{
     LimiterOptions, Percentage, RateController, ServerStopPolicy, ThrottlingAlgorithm,
@@ -37,6 +38,7 @@ pub struct LimiterConfig {
     pub(crate) cost: Arc<dyn CostEstimator>,
     pub(crate) max_endpoints: usize,
     pub(crate) endpoint_idle_ttl: Duration,
+    pub(crate) windows: Vec<StrictWindow>,
 }
 
 impl Default for LimiterConfig {
@@ -58,6 +60,7 @@ impl LimiterConfig {
             cost: Arc::new(UnitCost),
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
+            windows: Vec::new(),
         }
     }
 
@@ -137,6 +140,19 @@ impl LimiterConfig {
         self
     }
 
+    /// Adds a strict window: at most its limit in any span of its length, per key, in every
+    /// process that shares its store. Its wait counts against `MaxWait`.
+    pub fn window(mut self, window: StrictWindow) -> Self {
+        self.windows.push(window);
+        self
+    }
+
+    /// The strict windows.
+    #[must_use]
+    pub fn windows(&self) -> &[StrictWindow] {
+        &self.windows
+    }
+
     /// The proactive algorithm, if any.
     #[must_use]
     pub fn throttling_algorithm(&self) -> Option<&Arc<dyn ThrottlingAlgorithm>> {
@@ -156,6 +172,7 @@ impl fmt::Debug for LimiterConfig {
             .field("cost", &self.cost)
             .field("max_endpoints", &self.max_endpoints)
             .field("endpoint_idle_ttl", &self.endpoint_idle_ttl)
+            .field("windows", &self.windows)
             .finish()
     }
 }

@@ -41,6 +41,16 @@ pub enum RejectReason {
         /// The limit.
         limit: usize,
     },
+    /// The request costs more than a strict window admits in its whole length: it could never
+    /// go.
+    AboveWindowLimit {
+        /// The window.
+        window: String,
+        /// Its limit.
+        limit: u64,
+        /// The request's units.
+        units: u64,
+    },
     /// The request would have waited longer than `MaxWait`.
     WaitTooLong {
         /// What it would have waited for.
@@ -84,7 +94,7 @@ impl Rejection {
     pub fn needed_wait(&self) -> Option<Duration> {
         match self.reason {
             RejectReason::WaitTooLong { needed, .. } => Some(needed),
-            RejectReason::QueueFull { .. } => None,
+            _ => None,
         }
     }
 
@@ -94,6 +104,7 @@ impl Rejection {
     pub fn kind(&self) -> &'static str {
         match self.reason {
             RejectReason::QueueFull { .. } => "queue_full",
+            RejectReason::AboveWindowLimit { .. } => "above_window_limit",
             RejectReason::WaitTooLong { cause, .. } => match cause {
                 WaitCause::ServerStop => "wait_too_long:server_stop",
                 WaitCause::Window => "wait_too_long:window",
@@ -128,6 +139,14 @@ impl fmt::Display for Rejection {
             RejectReason::QueueFull { limit } => {
                 write!(f, "the queue is full ({limit} requests are waiting)")
             }
+            RejectReason::AboveWindowLimit {
+                window,
+                limit,
+                units,
+            } => write!(
+                f,
+                "it costs {units} units, more than window {window:?} ever admits ({limit})"
+            ),
             RejectReason::WaitTooLong {
                 cause,
                 needed,

@@ -2,12 +2,13 @@
 
 use crate::error::{RejectReason, Rejection, WaitCause};
 use crate::named::Named;
+use crate::window_wait::{KeyedWindow, WindowAnswer};
 use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, UseLimiter};
 use http::Extensions;
 use pacer_core::{
     Feedback, Limiter, RateLimitInfo, Signal, StopCause, ThrottlingContext, Timestamp,
 };
-use reqwest::{Request, Response};
+use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +18,7 @@ use tracing::Instrument;
 impl Middleware for PacerMiddleware {
     async fn handle(
         &self,
-        req: Request,
+        req: reqwest::Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> Result<Response> {
@@ -41,88 +42,123 @@ impl Middleware for PacerMiddleware {
             method = %req.method(),
             units,
         );
-        run(&named, &config, &key, units, req, extensions, next)
-            .instrument(span)
-            .await
+        let windows: Vec<KeyedWindow<'_>> = config
+            .windows
+            .iter()
+            .filter_map(|w| {
+                Some(KeyedWindow {
+                    key: w.key_of(&req, &key)?,
+                    window: w,
+                    limiter: &named.name,
+                })
+            })
+            .collect();
+        let request = Request {
+            named: &named,
+            config: &config,
+            key: &key,
+            windows: &windows,
+            units,
+        };
+        request.run(req, extensions, next).instrument(span).await
     }
 }
 
-async fn run(
-    named: &Named,
-    config: &LimiterConfig,
-    key: &Arc<str>,
+/// One request on its way through a limiter.
+struct Request<'a> {
+    named: &'a Named,
+    config: &'a LimiterConfig,
+    key: &'a Arc<str>,
+    windows: &'a [KeyedWindow<'a>],
     units: u64,
-    mut req: Request,
-    extensions: &mut Extensions,
-    next: Next<'_>,
-) -> Result<Response> {
-    if units == 0 {
-        // A free request neither waits nor moves the rate; its headers still inform the state.
-        let result = next.run(req, extensions).await;
-        if let Ok(response) = &result {
-            let _ = observe(named, config, key, response);
-        }
-        return result;
-    }
-    let limiter = named.limiter_for(key, named.clock.now());
-    let max_attempts = named.options().max_attempts.max(1);
-    let mut attempt = 1;
-    let mut last: Option<Response> = None;
-    loop {
-        let retry_copy = if attempt < max_attempts {
-            req.try_clone()
-        } else {
-            None
-        };
-        // 3. Wait, within MaxWait.
-        let sent_at = match wait(named, config, key, &limiter, units).await {
-            Ok(sent_at) => sent_at,
-            Err(rejection) => {
-                named.metrics.rejected(rejection.kind());
-                tracing::info!(
-                    reason = rejection.kind(),
-                    needed_wait_ms = rejection.needed_wait().map(|d| d.as_millis() as u64),
-                    attempt,
-                    "request refused"
-                );
-                // A retry that cannot be sent in time gives the caller the server's answer.
-                return match last {
-                    Some(response) => Ok(response),
-                    None => Err(Error::middleware(PacerError::Rejected(rejection))),
-                };
-            }
-        };
-        drop(last.take());
-        // 4. Send.
-        let result = next.clone().run(req, extensions).await;
-        // 5. Classify and 6. feed back.
-        let signal = match &result {
-            Ok(response) => observe(named, config, key, response),
-            Err(_) => Signal::Neutral,
-        };
-        let changes = limiter.on_response(Feedback {
+}
+
+impl Request<'_> {
+    async fn run(
+        &self,
+        mut req: reqwest::Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> Result<Response> {
+        let Request {
+            named,
+            config,
+            key,
             units,
-            sent_at,
-            signal,
-        });
-        named.record(&changes);
-        if !matches!(signal, Signal::Throttled { .. }) {
+            ..
+        } = *self;
+        if units == 0 {
+            // A free request neither waits nor moves the rate; its headers still inform the state.
+            let result = next.run(req, extensions).await;
+            if let Ok(response) = &result {
+                let _ = observe(named, config, key, response);
+            }
             return result;
         }
-        named.metrics.throttled();
-        // 7. Retry a throttled request whose body can be sent again.
-        match (result, retry_copy) {
-            (Ok(response), Some(copy)) => {
-                tracing::debug!(
-                    attempt,
-                    status = response.status().as_u16(),
-                    "throttled, retrying"
-                );
-                last = Some(response);
-                req = copy;
-                attempt += 1;
+        let limiter = named.limiter_for(key, named.clock.now());
+        let max_attempts = named.options().max_attempts.max(1);
+        let mut attempt = 1;
+        let mut last: Option<Response> = None;
+        loop {
+            let retry_copy = if attempt < max_attempts {
+                req.try_clone()
+            } else {
+                None
+            };
+            // 3. Wait, within MaxWait.
+            let sent_at = match self.wait(&limiter).await {
+                Ok(sent_at) => sent_at,
+                Err(error) => {
+                    if let PacerError::Rejected(rejection) = &error {
+                        named.metrics.rejected(rejection.kind());
+                        tracing::info!(
+                            reason = rejection.kind(),
+                            needed_wait_ms = rejection.needed_wait().map(|d| d.as_millis() as u64),
+                            attempt,
+                            "request refused"
+                        );
+                    } else {
+                        tracing::warn!(attempt, "request not sent: {error}");
+                    }
+                    // A retry that cannot be sent gives the caller the server's last answer.
+                    return match last {
+                        Some(response) => Ok(response),
+                        None => Err(Error::middleware(error)),
+                    };
+                }
+            };
+            drop(last.take());
+            // 4. Send.
+            let result = next.clone().run(req, extensions).await;
+            // 5. Classify and 6. feed back.
+            let signal = match &result {
+                Ok(response) => observe(named, config, key, response),
+                Err(_) => Signal::Neutral,
+            };
+            let changes = limiter.on_response(Feedback {
+                units,
+                sent_at,
+                signal,
+            });
+            named.record(&changes);
+            if !matches!(signal, Signal::Throttled { .. }) {
+                return result;
             }
-            (result, _) => return result,
+            named.metrics.throttled();
+            // 7. Retry a throttled request whose body can be sent again.
+            match (result, retry_copy) {
+                (Ok(response), Some(copy)) => {
+                    tracing::debug!(
+                        attempt,
+                        status = response.status().as_u16(),
+                        "throttled, retrying"
+                    );
+                    last = Some(response);
+                    req = copy;
+                    attempt += 1;
+                }
+                (result, _) => return result,
+            }
         }
     }
 }
@@ -146,60 +182,114 @@ fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response
     signal
 }
 
-/// Step 3: every wait before a send, in one budget of `MaxWait`. Returns when the request may go,
-/// or why it may not; a refused request takes nothing.
-async fn wait(
-    named: &Named,
-    config: &LimiterConfig,
-    key: &Arc<str>,
-    limiter: &Limiter,
-    units: u64,
-) -> std::result::Result<Timestamp, Rejection> {
-    let clock = &named.clock;
-    let options = named.options();
-    let max_wait = options.max_wait;
-    let start = clock.now();
-    let _waiting = named.waiting();
-    let refuse = |reason| Rejection {
-        limiter: Arc::clone(&named.name),
-        endpoint: Arc::clone(key),
-        reason,
-    };
-
-    // A server-ordered stop, else the proactive algorithm's delay.
-    let (delay, cause) = header_delay(named, config, key, start, options.max_retry_after);
-    if !delay.is_zero() {
-        if delay > max_wait {
-            return Err(refuse(RejectReason::WaitTooLong {
+impl Request<'_> {
+    /// Step 3: every wait before a send, in one budget of `MaxWait`: the server-ordered stop,
+    /// the strict windows' ETA, the proactive delay, the adaptive queue, then the windows' take.
+    /// Returns when the request may go, or why it may not; a refused request takes nothing (but
+    /// units of a window taken before another window or the queue refused it).
+    async fn wait(&self, limiter: &Limiter) -> std::result::Result<Timestamp, PacerError> {
+        let Request {
+            named,
+            config,
+            key,
+            windows,
+            units,
+        } = *self;
+        let clock = &named.clock;
+        let options = named.options();
+        let max_wait = options.max_wait;
+        let instance_count = named.instance_count();
+        let start = clock.now();
+        let _waiting = named.waiting();
+        let refuse = |reason| Rejection {
+            limiter: Arc::clone(&named.name),
+            endpoint: Arc::clone(key),
+            reason,
+        };
+        let too_long = |cause, needed| {
+            PacerError::Rejected(refuse(RejectReason::WaitTooLong {
                 cause,
-                needed: delay,
+                needed,
                 max_wait,
-            }));
-        }
-        clock.sleep_until(start + delay).await;
-    }
+            }))
+        };
+        // Sleeps `wait` more if the budget allows.
+        let sleep = |wait: Duration, cause| async move {
+            let needed = (clock.now() - start) + wait;
+            if needed > max_wait {
+                return Err(too_long(cause, needed));
+            }
+            if !wait.is_zero() {
+                clock.sleep_until(clock.now() + wait).await;
+            }
+            Ok(())
+        };
 
-    // The adaptive limiter's queue, with what is left of the budget.
-    let waited = clock.now() - start;
-    let permit = limiter
-        .acquire_within(units, max_wait.saturating_sub(waited))
-        .await
-        .map_err(|r| refuse(Rejection::queue_reason(&r, waited, max_wait)))?;
-    let now = permit.granted_at().max(clock.now());
-    named.headers.record_send(key, now);
-    named.metrics.sent(units, now - start);
-    Ok(now)
+        // The server-ordered stop.
+        let (delay, cause) = header_delay(named, config, key, start, options.max_retry_after, true);
+        sleep(delay, cause).await?;
+        // Each strict window's ETA, without taking anything yet.
+        for w in windows {
+            if let WindowAnswer::Wait(wait) = w.eta(units, clock, instance_count, &refuse).await? {
+                sleep(wait, WaitCause::Window).await?;
+            }
+        }
+        // The proactive algorithm's delay, on the state as it is now.
+        let (delay, cause) = header_delay(
+            named,
+            config,
+            key,
+            clock.now(),
+            options.max_retry_after,
+            false,
+        );
+        sleep(delay, cause).await?;
+        // The adaptive limiter's queue, with what is left of the budget.
+        let waited = clock.now() - start;
+        let _permit = limiter
+            .acquire_within(units, max_wait.saturating_sub(waited))
+            .await
+            .map_err(|r| {
+                PacerError::Rejected(refuse(Rejection::queue_reason(&r, waited, max_wait)))
+            })?;
+        // Take the windows' units; if another process took them meanwhile, wait again.
+        for w in windows {
+            loop {
+                let answer = match w.take(units, clock, instance_count, &refuse).await {
+                    Ok(answer) => answer,
+                    Err(e) => {
+                        limiter.refund(units);
+                        return Err(e);
+                    }
+                };
+                match answer {
+                    WindowAnswer::Go => break,
+                    WindowAnswer::Wait(wait) => {
+                        if let Err(e) = sleep(wait, WaitCause::Window).await {
+                            limiter.refund(units);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        let now = clock.now();
+        named.headers.record_send(key, now);
+        named.metrics.sent(units, now - start);
+        Ok(now)
+    }
 }
 
 /// What the endpoint's rate-limit state asks for before the next request: a server-ordered stop
-/// (a `Retry-After` capped by `MaxRetryAfter`, or an exhausted quota until its reset), else the
-/// proactive algorithm's delay.
+/// (a `Retry-After` capped by `MaxRetryAfter`, or an exhausted quota until its reset), else
+/// (unless `stop_only`) the proactive algorithm's delay.
 fn header_delay(
     named: &Named,
     config: &LimiterConfig,
     key: &str,
     now: Timestamp,
     max_retry_after: Duration,
+    stop_only: bool,
 ) -> (Duration, WaitCause) {
     let Some(snapshot) = named.headers.snapshot(key, now) else {
         return (Duration::ZERO, WaitCause::Throttling);
@@ -213,6 +303,9 @@ fn header_delay(
             _ => stop.delay(),
         };
         return (delay, WaitCause::ServerStop);
+    }
+    if stop_only {
+        return (Duration::ZERO, WaitCause::ServerStop);
     }
     let Some(algorithm) = &config.algorithm else {
         return (Duration::ZERO, WaitCause::Throttling);

@@ -75,6 +75,8 @@ mod key;
 mod middleware;
 mod named;
 mod observe;
+mod window;
+mod window_wait;
 
 pub use classify::{DefaultClassifier, ThrottleClassifier};
 pub use config::{ControllerFactory, LimiterConfig};
@@ -85,3 +87,4 @@ pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
 };
+pub use window::{DEFAULT_FRAMES, StoreFailure, StrictWindow, WindowKeyFn};

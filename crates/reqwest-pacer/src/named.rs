@@ -57,6 +57,13 @@ impl Named {
         self.options.read().clone()
     }
 
+    /// The instance count in force (set live, else the options').
+    pub(crate) fn instance_count(&self) -> u32 {
+        self.live_instance_count
+            .lock()
+            .unwrap_or_else(|| self.options.read().instance_count)
+    }
+
     /// The pieces in force now.
     pub(crate) fn config(&self) -> Arc<LimiterConfig> {
         Arc::clone(&self.config.read())

@@ -170,6 +170,15 @@ impl Limiter {
         })
     }
 
+    /// Gives back units a caller was granted but will not use (the request was not sent after
+    /// all); waiting requests may then go sooner.
+    pub fn refund(&self, units: u64) {
+        let Ok(_) = self.mutate(|core, now| {
+            core.refund(units, now);
+            Ok::<_, Infallible>(Changes::default())
+        });
+    }
+
     /// Tells the limiter how a request went (see [`LimiterCore::on_response`]).
     pub fn on_response(&self, feedback: Feedback) -> Changes {
         let Ok(changes) =

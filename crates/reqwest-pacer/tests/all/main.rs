@@ -14,3 +14,4 @@ mod live_updates;
 mod rejection;
 mod retry_after;
 mod streaming;
+mod windows;
