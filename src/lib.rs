@@ -8,6 +8,7 @@
 //! |---|---|---|
 //! | `reqwest` | yes | [`PacerMiddleware`], the `reqwest-middleware` middleware (crate `reqwest-pacer`) |
 //! | `metrics` | yes | metrics through the `metrics` facade |
+//! | `redis` | no | strict windows shared through Redis: [`redis::RedisWindowStore`] (crate `pacer-redis`) |
 //! | `test-util` | no | [`ManualClock`] for deterministic tests |
 //!
 //! The algorithms (crate `pacer-core`) are always there: [`Limiter`], [`Aimd`], [`Cubic`],
@@ -31,3 +32,6 @@ pub use pacer_core::*;
 
 #[cfg(feature = "reqwest")]
 pub use reqwest_pacer::{self as middleware, *};
+
+#[cfg(feature = "redis")]
+pub use pacer_redis as redis;

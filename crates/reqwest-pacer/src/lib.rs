@@ -49,9 +49,11 @@
 //! Each request runs in a `pacer` span with the fields `limiter`, `endpoint` (the key, never a
 //! query string or a header), `method` and `units`; structured events mark a change of rate
 //! (`rate`, `previous_rate`, `reason`), a pause, and a refusal (`reason`, `needed_wait_ms`).
-//! With the `metrics` feature (on by default) the counters, gauges and histogram of
-//! [`observe`](crate#metrics) go through the `metrics` facade, labelled with the limiter's name
-//! only. [`PacerMiddleware::state`] reads a limiter's state from code.
+//! With the `metrics` feature (on by default) the counters, gauges and histogram below go
+//! through the `metrics` facade, labelled with the limiter's name only (and a refusal's
+//! `reason`), so no URL can multiply the series. A limiter registers its handles on its first
+//! request: install the recorder before that. [`PacerMiddleware::state`] reads a limiter's state
+//! from code.
 //!
 //! # Metrics
 //!

@@ -11,6 +11,7 @@ mod cost_and_keys;
 mod github;
 mod headers;
 mod live_updates;
+mod observability;
 mod rejection;
 mod retry_after;
 mod streaming;

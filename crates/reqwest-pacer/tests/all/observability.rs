@@ -1,0 +1,143 @@
+use crate::support::*;
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer};
+
+/// The process-wide recorder of this test binary, installed once.
+fn snapshotter() -> &'static Snapshotter {
+    static S: OnceLock<Snapshotter> = OnceLock::new();
+    S.get_or_init(|| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        recorder
+            .install()
+            .expect("no other recorder in this test binary");
+        snapshotter
+    })
+}
+
+#[tokio::test]
+async fn metrics_are_labelled_with_the_limiter_name_only() {
+    let snapshotter = snapshotter();
+    let server = MockServer::start().await;
+    let script = Script::new(vec![throttled("0"), ok()]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let mut options = generous();
+    options.queue_limit = 0;
+    options.initial_units_per_minute = 60.0;
+    options.min_units_per_minute = 60.0;
+    options.max_units_per_minute = 60.0;
+    let pacer = PacerMiddleware::builder()
+        .limiter("observed", LimiterConfig::new(options))
+        .build()
+        .unwrap();
+    let client = client(&pacer);
+    // The first attempt is throttled and retried once the bucket allows; the next request finds
+    // the queue closed.
+    let _ = client
+        .get(format!("{}/a?token=x", server.uri()))
+        .send()
+        .await;
+    let _ = client
+        .get(format!("{}/b?token=y", server.uri()))
+        .send()
+        .await;
+
+    let mut seen = std::collections::BTreeMap::new();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let labels: Vec<(String, String)> = key
+            .key()
+            .labels()
+            .map(|l| (l.key().to_owned(), l.value().to_owned()))
+            .collect();
+        if !labels
+            .iter()
+            .any(|(k, v)| k == "limiter" && v == "observed")
+        {
+            continue;
+        }
+        for (k, v) in &labels {
+            assert!(
+                k == "limiter" || (k == "reason" && !v.contains('/')),
+                "label {k}={v}"
+            );
+        }
+        let value = match value {
+            DebugValue::Counter(c) => c as f64,
+            DebugValue::Gauge(g) => g.into_inner(),
+            DebugValue::Histogram(h) => h.len() as f64,
+        };
+        seen.insert(key.key().name().to_owned(), value);
+    }
+    assert!(
+        seen.get("pacer_units_total").is_some_and(|v| *v >= 1.0),
+        "{seen:?}"
+    );
+    assert_eq!(seen.get("pacer_throttled_total"), Some(&1.0), "{seen:?}");
+    assert!(
+        seen.get("pacer_rejected_total").is_some_and(|v| *v >= 1.0),
+        "{seen:?}"
+    );
+    assert!(seen.contains_key("pacer_wait_seconds"));
+    assert!(seen.get("pacer_rate").is_some_and(|v| *v > 0.0));
+    assert_eq!(seen.get("pacer_waiting_requests"), Some(&0.0));
+}
+
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn no_secret_reaches_the_logs() {
+    let captured = Captured::default();
+    let writer = captured.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::TRACE)
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let server = MockServer::start().await;
+    let script = Script::new(vec![throttled("0"), ok()]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(generous());
+    let response = client(&pacer)
+        .get(format!(
+            "{}/orders/7?api_key=SECRET-QUERY&x=1",
+            server.uri()
+        ))
+        .header("authorization", "Bearer SECRET-TOKEN")
+        .basic_auth("user", Some("SECRET-PASSWORD"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    assert!(logs.contains("pacer"), "the run logged: {logs}");
+    assert!(logs.contains("rate changed"), "{logs}");
+    for secret in ["SECRET", "api_key", "/orders/7", "authorization", "Bearer"] {
+        assert!(
+            !logs.contains(secret),
+            "{secret} leaked into the logs:\n{logs}"
+        );
+    }
+}
