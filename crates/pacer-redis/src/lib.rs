@@ -16,6 +16,8 @@ mod error;
 mod key;
 mod library;
 mod store;
+#[cfg(feature = "test-util")]
+pub mod testing;
 
 pub use builder::RedisWindowStoreBuilder;
 pub use error::RedisWindowError;

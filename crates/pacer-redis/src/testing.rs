@@ -1,0 +1,133 @@
+//! Finding or starting a Redis for tests (feature `test-util`), for this crate's tests and for
+//! any crate that tests against Pacer's Redis store.
+//!
+//! The shared Redis is the one at `REDIS_URL` (default `redis://127.0.0.1:6379`). If none
+//! answers, one `redis-server` is started on a free loopback port for the whole test binary; it
+//! stops when the binary exits (a shell wrapper kills it when its stdin closes). Tests that flush,
+//! restart or kill a server start a private one with [`Server::start`] so they never disturb a
+//! Redis others use.
+
+use pacer_core::{Clock, RealClock, WindowTime};
+use std::io::Write;
+use std::net::TcpListener;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+/// The URL of the Redis shared by the tests.
+pub fn url() -> &'static str {
+    static URL: OnceLock<String> = OnceLock::new();
+    static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+    URL.get_or_init(|| {
+        let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
+        if answers(&url) {
+            return url;
+        }
+        let server = Server::start();
+        let url = server.url();
+        *SERVER.lock().unwrap() = Some(server);
+        url
+    })
+}
+
+/// True when a Redis answers `PING` at `url` within a second.
+pub fn answers(url: &str) -> bool {
+    let Ok(client) = redis::Client::open(url) else {
+        return false;
+    };
+    let Ok(mut con) = client.get_connection_with_timeout(Duration::from_secs(1)) else {
+        return false;
+    };
+    let _ = con.set_read_timeout(Some(Duration::from_secs(1)));
+    redis::cmd("PING").query::<String>(&mut con).is_ok()
+}
+
+/// A `redis-server` of the test's own on a free loopback port; stopped when dropped.
+#[derive(Debug)]
+pub struct Server {
+    port: u16,
+    wrapper: Option<(Child, ChildStdin)>,
+}
+
+impl Server {
+    /// Starts a server on a free port.
+    pub fn start() -> Server {
+        let port = free_port();
+        let mut server = Server {
+            port,
+            wrapper: None,
+        };
+        server.restart();
+        server
+    }
+
+    /// `redis://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// Stops the server (if running) and waits until it is gone.
+    pub fn stop(&mut self) {
+        if let Some((mut child, stdin)) = self.wrapper.take() {
+            drop(stdin);
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts the server again on the same port, empty (it keeps nothing on disk).
+    pub fn restart(&mut self) {
+        self.stop();
+        let dir = std::env::temp_dir();
+        let script = format!(
+            "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no \
+             --dir '{dir}' --logfile '' --loglevel warning >/dev/null 2>&1 & pid=$!; \
+             read _ignored; kill $pid; wait $pid",
+            port = self.port,
+            dir = dir.display(),
+        );
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg(script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sh to start redis-server");
+        let stdin = child.stdin.take().expect("piped");
+        self.wrapper = Some((child, stdin));
+        for _ in 0..100 {
+            if answers(&self.url()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "redis-server did not answer on port {} within 5 s (is redis-server installed?)",
+            self.port
+        );
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some((_, stdin)) = &mut self.wrapper {
+            let _ = stdin.write_all(b"\n");
+        }
+        self.stop();
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
+    listener.local_addr().expect("bound").port()
+}
+
+/// A key prefix no other test (in this or another process) uses.
+pub fn unique_prefix() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let t = WindowTime::from_system_time(RealClock::new().system_now()).as_micros();
+    format!("pt:{:x}:{t:x}:{n}:", std::process::id())
+}
+
