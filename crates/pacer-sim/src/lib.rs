@@ -20,6 +20,7 @@
 //!
 //! `docs/simulation.md` describes the model and every assumption in it.
 
+pub mod cli;
 mod compare;
 mod engine;
 mod error;
@@ -27,6 +28,8 @@ pub mod metrics;
 pub mod model;
 mod modes;
 mod options;
+pub mod plot;
+pub mod report;
 
 pub use compare::{Comparison, Row, compare};
 pub use engine::{RunResult, run};
