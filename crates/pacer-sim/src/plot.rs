@@ -15,7 +15,7 @@ const PANEL_WIDTH: u32 = 760;
 /// Height of one panel, pixels.
 const PANEL_HEIGHT: u32 = 240;
 /// Height of the title band, pixels.
-const TITLE_HEIGHT: u32 = 44;
+const TITLE_HEIGHT: u32 = 52;
 
 const QUOTA_COLOUR: RGBColor = RGBColor(40, 40, 40);
 const RATE_COLOUR: RGBColor = RGBColor(31, 119, 180);
@@ -43,7 +43,7 @@ pub fn svg(c: &Comparison) -> Result<String, SimError> {
             rate.chain(quota).chain(accepted)
         })
         .fold(1.0f64, f64::max)
-        * 1.5; // headroom for the legend
+        * 1.1;
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
@@ -58,13 +58,14 @@ pub fn svg(c: &Comparison) -> Result<String, SimError> {
             o.minutes,
             o.seed
         );
-        let font = ("sans-serif", 15).into_font().color(&BLACK);
+        let font = ("sans-serif", 14).into_font().color(&BLACK);
         title
             .draw_text("Units per minute against the hidden quota", &font, (12, 6))
             .map_err(plot_error)?;
         title
             .draw_text(&settings, &font, (12, 24))
             .map_err(plot_error)?;
+        legend(&title, width)?;
         let panels = body.split_evenly((rows, columns));
         for (story_index, story) in stories.iter().enumerate() {
             let story_rows = c.rows.iter().filter(|r| r.story == *story);
@@ -122,9 +123,7 @@ fn panel(
             s.quota.iter().enumerate().map(|(i, &q)| (at(i), q)),
             QUOTA_COLOUR.stroke_width(2),
         ))
-        .map_err(plot_error)?
-        .label("hidden quota")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], QUOTA_COLOUR.stroke_width(2)));
+        .map_err(plot_error)?;
     if s.rate.iter().any(Option::is_some) {
         chart
             .draw_series(LineSeries::new(
@@ -134,9 +133,7 @@ fn panel(
                     .filter_map(|(i, r)| r.map(|r| (at(i), r))),
                 RATE_COLOUR.stroke_width(1),
             ))
-            .map_err(plot_error)?
-            .label("sum of limiter rates")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RATE_COLOUR));
+            .map_err(plot_error)?;
     }
     chart
         .draw_series(LineSeries::new(
@@ -146,19 +143,26 @@ fn panel(
                 .map(|(i, a)| (at(i + 1), a as f64)),
             ACCEPTED_COLOUR.stroke_width(2),
         ))
-        .map_err(plot_error)?
-        .label("accepted, last 60 s")
-        .legend(|(x, y)| {
-            PathElement::new(vec![(x, y), (x + 18, y)], ACCEPTED_COLOUR.stroke_width(2))
-        });
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.85))
-        .border_style(RGBColor(180, 180, 180))
-        .label_font(("sans-serif", 11))
-        .draw()
         .map_err(plot_error)?;
+    Ok(())
+}
+
+/// One legend for every panel, at the right of the title band.
+fn legend(area: &DrawingArea<SVGBackend<'_>, Shift>, width: u32) -> Result<(), SimError> {
+    let items = [
+        ("hidden quota", QUOTA_COLOUR.stroke_width(2)),
+        ("sum of limiter rates", RATE_COLOUR.stroke_width(2)),
+        ("accepted, last 60 s", ACCEPTED_COLOUR.stroke_width(2)),
+    ];
+    let font = ("sans-serif", 13).into_font().color(&BLACK);
+    let x = i32::try_from(width).unwrap_or(i32::MAX) - 190;
+    for (i, (label, style)) in items.iter().enumerate() {
+        let y = 8 + 13 * i32::try_from(i).unwrap_or(0);
+        area.draw(&PathElement::new(vec![(x, y + 6), (x + 24, y + 6)], *style))
+            .map_err(plot_error)?;
+        area.draw_text(label, &font, (x + 30, y))
+            .map_err(plot_error)?;
+    }
     Ok(())
 }
 
@@ -180,12 +184,9 @@ mod tests {
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("none · free-run"));
         assert!(svg.contains("aimd · free-run"));
-        assert_eq!(svg.matches("\nhidden quota\n").count(), 2);
-        assert_eq!(
-            svg.matches("sum of limiter rates\n").count(),
-            1,
-            "none has no limiter"
-        );
+        assert_eq!(svg.matches("\nhidden quota\n").count(), 1, "one legend");
+        // The rate's colour: aimd's line and the legend's sample; none has no limiter.
+        assert_eq!(svg.matches("stroke=\"#1F77B4\"").count(), 2);
         assert_eq!(svg, super::svg(&c).unwrap(), "deterministic");
     }
 }
