@@ -1,8 +1,8 @@
 //! The command line: `pacer-sim [compare] [--story NAME|all] [--mode NAME]… [--format …] …`.
 //!
 //! `compare` is the only command so far and the default. `serve` (the model API over real HTTP)
-//! and `live` (real reqwest clients with the middleware against it) come once the middleware is
-//! merged; they will be more variants of [`Command`].
+//! and `live` (real reqwest clients with the middleware against it) come later, as more variants
+//! of [`Command`].
 
 use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
 use crate::report::{Format, render};

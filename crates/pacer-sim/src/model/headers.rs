@@ -4,8 +4,8 @@
 //! This is the hook for the `headers` mode. The engine asks the API for these values only when a
 //! mode wants them ([`Mode::wants_headers`](crate::Mode::wants_headers)) and hands them to that
 //! mode's client with each response ([`Response::headers`](crate::Response::headers)). The values
-//! are also rendered as the exact field values a real server would send, so that the mode, once
-//! Pacer's header parser is merged, can feed them through the very parser the middleware uses.
+//! are also rendered as the exact field values a real server would send, so that the mode can
+//! feed them through the very header parser the middleware uses.
 
 /// The policy name the model API uses in both fields.
 pub const POLICY_NAME: &str = "default";

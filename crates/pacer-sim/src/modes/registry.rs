@@ -16,8 +16,8 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
         "cubic" => Ok(Box::new(LimiterMode::builtin(ControllerKind::Cubic))),
         "headers" => Err(ModeError::NotYetAvailable {
             name: "headers".to_owned(),
-            needs: "Pacer's rate-limit header parser and proactive throttling, which are not \
-                    merged yet"
+            needs: "Pacer's header parser and proactive throttling wired into a simulator \
+                    client (the model API already sends the draft-11 fields)"
                 .to_owned(),
         }),
         _ => Err(ModeError::Unknown {
