@@ -1,0 +1,250 @@
+//! The command line: `pacer-sim [compare] [--story NAME|all] [--mode NAME]… [--format …] …`.
+//!
+//! `compare` is the only command so far and the default. `serve` (the model API over real HTTP)
+//! and `live` (real reqwest clients with the middleware against it) come later, as more variants
+//! of [`Command`].
+
+use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
+use crate::report::{Format, render};
+use crate::{Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// `pacer-sim`: compare rate-limiting modes against a model API with a hidden quota.
+#[derive(Debug, Parser)]
+#[command(
+    name = "pacer-sim",
+    version,
+    about = "Runs Pacer's real limiter against a model API with a hidden quota, on virtual time, \
+             and compares modes",
+    args_conflicts_with_subcommands = true
+)]
+pub struct Cli {
+    /// What to do; `compare` when left out.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// The options of `compare`, when no command is given.
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Runs each mode on the same seed and the same requests, and prints the comparison.
+    Compare(CompareArgs),
+}
+
+/// The options of `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// The story: free-run, noisy-neighbour, quota-cut, scale-out, top-of-hour,
+    /// long-retry-after, or all.
+    #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
+    pub story: String,
+    /// A mode to run (repeat for more): none, fixed, aimd, cubic, headers. Default: every
+    /// available mode.
+    #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
+    pub modes: Vec<String>,
+    /// Client instances.
+    #[arg(long, default_value_t = 2)]
+    pub instances: u32,
+    /// The hidden quota, units per minute.
+    #[arg(long, default_value_t = 3000)]
+    pub quota: u64,
+    /// Demand per instance, units per minute.
+    #[arg(long, default_value_t = 2000.0)]
+    pub demand: f64,
+    /// Length of the run, minutes.
+    #[arg(long, default_value_t = 15)]
+    pub minutes: u32,
+    /// The seed of the arrivals and latencies.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Output format: table, csv or json.
+    #[arg(long, default_value = "table")]
+    pub format: Format,
+    /// Also draw each mode's rate and accepted units against the quota into this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Limiter options from a configuration file (not yet available: needs the config loader).
+    #[arg(long, value_name = "FILE", requires = "limiter")]
+    pub config: Option<PathBuf>,
+    /// The limiter of `--config` to run as one more mode.
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub limiter: Option<String>,
+}
+
+fn parse_story(s: &str) -> Result<String, String> {
+    if s == "all" || STORY_NAMES.contains(&s) {
+        Ok(s.to_owned())
+    } else {
+        Err(SimError::UnknownStory(s.to_owned()).to_string())
+    }
+}
+
+fn parse_mode(s: &str) -> Result<String, String> {
+    mode_by_name(s)
+        .map(|m| m.name().to_owned())
+        .map_err(|e| e.to_string())
+}
+
+impl CompareArgs {
+    /// The run's settings.
+    #[must_use]
+    pub fn options(&self) -> SimOptions {
+        SimOptions {
+            instances: self.instances,
+            quota: self.quota,
+            demand: self.demand,
+            minutes: self.minutes,
+            seed: self.seed,
+            ..SimOptions::default()
+        }
+    }
+
+    /// The stories to run.
+    pub fn stories(&self) -> Result<Vec<Story>, SimError> {
+        if self.story == "all" {
+            return Ok(Story::all());
+        }
+        Story::by_name(&self.story)
+            .map(|s| vec![s])
+            .ok_or_else(|| SimError::UnknownStory(self.story.clone()))
+    }
+
+    /// The modes to run, in the order given (each once), or every available mode.
+    pub fn modes(&self) -> Result<Vec<Box<dyn Mode>>, SimError> {
+        if self.config.is_some() {
+            return Err(SimError::Options(
+                "--config/--limiter are not yet available: they need the configuration loader"
+                    .to_owned(),
+            ));
+        }
+        if self.modes.is_empty() {
+            return Ok(default_modes());
+        }
+        let mut names: Vec<&str> = Vec::new();
+        for name in &self.modes {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+        names
+            .into_iter()
+            .map(|n| mode_by_name(n).map_err(SimError::from))
+            .collect()
+    }
+}
+
+/// Runs the command and returns what to print. Writes the plot file when asked.
+pub fn execute(cli: &Cli) -> Result<String, SimError> {
+    let args = match &cli.command {
+        Some(Command::Compare(args)) => args,
+        None => &cli.compare,
+    };
+    let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;
+    if let Some(path) = &args.plot {
+        let svg = crate::plot::svg(&comparison)?;
+        std::fs::write(path, svg)
+            .map_err(|e| SimError::Plot(format!("cannot write {}: {e}", path.display())))?;
+    }
+    Ok(render(&comparison, args.format))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("pacer-sim").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn no_arguments_is_the_seed_s_comparison() {
+        let cli = parse(&[]).unwrap();
+        assert!(cli.command.is_none());
+        let a = &cli.compare;
+        assert_eq!(a.story, "noisy-neighbour");
+        assert_eq!(a.options(), SimOptions::default());
+        assert_eq!(a.format, Format::Table);
+        let names: Vec<_> = a
+            .modes()
+            .unwrap()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        assert_eq!(names, ["none", "fixed", "aimd", "cubic"]);
+    }
+
+    #[test]
+    fn compare_takes_the_same_flags_as_the_default() {
+        let cli = parse(&[
+            "compare",
+            "--story",
+            "all",
+            "--mode",
+            "aimd",
+            "--mode",
+            "none",
+            "--mode",
+            "aimd",
+            "--instances",
+            "3",
+            "--quota",
+            "6000",
+            "--demand",
+            "1500",
+            "--minutes",
+            "5",
+            "--seed",
+            "7",
+            "--format",
+            "csv",
+            "--plot",
+            "out.svg",
+        ])
+        .unwrap();
+        let Some(Command::Compare(a)) = &cli.command else {
+            panic!("compare");
+        };
+        assert_eq!(a.stories().unwrap().len(), 6);
+        let names: Vec<_> = a
+            .modes()
+            .unwrap()
+            .iter()
+            .map(|m| m.name().to_owned())
+            .collect();
+        assert_eq!(names, ["aimd", "none"], "in the order given, each once");
+        let o = a.options();
+        assert_eq!(
+            (o.instances, o.quota, o.demand, o.minutes, o.seed),
+            (3, 6000, 1500.0, 5, 7)
+        );
+        assert_eq!(a.format, Format::Csv);
+        assert_eq!(a.plot.as_deref(), Some(std::path::Path::new("out.svg")));
+    }
+
+    #[test]
+    fn bad_names_are_refused_with_the_choices() {
+        let e = parse(&["--story", "mars"]).unwrap_err().to_string();
+        assert!(e.contains("unknown story \"mars\""), "{e}");
+        let e = parse(&["--mode", "vegas"]).unwrap_err().to_string();
+        assert!(
+            e.contains("expected one of none, fixed, aimd, cubic, headers"),
+            "{e}"
+        );
+        let e = parse(&["--mode", "headers"]).unwrap_err().to_string();
+        assert!(e.contains("not yet available"), "{e}");
+        let e = parse(&["--format", "xml"]).unwrap_err().to_string();
+        assert!(e.contains("expected table, csv or json"), "{e}");
+    }
+
+    #[test]
+    fn config_needs_a_limiter_and_is_not_yet_available() {
+        assert!(parse(&["--config", "pacer.toml"]).is_err());
+        let cli = parse(&["--config", "pacer.toml", "--limiter", "orders-api"]).unwrap();
+        let e = cli.compare.modes().unwrap_err().to_string();
+        assert!(e.contains("not yet available"), "{e}");
+    }
+}

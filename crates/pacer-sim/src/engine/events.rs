@@ -1,0 +1,110 @@
+//! The engine's agenda: events on virtual time, earliest first, ties in the order they were
+//! scheduled (so a run never depends on the heap's internal order).
+
+use crate::model::{ModelHeaders, Verdict};
+use pacer_core::Timestamp;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Something that happens at a moment of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum EventKind {
+    /// An instance's first waiting attempt should get its units now.
+    Grant { instance: u32 },
+    /// A response reaches the client.
+    Response {
+        instance: u32,
+        request: u32,
+        attempt: u32,
+        sent_at: Timestamp,
+        verdict: Verdict,
+        headers: Option<ModelHeaders>,
+    },
+    /// A throttled request's next attempt asks for units (after a Retry-After sleep).
+    Retry {
+        instance: u32,
+        request: u32,
+        attempt: u32,
+    },
+    /// Instances join (scale-out).
+    Join { instances: u32 },
+}
+
+#[derive(Debug)]
+struct Event {
+    at: Timestamp,
+    seq: u64,
+    kind: EventKind,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.seq) == (other.at, other.seq)
+    }
+}
+
+impl Eq for Event {}
+
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Event {
+    /// Reversed, so the max-heap pops the earliest event.
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// A priority queue of events.
+#[derive(Debug, Default)]
+pub(crate) struct Agenda {
+    heap: BinaryHeap<Event>,
+    seq: u64,
+}
+
+impl Agenda {
+    pub(crate) fn push(&mut self, at: Timestamp, kind: EventKind) {
+        self.heap.push(Event {
+            at,
+            seq: self.seq,
+            kind,
+        });
+        self.seq += 1;
+    }
+
+    /// When the next event is due.
+    pub(crate) fn next_at(&self) -> Option<Timestamp> {
+        self.heap.peek().map(|e| e.at)
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<(Timestamp, EventKind)> {
+        self.heap.pop().map(|e| (e.at, e.kind))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn earliest_first_then_in_scheduling_order() {
+        let mut a = Agenda::default();
+        let t = |s| Timestamp::ZERO + Duration::from_secs(s);
+        a.push(t(2), EventKind::Grant { instance: 0 });
+        a.push(t(1), EventKind::Grant { instance: 1 });
+        a.push(t(2), EventKind::Grant { instance: 2 });
+        a.push(t(1), EventKind::Grant { instance: 3 });
+        let order: Vec<_> = std::iter::from_fn(|| a.pop())
+            .map(|(_, k)| match k {
+                EventKind::Grant { instance } => instance,
+                _ => unreachable!(),
+            })
+            .collect();
+        assert_eq!(order, [1, 3, 0, 2]);
+        assert_eq!(a.next_at(), None);
+    }
+}

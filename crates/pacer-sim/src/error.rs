@@ -1,0 +1,41 @@
+//! What can go wrong in a comparison.
+
+use crate::ModeError;
+use std::fmt;
+
+/// An error of the simulator: bad settings, a mode that cannot run, or a file that cannot be
+/// written.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum SimError {
+    /// A setting is out of range; the message names it.
+    Options(String),
+    /// A mode cannot run.
+    Mode(ModeError),
+    /// The plot could not be drawn or written.
+    Plot(String),
+    /// A story name is unknown.
+    UnknownStory(String),
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::Options(m) | SimError::Plot(m) => f.write_str(m),
+            SimError::Mode(e) => e.fmt(f),
+            SimError::UnknownStory(name) => write!(
+                f,
+                "unknown story {name:?}: expected all or one of {}",
+                crate::model::STORY_NAMES.join(", ")
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+impl From<ModeError> for SimError {
+    fn from(e: ModeError) -> Self {
+        SimError::Mode(e)
+    }
+}

@@ -1,0 +1,45 @@
+//! `pacer-sim`: Pacer's real limiter against a model API with a hidden quota, on virtual time.
+//!
+//! The simulator runs the very `pacer_core::LimiterCore` that the middleware runs, one per client
+//! instance, against a model API whose quota is a sliding 60 s window of units that a story
+//! changes over time. It is deterministic per seed: no clock is read, no thread races, no hash
+//! order leaks into the output, so the same seed prints the same table, byte for byte. Every mode
+//! sees the same requests at the same times.
+//!
+//! ```
+//! use pacer_sim::{SimOptions, Story, compare, mode_by_name};
+//!
+//! let options = SimOptions { minutes: 2, ..SimOptions::default() };
+//! let stories = [Story::by_name("free-run").unwrap()];
+//! let modes = [mode_by_name("aimd").unwrap()];
+//! let comparison = compare(&options, &stories, &modes).unwrap();
+//! let row = &comparison.rows[0];
+//! assert_eq!((row.story.as_str(), row.mode.as_str()), ("free-run", "aimd"));
+//! assert!(row.metrics.throughput > 0.0);
+//! ```
+//!
+//! `docs/simulation.md` describes the model and every assumption in it.
+
+pub mod cli;
+mod compare;
+mod engine;
+mod error;
+pub mod metrics;
+pub mod model;
+mod modes;
+mod options;
+pub mod plot;
+pub mod report;
+
+pub use compare::{Comparison, Row, compare};
+pub use engine::{RunResult, run};
+pub use error::SimError;
+pub use model::{Arrivals, Story};
+pub use modes::{
+    Client, ClientSetup, ControllerFactory, LimiterClient, LimiterMode, MODE_NAMES, Mode,
+    ModeError, NoLimiter, OptionsAdjust, Response, default_modes, mode_by_name, signal_of,
+};
+pub use options::{
+    SIM_INITIAL_UNITS_PER_MINUTE, SIM_MAX_UNITS_PER_MINUTE, SIM_MAX_WAIT, SIM_QUEUE_LIMIT,
+    SimOptions, sim_limiter_defaults,
+};

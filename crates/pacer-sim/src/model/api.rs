@@ -1,0 +1,261 @@
+//! The model API: a hidden quota that accepts or refuses each request the moment it is sent.
+//!
+//! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]), whose limit the story
+//! changes over time. A request fits if the units in the window plus its own are at most the
+//! limit; then it is accepted and its units enter the window. Otherwise it gets a 429 with a
+//! `Retry-After` (see [`retry_after_secs`]); refused requests use no quota. A noisy neighbour
+//! takes its share off the top: while it is there, our clients' limit is the quota less its share
+//! (the seed's "quota drops 50% for 60 s"; `docs/simulation.md` says why its units are not put in
+//! the window one by one). A server stop refuses everything until it ends.
+//!
+//! The API knows nothing of modes or virtual time beyond the `now` it is given, so the future
+//! `serve` command can put it behind a real HTTP server on the real clock unchanged.
+
+use super::{ModelHeaders, SlidingWindow, Story};
+use pacer_core::Timestamp;
+use std::time::Duration;
+
+/// The window of the hidden quota.
+pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
+
+/// What the API answers to one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// 2xx: the units were counted.
+    Accepted,
+    /// 429 Too Many Requests, with a `Retry-After`.
+    Throttled {
+        /// The `Retry-After` it sent, whole seconds.
+        retry_after: Duration,
+    },
+}
+
+/// The server side of a run.
+#[derive(Debug, Clone)]
+pub struct ModelApi {
+    story: Story,
+    base_quota: u64,
+    window: SlidingWindow,
+}
+
+/// The `Retry-After` for a request that would fit `wait` from now: the whole seconds of the wait,
+/// rounded up so that a client that honours it finds room (unless someone else took it first),
+/// and at least 1, since `Retry-After: 0` would invite an immediate retry.
+#[must_use]
+pub fn retry_after_secs(wait: Duration) -> u64 {
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    secs.max(1)
+}
+
+impl ModelApi {
+    /// An API with a hidden quota of `base_quota` units per minute, changed by `story`.
+    #[must_use]
+    pub fn new(base_quota: u64, story: Story) -> Self {
+        ModelApi {
+            story,
+            base_quota,
+            window: SlidingWindow::new(QUOTA_WINDOW),
+        }
+    }
+
+    /// The story the API follows.
+    #[must_use]
+    pub fn story(&self) -> &Story {
+        &self.story
+    }
+
+    /// The window's limit for our clients at `now`, in units: the hidden quota less the
+    /// neighbour's share ([`Story::available_quota`], rounded).
+    #[must_use]
+    pub fn limit_at(&self, now: Timestamp) -> u64 {
+        let available = self
+            .story
+            .available_quota(self.base_quota as f64, now.as_duration());
+        available.round() as u64
+    }
+
+    /// The units of our clients in the window at `now`.
+    pub fn used(&mut self, now: Timestamp) -> u64 {
+        self.window.used(now)
+    }
+
+    /// Decides a request of `units` sent at `now`.
+    pub fn offer(&mut self, units: u64, now: Timestamp) -> Verdict {
+        if let Some(stop) = self.story.stop_at(now.as_duration()) {
+            let ends = Timestamp::from_duration(stop.at + stop.length);
+            return throttled(ends - now);
+        }
+        let limit = self.limit_at(now);
+        match self.window.fits_at(units, limit, now) {
+            Some(at) if at <= now => {
+                self.window.push(units, now);
+                Verdict::Accepted
+            }
+            Some(at) => throttled(at - now),
+            // Larger than the whole quota: it never fits. Say "a window from now".
+            None => throttled(QUOTA_WINDOW),
+        }
+    }
+
+    /// The IETF draft-11 rate-limit values the API would send with a response at `now` (after
+    /// the request was decided): the policy (quota and window) and what is left of it.
+    pub fn headers(&mut self, now: Timestamp) -> ModelHeaders {
+        let quota = self.limit_at(now);
+        if let Some(stop) = self.story.stop_at(now.as_duration()) {
+            let ends = Timestamp::from_duration(stop.at + stop.length);
+            return ModelHeaders {
+                quota,
+                window_secs: QUOTA_WINDOW.as_secs(),
+                remaining: 0,
+                reset_secs: retry_after_secs(ends - now),
+            };
+        }
+        let used = self.window.used(now);
+        let reset_secs = self
+            .window
+            .next_departure(now)
+            .map_or(0, |at| retry_after_secs(at - now));
+        ModelHeaders {
+            quota,
+            window_secs: QUOTA_WINDOW.as_secs(),
+            remaining: quota.saturating_sub(used),
+            reset_secs,
+        }
+    }
+}
+
+fn throttled(wait: Duration) -> Verdict {
+    Verdict::Throttled {
+        retry_after: Duration::from_secs(retry_after_secs(wait)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at_ms(ms: u64) -> Timestamp {
+        Timestamp::ZERO + Duration::from_millis(ms)
+    }
+
+    fn story(name: &str) -> Story {
+        Story::by_name(name).unwrap()
+    }
+
+    #[test]
+    fn retry_after_is_whole_seconds_rounded_up_and_at_least_one() {
+        for (wait_ms, secs) in [(0, 1), (1, 1), (999, 1), (1000, 1), (1001, 2), (59_500, 60)] {
+            assert_eq!(
+                retry_after_secs(Duration::from_millis(wait_ms)),
+                secs,
+                "{wait_ms} ms"
+            );
+        }
+    }
+
+    #[test]
+    fn accepts_up_to_the_quota_then_refuses_until_units_leave() {
+        let mut api = ModelApi::new(10, story("free-run"));
+        for i in 0..10 {
+            assert_eq!(api.offer(1, at_ms(i * 100)), Verdict::Accepted);
+        }
+        // Full. The first unit (t = 0) leaves at 60 s: from 30 s that is 30 s.
+        assert_eq!(
+            api.offer(1, at_ms(30_000)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(30)
+            }
+        );
+        // 2 units need the first two out: the second left at 60.1 s → 31 s (rounded up).
+        assert_eq!(
+            api.offer(2, at_ms(29_500)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(31)
+            }
+        );
+        assert_eq!(api.offer(1, at_ms(60_000)), Verdict::Accepted);
+        assert_eq!(api.used(at_ms(60_000)), 10);
+    }
+
+    #[test]
+    fn a_request_larger_than_the_quota_is_told_a_whole_window() {
+        let mut api = ModelApi::new(3, story("free-run"));
+        assert_eq!(
+            api.offer(5, at_ms(0)),
+            Verdict::Throttled {
+                retry_after: QUOTA_WINDOW
+            }
+        );
+    }
+
+    #[test]
+    fn the_neighbour_halves_our_limit_for_its_minute() {
+        let mut api = ModelApi::new(3000, story("noisy-neighbour"));
+        assert_eq!(api.limit_at(at_ms(299_999)), 3000);
+        assert_eq!(api.limit_at(at_ms(300_000)), 1500);
+        assert_eq!(api.limit_at(at_ms(360_000)), 3000);
+        // 2,000 units at 4:50, evenly over a second: at 5:00 the limit is 1,500, so 501 must go
+        // first: the 501st unit, accepted at 290.25 s, leaves at 350.25 s.
+        for i in 0..2000 {
+            assert_eq!(api.offer(1, at_ms(290_000 + i / 2)), Verdict::Accepted);
+        }
+        assert_eq!(
+            api.offer(1, at_ms(300_000)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(51)
+            }
+        );
+        assert_eq!(
+            api.offer(1, at_ms(360_000)),
+            Verdict::Accepted,
+            "back at 6:00"
+        );
+    }
+
+    #[test]
+    fn a_quota_cut_refuses_until_the_window_drains_to_the_new_limit() {
+        let mut api = ModelApi::new(100, story("quota-cut"));
+        for i in 0..100 {
+            assert_eq!(api.offer(1, at_ms(250_000 + i * 100)), Verdict::Accepted);
+        }
+        // At 5:00 the limit is 50; 100 inside, 51 must leave: the 51st (255.0 s) leaves at 315 s.
+        assert_eq!(
+            api.offer(1, at_ms(300_000)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(15)
+            }
+        );
+    }
+
+    #[test]
+    fn a_stop_refuses_everything_with_the_time_left() {
+        let mut api = ModelApi::new(3000, story("long-retry-after"));
+        assert_eq!(api.offer(1, at_ms(299_000)), Verdict::Accepted);
+        assert_eq!(
+            api.offer(1, at_ms(300_000)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(120)
+            }
+        );
+        assert_eq!(
+            api.offer(1, at_ms(400_500)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(20)
+            }
+        );
+        assert_eq!(api.offer(1, at_ms(420_000)), Verdict::Accepted);
+    }
+
+    #[test]
+    fn headers_say_the_policy_and_what_is_left() {
+        let mut api = ModelApi::new(10, story("free-run"));
+        assert_eq!(api.offer(4, at_ms(1_000)), Verdict::Accepted);
+        let h = api.headers(at_ms(2_500));
+        assert_eq!(
+            (h.quota, h.window_secs, h.remaining, h.reset_secs),
+            (10, 60, 6, 59)
+        );
+        let h = ModelApi::new(10, story("free-run")).headers(at_ms(0));
+        assert_eq!((h.remaining, h.reset_secs), (10, 0));
+    }
+}

@@ -1,0 +1,19 @@
+//! The world the limiters run in: the model API with its hidden quota, the stories that change
+//! it, the demand, and the network's latency.
+
+mod api;
+mod demand;
+mod headers;
+mod latency;
+mod story;
+mod window;
+
+pub use api::{ModelApi, QUOTA_WINDOW, Verdict, retry_after_secs};
+pub use demand::{Arrivals, COST_MIX, Request, mean_cost, splitmix64};
+pub use headers::{ModelHeaders, POLICY_NAME};
+pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
+pub use story::{
+    DEFAULT_STORY, DemandBurst, Join, Neighbour, QuotaDrop, QuotaStep, STORY_NAMES, ServerStop,
+    Story,
+};
+pub use window::SlidingWindow;

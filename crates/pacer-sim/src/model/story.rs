@@ -1,0 +1,396 @@
+//! The six stories of the seed's simulator, as data: what changes, and when.
+//!
+//! A story changes the hidden quota, lets another client use part of it, stops the server, adds
+//! instances, or raises the demand, at fixed minutes of the run. The engine and the model API read
+//! it; nothing in a story depends on the mode, so every mode lives through the same story.
+
+use std::fmt;
+use std::time::Duration;
+
+const MINUTE: u64 = 60;
+
+const fn minutes(m: u64) -> Duration {
+    Duration::from_secs(m * MINUTE)
+}
+
+/// From `at` on, the hidden quota is `factor × --quota`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QuotaStep {
+    /// When the quota changes, from the start of the run.
+    pub at: Duration,
+    /// The new quota as a fraction of `--quota`.
+    pub factor: f64,
+}
+
+/// Another client of the same budget: during `[from, until)` it uses `share` of the quota, and
+/// the server counts its units in the same sliding window as ours, whether or not they fit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Neighbour {
+    /// When it starts.
+    pub from: Duration,
+    /// When it stops.
+    pub until: Duration,
+    /// The fraction of the quota it uses per minute.
+    pub share: f64,
+}
+
+/// The server stops serving during `[at, at + length)`: every request gets a 429 whose
+/// Retry-After is the time left until the stop ends (so the first one says `length`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ServerStop {
+    /// When the stop starts.
+    pub at: Duration,
+    /// How long it lasts.
+    pub length: Duration,
+}
+
+/// `instances` more client instances start at `at`; every limiter is told the new count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Join {
+    /// When they start.
+    pub at: Duration,
+    /// How many join.
+    pub instances: u32,
+}
+
+/// During `[from, until)` every instance's demand is `factor ×` `--demand`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DemandBurst {
+    /// When the burst starts.
+    pub from: Duration,
+    /// When it ends.
+    pub until: Duration,
+    /// The demand multiplier.
+    pub factor: f64,
+}
+
+/// A story: one scenario of the comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Story {
+    /// The name on the command line and in the output.
+    pub name: &'static str,
+    /// One line for `--help` and the docs.
+    pub summary: &'static str,
+    /// Changes of the hidden quota, in time order.
+    pub quota_steps: Vec<QuotaStep>,
+    /// Another client using part of the quota.
+    pub neighbour: Option<Neighbour>,
+    /// A server-ordered stop.
+    pub stop: Option<ServerStop>,
+    /// Instances that join, in time order.
+    pub joins: Vec<Join>,
+    /// Bursts of demand.
+    pub bursts: Vec<DemandBurst>,
+}
+
+/// A span during which less quota is available to our clients than just before it; the recovery
+/// metric measures from its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaDrop {
+    /// When the available quota drops.
+    pub from: Duration,
+    /// When it comes back.
+    pub until: Duration,
+}
+
+/// The names of the stories, in the order `--story all` runs them.
+pub const STORY_NAMES: [&str; 6] = [
+    "free-run",
+    "noisy-neighbour",
+    "quota-cut",
+    "scale-out",
+    "top-of-hour",
+    "long-retry-after",
+];
+
+/// The default story: the seed's comparison table.
+pub const DEFAULT_STORY: &str = "noisy-neighbour";
+
+impl Story {
+    fn empty(name: &'static str, summary: &'static str) -> Story {
+        Story {
+            name,
+            summary,
+            quota_steps: Vec::new(),
+            neighbour: None,
+            stop: None,
+            joins: Vec::new(),
+            bursts: Vec::new(),
+        }
+    }
+
+    /// The story with this name, if there is one.
+    #[must_use]
+    pub fn by_name(name: &str) -> Option<Story> {
+        let story = match name {
+            "free-run" => Story::empty("free-run", "the quota stays as it is for the whole run"),
+            "noisy-neighbour" => Story {
+                neighbour: Some(Neighbour {
+                    from: minutes(5),
+                    until: minutes(6),
+                    share: 0.5,
+                }),
+                ..Story::empty(
+                    "noisy-neighbour",
+                    "another client takes half the quota for 60 s at minute 5",
+                )
+            },
+            "quota-cut" => Story {
+                quota_steps: vec![
+                    QuotaStep {
+                        at: minutes(5),
+                        factor: 0.5,
+                    },
+                    QuotaStep {
+                        at: minutes(10),
+                        factor: 1.0,
+                    },
+                ],
+                ..Story::empty(
+                    "quota-cut",
+                    "the server cuts the quota to half at minute 5 and restores it at minute 10",
+                )
+            },
+            "scale-out" => Story {
+                joins: vec![Join {
+                    at: minutes(5),
+                    instances: 1,
+                }],
+                ..Story::empty(
+                    "scale-out",
+                    "one more instance, with the same demand, joins at minute 5",
+                )
+            },
+            "top-of-hour" => Story {
+                bursts: vec![DemandBurst {
+                    from: minutes(10),
+                    until: minutes(11),
+                    factor: 3.0,
+                }],
+                ..Story::empty(
+                    "top-of-hour",
+                    "every instance's demand triples for the minute after minute 10",
+                )
+            },
+            "long-retry-after" => Story {
+                stop: Some(ServerStop {
+                    at: minutes(5),
+                    length: minutes(2),
+                }),
+                ..Story::empty(
+                    "long-retry-after",
+                    "at minute 5 the server stops for 120 s and says so with Retry-After",
+                )
+            },
+            _ => return None,
+        };
+        Some(story)
+    }
+
+    /// Every story, in the order of [`STORY_NAMES`].
+    #[must_use]
+    pub fn all() -> Vec<Story> {
+        STORY_NAMES
+            .iter()
+            .filter_map(|n| Story::by_name(n))
+            .collect()
+    }
+
+    /// The hidden quota at `t` as a fraction of `--quota`.
+    #[must_use]
+    pub fn quota_factor(&self, t: Duration) -> f64 {
+        self.quota_steps
+            .iter()
+            .take_while(|s| s.at <= t)
+            .last()
+            .map_or(1.0, |s| s.factor)
+    }
+
+    /// The share of the quota the neighbour uses at `t` (0 when there is none).
+    #[must_use]
+    pub fn neighbour_share(&self, t: Duration) -> f64 {
+        match self.neighbour {
+            Some(n) if n.from <= t && t < n.until => n.share,
+            _ => 0.0,
+        }
+    }
+
+    /// The stop in force at `t`, if any.
+    #[must_use]
+    pub fn stop_at(&self, t: Duration) -> Option<ServerStop> {
+        self.stop.filter(|s| s.at <= t && t < s.at + s.length)
+    }
+
+    /// The units per minute available to our clients at `t`, for a `--quota` of `base`: the
+    /// hidden quota, less what the neighbour takes, or nothing during a stop.
+    #[must_use]
+    pub fn available_quota(&self, base: f64, t: Duration) -> f64 {
+        if self.stop_at(t).is_some() {
+            return 0.0;
+        }
+        base * self.quota_factor(t) * (1.0 - self.neighbour_share(t))
+    }
+
+    /// Every instance's demand at `t` as a multiple of `--demand`.
+    #[must_use]
+    pub fn demand_factor(&self, t: Duration) -> f64 {
+        self.bursts
+            .iter()
+            .filter(|b| b.from <= t && t < b.until)
+            .map(|b| b.factor)
+            .product()
+    }
+
+    /// The times at which the demand factor may change, in order.
+    #[must_use]
+    pub fn demand_changes(&self) -> Vec<Duration> {
+        let mut at: Vec<Duration> = self.bursts.iter().flat_map(|b| [b.from, b.until]).collect();
+        at.sort_unstable();
+        at.dedup();
+        at
+    }
+
+    /// The number of instances at `t`, starting from `base`.
+    #[must_use]
+    pub fn instances_at(&self, base: u32, t: Duration) -> u32 {
+        base + self
+            .joins
+            .iter()
+            .filter(|j| j.at <= t)
+            .map(|j| j.instances)
+            .sum::<u32>()
+    }
+
+    /// When instance `instance` (counting from 0) starts, with `base` instances at the start: at
+    /// once for the first `base`, else at the join that adds it (never, past the last join).
+    #[must_use]
+    pub fn start_of(&self, base: u32, instance: u32) -> Duration {
+        if instance < base {
+            return Duration::ZERO;
+        }
+        let mut count = base;
+        for j in &self.joins {
+            count += j.instances;
+            if instance < count {
+                return j.at;
+            }
+        }
+        Duration::MAX
+    }
+
+    /// The first drop of the quota available to our clients and when it comes back, if the
+    /// story has one: the neighbour's minute, the stop, or a cut of the quota until it is
+    /// restored to at least its level before the cut.
+    #[must_use]
+    pub fn quota_drop(&self) -> Option<QuotaDrop> {
+        let mut drops = Vec::new();
+        if let Some(n) = self.neighbour {
+            drops.push(QuotaDrop {
+                from: n.from,
+                until: n.until,
+            });
+        }
+        if let Some(s) = self.stop {
+            drops.push(QuotaDrop {
+                from: s.at,
+                until: s.at + s.length,
+            });
+        }
+        let mut before = 1.0;
+        for (i, step) in self.quota_steps.iter().enumerate() {
+            if step.factor < before {
+                if let Some(back) = self.quota_steps[i + 1..]
+                    .iter()
+                    .find(|s| s.factor >= before)
+                {
+                    drops.push(QuotaDrop {
+                        from: step.at,
+                        until: back.at,
+                    });
+                }
+                break;
+            }
+            before = step.factor;
+        }
+        drops.into_iter().min_by_key(|d| d.from)
+    }
+}
+
+impl fmt::Display for Story {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.name, self.summary)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn every_name_has_a_story_and_back() {
+        for name in STORY_NAMES {
+            assert_eq!(Story::by_name(name).unwrap().name, name);
+        }
+        assert_eq!(Story::all().len(), 6);
+        assert!(Story::by_name("nope").is_none());
+    }
+
+    #[test]
+    fn the_noisy_neighbour_takes_half_for_the_sixth_minute() {
+        let s = Story::by_name("noisy-neighbour").unwrap();
+        assert_eq!(s.available_quota(3000.0, secs(299)), 3000.0);
+        assert_eq!(s.available_quota(3000.0, secs(300)), 1500.0);
+        assert_eq!(s.available_quota(3000.0, secs(359)), 1500.0);
+        assert_eq!(s.available_quota(3000.0, secs(360)), 3000.0);
+        assert_eq!(
+            s.quota_drop(),
+            Some(QuotaDrop {
+                from: secs(300),
+                until: secs(360)
+            })
+        );
+    }
+
+    #[test]
+    fn the_quota_cut_lasts_five_minutes() {
+        let s = Story::by_name("quota-cut").unwrap();
+        assert_eq!(s.quota_factor(secs(299)), 1.0);
+        assert_eq!(s.quota_factor(secs(300)), 0.5);
+        assert_eq!(s.quota_factor(secs(600)), 1.0);
+        assert_eq!(
+            s.quota_drop(),
+            Some(QuotaDrop {
+                from: secs(300),
+                until: secs(600)
+            })
+        );
+    }
+
+    #[test]
+    fn a_stop_leaves_nothing_available() {
+        let s = Story::by_name("long-retry-after").unwrap();
+        assert_eq!(s.available_quota(3000.0, secs(300)), 0.0);
+        assert_eq!(s.available_quota(3000.0, secs(420)), 3000.0);
+        assert_eq!(s.quota_drop().unwrap().until, secs(420));
+    }
+
+    #[test]
+    fn scale_out_and_top_of_hour_change_the_clients_not_the_quota() {
+        let s = Story::by_name("scale-out").unwrap();
+        assert_eq!(s.instances_at(2, secs(299)), 2);
+        assert_eq!(s.instances_at(2, secs(300)), 3);
+        assert_eq!(s.start_of(2, 1), Duration::ZERO);
+        assert_eq!(s.start_of(2, 2), secs(300));
+        assert_eq!(s.quota_drop(), None);
+        let t = Story::by_name("top-of-hour").unwrap();
+        assert_eq!(t.demand_factor(secs(599)), 1.0);
+        assert_eq!(t.demand_factor(secs(600)), 3.0);
+        assert_eq!(t.demand_factor(secs(660)), 1.0);
+        assert_eq!(t.demand_changes(), vec![secs(600), secs(660)]);
+        assert_eq!(t.quota_drop(), None);
+    }
+}

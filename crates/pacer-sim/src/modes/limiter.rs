@@ -1,0 +1,245 @@
+//! The limiter modes: `fixed`, `aimd`, `cubic`, and any limiter built from options or a
+//! controller of one's own. Each instance gets a real [`LimiterCore`]; the client forwards to it.
+
+use super::{Client, ClientSetup, Mode, ModeError, Response};
+use crate::model::Verdict;
+use pacer_core::{
+    Acquired, Changes, ControllerKind, Feedback, LimiterCore, LimiterOptions, RateController,
+    Rejected, Signal, Ticket, Timestamp,
+};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Makes a new controller for each instance (each limiter owns its controller).
+pub type ControllerFactory = Arc<dyn Fn() -> Box<dyn RateController> + Send + Sync>;
+
+/// Turns the run's limiter options into this mode's.
+pub type OptionsAdjust = Arc<dyn Fn(&mut LimiterOptions) + Send + Sync>;
+
+/// A mode in which every instance's requests go through its own [`LimiterCore`].
+#[derive(Clone)]
+pub struct LimiterMode {
+    name: String,
+    adjust: OptionsAdjust,
+    controller: Option<ControllerFactory>,
+}
+
+impl fmt::Debug for LimiterMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterMode")
+            .field("name", &self.name)
+            .field("custom_controller", &self.controller.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl LimiterMode {
+    /// `fixed`: `MinUnitsPerMinute = MaxUnitsPerMinute = InitialUnitsPerMinute`, the seed's way
+    /// to keep the rate still. The limiter still pauses on `Retry-After`.
+    #[must_use]
+    pub fn fixed() -> Self {
+        LimiterMode::adjusted("fixed", |o| {
+            o.min_units_per_minute = o.initial_units_per_minute;
+            o.max_units_per_minute = o.initial_units_per_minute;
+        })
+    }
+
+    /// `aimd` or `cubic`: the built-in controller of that kind with the run's options.
+    #[must_use]
+    pub fn builtin(kind: ControllerKind) -> Self {
+        let name = kind.as_str().to_ascii_lowercase();
+        LimiterMode {
+            name,
+            adjust: Arc::new(move |o: &mut LimiterOptions| o.controller = kind),
+            controller: None,
+        }
+    }
+
+    /// A mode that changes the run's limiter options with `adjust`.
+    #[must_use]
+    pub fn adjusted(
+        name: impl Into<String>,
+        adjust: impl Fn(&mut LimiterOptions) + Send + Sync + 'static,
+    ) -> Self {
+        LimiterMode {
+            name: name.into(),
+            adjust: Arc::new(adjust),
+            controller: None,
+        }
+    }
+
+    /// A mode with options of its own (the plug for `--config FILE --limiter NAME`): they replace
+    /// the run's limiter options, except `InstanceCount`, which the run sets.
+    #[must_use]
+    pub fn with_options(name: impl Into<String>, options: LimiterOptions) -> Self {
+        LimiterMode::adjusted(name, move |o| {
+            let count = o.instance_count;
+            *o = options.clone();
+            o.instance_count = count;
+        })
+    }
+
+    /// A mode with a controller of one's own (the plug for a `pacer` controller): the run's
+    /// options, and a fresh controller from `factory` for each instance.
+    #[must_use]
+    pub fn with_controller(
+        name: impl Into<String>,
+        factory: impl Fn() -> Box<dyn RateController> + Send + Sync + 'static,
+    ) -> Self {
+        LimiterMode {
+            name: name.into(),
+            adjust: Arc::new(|_| {}),
+            controller: Some(Arc::new(factory)),
+        }
+    }
+
+    /// The options this mode's limiters get, from the run's.
+    #[must_use]
+    pub fn options_for(&self, run: &LimiterOptions) -> LimiterOptions {
+        let mut o = run.clone();
+        (self.adjust)(&mut o);
+        o
+    }
+}
+
+impl Mode for LimiterMode {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError> {
+        let options = self.options_for(&setup.limiter);
+        let core = match &self.controller {
+            Some(factory) => LimiterCore::with_controller(options, factory(), setup.now),
+            None => LimiterCore::new(options, setup.now),
+        }
+        .map_err(|e| ModeError::InvalidOptions {
+            name: self.name.clone(),
+            message: e.to_string(),
+        })?;
+        Ok(Box::new(LimiterClient { core }))
+    }
+}
+
+/// One instance's limiter.
+#[derive(Debug)]
+pub struct LimiterClient {
+    core: LimiterCore,
+}
+
+impl LimiterClient {
+    /// A client around `core`.
+    #[must_use]
+    pub fn new(core: LimiterCore) -> Self {
+        LimiterClient { core }
+    }
+
+    /// The limiter.
+    #[must_use]
+    pub fn core(&self) -> &LimiterCore {
+        &self.core
+    }
+}
+
+/// The classifier of the model: a 429 is a throttle with its `Retry-After`, the rest success.
+#[must_use]
+pub fn signal_of(verdict: Verdict) -> Signal {
+    match verdict {
+        Verdict::Accepted => Signal::Success,
+        Verdict::Throttled { retry_after } => Signal::Throttled {
+            retry_after: Some(retry_after),
+        },
+    }
+}
+
+impl Client for LimiterClient {
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
+        self.core.acquire(units, now)
+    }
+
+    fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
+        self.core.pop_ready(now)
+    }
+
+    fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
+        self.core.next_grant_at(now)
+    }
+
+    fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
+        let feedback = Feedback {
+            units: response.units,
+            sent_at: response.sent_at,
+            signal: signal_of(response.verdict),
+        };
+        self.core.on_response(feedback, now)
+    }
+
+    fn retry_delay(&self, _retry_after: Duration) -> Duration {
+        Duration::ZERO
+    }
+
+    fn set_instance_count(&mut self, count: u32, now: Timestamp) -> Changes {
+        self.core.set_instance_count(count, now).unwrap_or_default()
+    }
+
+    fn rate(&self) -> Option<f64> {
+        Some(self.core.rate())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim_limiter_defaults;
+
+    #[test]
+    fn fixed_pins_the_rate_to_the_initial_one() {
+        let o = LimiterMode::fixed().options_for(&sim_limiter_defaults());
+        assert_eq!(
+            (
+                o.min_units_per_minute,
+                o.initial_units_per_minute,
+                o.max_units_per_minute
+            ),
+            (1500.0, 1500.0, 1500.0)
+        );
+    }
+
+    #[test]
+    fn builtin_modes_select_their_controller() {
+        let cubic = LimiterMode::builtin(ControllerKind::Cubic);
+        assert_eq!(cubic.name(), "cubic");
+        assert_eq!(
+            cubic.options_for(&sim_limiter_defaults()).controller,
+            ControllerKind::Cubic
+        );
+        assert_eq!(LimiterMode::builtin(ControllerKind::Aimd).name(), "aimd");
+    }
+
+    #[test]
+    fn given_options_replace_the_run_s_but_keep_the_instance_count() {
+        let mut mine = LimiterOptions::default();
+        mine.queue_limit = 7;
+        let mut run = sim_limiter_defaults();
+        run.instance_count = 3;
+        let o = LimiterMode::with_options("cfg", mine).options_for(&run);
+        assert_eq!((o.queue_limit, o.instance_count), (7, 3));
+    }
+
+    #[test]
+    fn invalid_options_are_a_mode_error() {
+        let mode = LimiterMode::adjusted("broken", |o| o.min_units_per_minute = -1.0);
+        let setup = ClientSetup {
+            instance: 0,
+            limiter: sim_limiter_defaults(),
+            now: Timestamp::ZERO,
+        };
+        let e = mode.client(&setup).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("mode \"broken\": invalid limiter options: MinUnitsPerMinute = -1"),
+            "{e}"
+        );
+    }
+}

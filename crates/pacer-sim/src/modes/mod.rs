@@ -1,0 +1,11 @@
+//! The modes a comparison runs: how each client instance decides when its requests go.
+
+mod limiter;
+mod mode;
+mod none;
+mod registry;
+
+pub use limiter::{ControllerFactory, LimiterClient, LimiterMode, OptionsAdjust, signal_of};
+pub use mode::{Client, ClientSetup, Mode, ModeError, Response};
+pub use none::NoLimiter;
+pub use registry::{MODE_NAMES, default_modes, mode_by_name};

@@ -1,0 +1,127 @@
+//! What a mode is to the engine: a way to build, for each client instance, the thing that decides
+//! when its requests go and learns from their responses.
+//!
+//! The engine knows only these two traits. A new mode (the `headers` mode, a `pacer` controller,
+//! a limiter loaded with `--config FILE --limiter NAME`) is a new [`Mode`] and, if it needs one, a
+//! new [`Client`]; the engine does not change.
+
+use crate::model::{ModelHeaders, Verdict};
+use pacer_core::{Acquired, Changes, LimiterOptions, Rejected, Ticket, Timestamp};
+use std::fmt;
+use std::time::Duration;
+
+/// Why a mode cannot run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ModeError {
+    /// No mode has this name.
+    Unknown {
+        /// The name asked for.
+        name: String,
+    },
+    /// The mode is planned but what it needs is not there yet.
+    NotYetAvailable {
+        /// The mode's name.
+        name: String,
+        /// What it waits for.
+        needs: String,
+    },
+    /// The mode's limiter options are invalid.
+    InvalidOptions {
+        /// The mode's name.
+        name: String,
+        /// The validation message, naming each option.
+        message: String,
+    },
+}
+
+impl fmt::Display for ModeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModeError::Unknown { name } => write!(
+                f,
+                "unknown mode {name:?}: expected one of {}",
+                super::MODE_NAMES.join(", ")
+            ),
+            ModeError::NotYetAvailable { name, needs } => {
+                write!(f, "mode {name:?} is not yet available: it needs {needs}")
+            }
+            ModeError::InvalidOptions { name, message } => {
+                write!(f, "mode {name:?}: invalid limiter options: {message}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ModeError {}
+
+/// What a mode gets to build the client of one instance.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientSetup {
+    /// The instance's number, from 0.
+    pub instance: u32,
+    /// The limiter options of the run ([`SimOptions::limiter`](crate::SimOptions::limiter)), with
+    /// `InstanceCount` set to the number of instances when this one starts.
+    pub limiter: LimiterOptions,
+    /// When the instance starts.
+    pub now: Timestamp,
+}
+
+/// A response as the client sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Response {
+    /// The units the request was charged.
+    pub units: u64,
+    /// When it was sent.
+    pub sent_at: Timestamp,
+    /// What the server said.
+    pub verdict: Verdict,
+    /// The rate-limit header values, when the mode asked for them
+    /// ([`Mode::wants_headers`]).
+    pub headers: Option<ModelHeaders>,
+}
+
+/// A comparison mode.
+pub trait Mode: fmt::Debug + Send + Sync {
+    /// The name on the command line and in the output.
+    fn name(&self) -> &str;
+
+    /// Builds the client of one instance.
+    fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError>;
+
+    /// Whether the model API should send rate-limit headers with every response to this mode's
+    /// clients (the `headers` mode's hook). Default false.
+    fn wants_headers(&self) -> bool {
+        false
+    }
+}
+
+/// One instance's client side, driven by the engine on virtual time. The methods mirror
+/// [`pacer_core::LimiterCore`], which a limiter client simply forwards to.
+pub trait Client: fmt::Debug {
+    /// Asks for the units of one attempt: go now, wait in the queue with a ticket, or refused.
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected>;
+
+    /// Grants the first waiting attempt if its units are there.
+    fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)>;
+
+    /// When the first waiting attempt will get its units at the current rate.
+    fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp>;
+
+    /// Learns from a response; waiting attempts it can no longer serve come back in
+    /// [`Changes::rejected`].
+    fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes;
+
+    /// How long to wait before a throttled request's next attempt asks for units again. A
+    /// limiter returns zero: its own Retry-After pause holds the attempt back, as the middleware
+    /// goes straight back to waiting. A client without a limiter sleeps the `Retry-After`.
+    fn retry_delay(&self, retry_after: Duration) -> Duration;
+
+    /// The number of instances changed (scale-out).
+    fn set_instance_count(&mut self, count: u32, now: Timestamp) -> Changes;
+
+    /// The rate the client allows, in units per minute for this instance; `None` without a
+    /// limiter. Summed over instances for the plot.
+    fn rate(&self) -> Option<f64>;
+}

@@ -1,0 +1,133 @@
+//! A run's settings, and the simulator's own limiter defaults.
+//!
+//! The simulator's limiter defaults are not the library's: they are what the seed's table implies
+//! its simulator used, so that our rows compare with the seed's (`docs/simulation.md` gives the
+//! reasoning for each). The library's defaults stay as they are.
+
+use pacer_core::LimiterOptions;
+use std::time::Duration;
+
+/// `InitialUnitsPerMinute` in the simulator: the seed's fixed row accepted 1,516 units per minute,
+/// so its limiter started at about 1,500 for the whole budget (also the seed's SharePoint preset).
+pub const SIM_INITIAL_UNITS_PER_MINUTE: f64 = 1500.0;
+/// `MaxUnitsPerMinute` in the simulator: the seed gives one of 2 instances a maximum of 2,812.5.
+pub const SIM_MAX_UNITS_PER_MINUTE: f64 = 5625.0;
+/// `QueueLimit` in the simulator: the fixed row's p95 wait of 70.4 s at 750 units/min per instance
+/// is a queue of about 880 units, that is about 500 requests of 1.8 units.
+pub const SIM_QUEUE_LIMIT: usize = 500;
+/// `MaxWait` in the simulator: above the fixed row's p95 wait of 70.4 s, so that the queue limit,
+/// not `MaxWait`, bounds the waits, as the seed's waits of 44–70 s suggest.
+pub const SIM_MAX_WAIT: Duration = Duration::from_secs(120);
+
+/// The limiter options every limiter mode starts from: the library's defaults with the four
+/// simulator values above. The rest are the library's: `MinUnitsPerMinute` 60, `Burst` 1 s,
+/// `DecreaseCooldown` 5 s, AIMD 0.7 / 10 s / 120, CUBIC 0.7 / 0.4, `MaxAttempts` 4,
+/// `MaxRetryAfter` 5 min.
+#[must_use]
+pub fn sim_limiter_defaults() -> LimiterOptions {
+    let mut o = LimiterOptions::default();
+    o.initial_units_per_minute = SIM_INITIAL_UNITS_PER_MINUTE;
+    o.max_units_per_minute = SIM_MAX_UNITS_PER_MINUTE;
+    o.queue_limit = SIM_QUEUE_LIMIT;
+    o.max_wait = SIM_MAX_WAIT;
+    o
+}
+
+/// The settings of one comparison. The default is the seed's run: 2 instances of 2,000 units per
+/// minute against a hidden quota of 3,000, for 15 minutes, seed 42.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimOptions {
+    /// Client instances at the start (`--instances`).
+    pub instances: u32,
+    /// The hidden quota in units per minute before the story changes it (`--quota`).
+    pub quota: u64,
+    /// Demand per instance in units per minute (`--demand`).
+    pub demand: f64,
+    /// Length of the run in minutes (`--minutes`).
+    pub minutes: u32,
+    /// The seed of the arrivals and latencies (`--seed`).
+    pub seed: u64,
+    /// The options each limiter mode starts from (its `InstanceCount` is set per run).
+    pub limiter: LimiterOptions,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            instances: 2,
+            quota: 3000,
+            demand: 2000.0,
+            minutes: 15,
+            seed: 42,
+            limiter: sim_limiter_defaults(),
+        }
+    }
+}
+
+impl SimOptions {
+    /// The length of the run.
+    #[must_use]
+    pub fn duration(&self) -> Duration {
+        Duration::from_secs(u64::from(self.minutes) * 60)
+    }
+
+    /// Checks the settings; the error names the first one out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.instances == 0 || self.instances > 64 {
+            return Err(format!(
+                "--instances {}: must be from 1 to 64",
+                self.instances
+            ));
+        }
+        if self.quota == 0 {
+            return Err("--quota 0: must be at least 1".to_owned());
+        }
+        if !(self.demand.is_finite() && self.demand >= 0.0 && self.demand <= 1e6) {
+            return Err(format!(
+                "--demand {}: must be from 0 to 1,000,000",
+                self.demand
+            ));
+        }
+        if self.minutes == 0 || self.minutes > 24 * 60 {
+            return Err(format!(
+                "--minutes {}: must be from 1 to 1440",
+                self.minutes
+            ));
+        }
+        self.limiter.validate().map_err(|e| e.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_seed_run_and_valid() {
+        let o = SimOptions::default();
+        o.validate().unwrap();
+        assert_eq!(
+            (o.instances, o.quota, o.demand, o.minutes, o.seed),
+            (2, 3000, 2000.0, 15, 42)
+        );
+        assert_eq!(o.limiter.max_units_per_minute / 2.0, 2812.5);
+        assert_eq!(o.duration(), Duration::from_secs(900));
+    }
+
+    #[test]
+    fn out_of_range_settings_are_named() {
+        let bad = SimOptions {
+            instances: 0,
+            ..SimOptions::default()
+        };
+        assert_eq!(
+            bad.validate().unwrap_err(),
+            "--instances 0: must be from 1 to 64"
+        );
+        let bad = SimOptions {
+            demand: f64::NAN,
+            ..SimOptions::default()
+        };
+        assert!(bad.validate().unwrap_err().starts_with("--demand NaN"));
+    }
+}

@@ -1,0 +1,374 @@
+//! The comparison as text: a table like the seed's, CSV, or JSON.
+//!
+//! Every number is rounded before it is printed, with fixed decimals, so the output of a seed is
+//! the same bytes on every run.
+
+use crate::metrics::{Recovery, RunMetrics};
+use crate::model::Story;
+use crate::{Comparison, Row};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::str::FromStr;
+
+/// The CSV header, in the order the issue asks for.
+pub const CSV_HEADER: &str =
+    "story,mode,throughput,share,throttled,rejected,gave_up,p95_wait_s,recovery_s";
+
+/// How to print a comparison (`--format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    /// An aligned Markdown table per story, as in the seed. The default.
+    #[default]
+    Table,
+    /// One CSV line per row, with [`CSV_HEADER`].
+    Csv,
+    /// One JSON document with the settings and every row.
+    Json,
+}
+
+impl FromStr for Format {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "table" => Ok(Format::Table),
+            "csv" => Ok(Format::Csv),
+            "json" => Ok(Format::Json),
+            _ => Err(format!("unknown format {s:?}: expected table, csv or json")),
+        }
+    }
+}
+
+/// The comparison in `format`.
+#[must_use]
+pub fn render(c: &Comparison, format: Format) -> String {
+    match format {
+        Format::Table => table(c),
+        Format::Csv => csv(c),
+        Format::Json => json(c),
+    }
+}
+
+/// `1234567` → `1,234,567`.
+#[must_use]
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+fn recovery_of(m: &RunMetrics) -> Recovery {
+    match (m.recovery, m.recovery_s) {
+        (_, Some(s)) => Recovery::After(s),
+        ("never", None) => Recovery::Never,
+        _ => Recovery::NoDrop,
+    }
+}
+
+/// The seed's table, one per story.
+#[must_use]
+pub fn table(c: &Comparison) -> String {
+    let o = &c.options;
+    let mut out = String::new();
+    let mut stories: Vec<&str> = c.rows.iter().map(|r| r.story.as_str()).collect();
+    stories.dedup();
+    for (i, story) in stories.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let summary = Story::by_name(story).map_or("", |s| s.summary);
+        let _ = writeln!(out, "{story}: {summary}");
+        let _ = writeln!(
+            out,
+            "quota {} units/min, {} instances × {} units/min, {} min, seed {}\n",
+            thousands(o.quota),
+            o.instances,
+            thousands(o.demand.round() as u64),
+            o.minutes,
+            o.seed
+        );
+        let header = [
+            "Mode",
+            "Throughput",
+            "Share",
+            "429s",
+            "Rejected",
+            "Gave up",
+            "p95 wait",
+            "Recovery",
+        ];
+        let mut lines: Vec<[String; 8]> = Vec::new();
+        for r in c.rows.iter().filter(|r| r.story == *story) {
+            let m = &r.metrics;
+            let recovery = match recovery_of(m) {
+                Recovery::After(s) => format!("{s} s"),
+                Recovery::Never => "never".to_owned(),
+                Recovery::NoDrop => "–".to_owned(),
+            };
+            lines.push([
+                r.mode.clone(),
+                thousands(m.throughput.round() as u64),
+                format!("{:.0}%", m.share * 100.0),
+                thousands(m.throttled),
+                thousands(m.rejected),
+                thousands(m.gave_up),
+                format!("{:.1} s", m.p95_wait_s),
+                recovery,
+            ]);
+        }
+        let widths: Vec<usize> = (0..8)
+            .map(|k| {
+                lines
+                    .iter()
+                    .map(|l| l[k].chars().count())
+                    .chain([header[k].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let row = |cells: Vec<&str>| {
+            let padded: Vec<String> = cells
+                .iter()
+                .enumerate()
+                .map(|(k, cell)| {
+                    let pad = widths[k] - cell.chars().count();
+                    if k == 0 {
+                        format!("{cell}{}", " ".repeat(pad))
+                    } else {
+                        format!("{}{cell}", " ".repeat(pad))
+                    }
+                })
+                .collect();
+            format!("| {} |\n", padded.join(" | "))
+        };
+        out.push_str(&row(header.to_vec()));
+        let rule: Vec<String> = widths
+            .iter()
+            .enumerate()
+            .map(|(k, &w)| {
+                if k == 0 {
+                    "-".repeat(w)
+                } else {
+                    format!("{}:", "-".repeat(w - 1))
+                }
+            })
+            .collect();
+        out.push_str(&row(rule.iter().map(String::as_str).collect()));
+        for l in &lines {
+            out.push_str(&row(l.iter().map(String::as_str).collect()));
+        }
+    }
+    out
+}
+
+/// One line per row: [`CSV_HEADER`], then `story,mode,…`. `recovery_s` is a whole number of
+/// seconds, `never`, or empty when the story has no drop.
+#[must_use]
+pub fn csv(c: &Comparison) -> String {
+    let mut out = String::from(CSV_HEADER);
+    out.push('\n');
+    for r in &c.rows {
+        out.push_str(&csv_line(r));
+        out.push('\n');
+    }
+    out
+}
+
+fn csv_line(r: &Row) -> String {
+    let m = &r.metrics;
+    let recovery = match recovery_of(m) {
+        Recovery::After(s) => s.to_string(),
+        Recovery::Never => "never".to_owned(),
+        Recovery::NoDrop => String::new(),
+    };
+    format!(
+        "{},{},{:.1},{:.4},{},{},{},{:.1},{}",
+        r.story,
+        r.mode,
+        m.throughput,
+        m.share,
+        m.throttled,
+        m.rejected,
+        m.gave_up,
+        m.p95_wait_s,
+        recovery
+    )
+}
+
+#[derive(Serialize)]
+struct JsonOptions {
+    instances: u32,
+    quota: u64,
+    demand: f64,
+    minutes: u32,
+    seed: u64,
+    initial_units_per_minute: f64,
+    min_units_per_minute: f64,
+    max_units_per_minute: f64,
+    queue_limit: usize,
+    max_wait_s: f64,
+    max_attempts: u32,
+}
+
+#[derive(Serialize)]
+struct JsonRow<'a> {
+    story: &'a str,
+    mode: &'a str,
+    #[serde(flatten)]
+    metrics: RunMetrics,
+}
+
+#[derive(Serialize)]
+struct JsonReport<'a> {
+    options: JsonOptions,
+    rows: Vec<JsonRow<'a>>,
+}
+
+fn round(x: f64, decimals: i32) -> f64 {
+    let f = 10f64.powi(decimals);
+    (x * f).round() / f
+}
+
+/// The settings and every row as one JSON document (numbers rounded as in the CSV).
+#[must_use]
+pub fn json(c: &Comparison) -> String {
+    let o = &c.options;
+    let report = JsonReport {
+        options: JsonOptions {
+            instances: o.instances,
+            quota: o.quota,
+            demand: o.demand,
+            minutes: o.minutes,
+            seed: o.seed,
+            initial_units_per_minute: o.limiter.initial_units_per_minute,
+            min_units_per_minute: o.limiter.min_units_per_minute,
+            max_units_per_minute: o.limiter.max_units_per_minute,
+            queue_limit: o.limiter.queue_limit,
+            max_wait_s: o.limiter.max_wait.as_secs_f64(),
+            max_attempts: o.limiter.max_attempts,
+        },
+        rows: c
+            .rows
+            .iter()
+            .map(|r| {
+                let mut m = r.metrics.clone();
+                m.throughput = round(m.throughput, 1);
+                m.share = round(m.share, 4);
+                m.p95_wait_s = round(m.p95_wait_s, 1);
+                m.mean_quota = round(m.mean_quota, 1);
+                JsonRow {
+                    story: &r.story,
+                    mode: &r.mode,
+                    metrics: m,
+                }
+            })
+            .collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&report).expect("plain data serializes");
+    s.push('\n');
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SimOptions;
+    use crate::metrics::Series;
+
+    fn row(mode: &str, recovery: Recovery) -> Row {
+        Row {
+            story: "noisy-neighbour".to_owned(),
+            mode: mode.to_owned(),
+            metrics: RunMetrics {
+                throughput: 2625.04,
+                share: 0.905_17,
+                throttled: 56,
+                rejected: 11_278,
+                gave_up: 0,
+                p95_wait_s: 44.04,
+                recovery_s: recovery.seconds(),
+                recovery: recovery.as_str(),
+                mean_quota: 2900.0,
+                requests: 33_000,
+                succeeded: 21_000,
+                accepted_units: 39_375,
+                attempts: 21_056,
+                unfinished: 722,
+            },
+            series: Series::default(),
+        }
+    }
+
+    fn comparison() -> Comparison {
+        Comparison {
+            options: SimOptions::default(),
+            rows: vec![
+                row("aimd", Recovery::After(8)),
+                row("x", Recovery::Never),
+                row("y", Recovery::NoDrop),
+            ],
+        }
+    }
+
+    #[test]
+    fn thousands_separates_by_three() {
+        for (n, s) in [(0, "0"), (999, "999"), (1000, "1,000"), (64_931, "64,931")] {
+            assert_eq!(thousands(n), s);
+        }
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn csv_has_the_issue_s_columns_in_order() {
+        assert_eq!(
+            csv(&comparison()),
+            "story,mode,throughput,share,throttled,rejected,gave_up,p95_wait_s,recovery_s\n\
+             noisy-neighbour,aimd,2625.0,0.9052,56,11278,0,44.0,8\n\
+             noisy-neighbour,x,2625.0,0.9052,56,11278,0,44.0,never\n\
+             noisy-neighbour,y,2625.0,0.9052,56,11278,0,44.0,\n"
+        );
+    }
+
+    #[test]
+    fn the_table_looks_like_the_seed_s() {
+        let t = table(&comparison());
+        assert!(t.starts_with("noisy-neighbour: another client takes half"));
+        assert!(
+            t.contains(
+                "| Mode | Throughput | Share | 429s | Rejected | Gave up | p95 wait | Recovery |"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "| aimd |      2,625 |   91% |   56 |   11,278 |       0 |   44.0 s |      8 s |"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("never |"));
+        assert!(t.contains("–"));
+    }
+
+    #[test]
+    fn json_carries_the_settings_and_rounded_rows() {
+        let v: serde_json::Value = serde_json::from_str(&json(&comparison())).unwrap();
+        assert_eq!(v["options"]["quota"], 3000);
+        assert_eq!(v["options"]["queue_limit"], 500);
+        assert_eq!(v["rows"][0]["share"], 0.9052);
+        assert_eq!(v["rows"][0]["recovery_s"], 8);
+        assert_eq!(v["rows"][1]["recovery"], "never");
+        assert!(v["rows"][2]["recovery_s"].is_null());
+    }
+
+    #[test]
+    fn formats_parse() {
+        assert_eq!("csv".parse::<Format>(), Ok(Format::Csv));
+        assert!("xml".parse::<Format>().is_err());
+    }
+}

@@ -1,0 +1,78 @@
+//! The command line, end to end through `execute`.
+
+use clap::Parser;
+use pacer_sim::cli::{Cli, execute};
+use pacer_sim::report::CSV_HEADER;
+
+fn execute_args(args: &[&str]) -> Result<String, String> {
+    let cli = Cli::try_parse_from(std::iter::once("pacer-sim").chain(args.iter().copied()))
+        .map_err(|e| e.to_string())?;
+    execute(&cli).map_err(|e| e.to_string())
+}
+
+#[test]
+fn csv_of_chosen_modes_in_the_order_given() {
+    let out = execute_args(&[
+        "--minutes",
+        "3",
+        "--format",
+        "csv",
+        "--mode",
+        "cubic",
+        "--mode",
+        "none",
+    ])
+    .unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], CSV_HEADER);
+    assert!(lines[1].starts_with("noisy-neighbour,cubic,"));
+    assert!(lines[2].starts_with("noisy-neighbour,none,"));
+    assert_eq!(lines.len(), 3);
+}
+
+#[test]
+fn the_compare_command_is_the_default() {
+    let args = ["--minutes", "2", "--story", "quota-cut", "--mode", "fixed"];
+    let plain = execute_args(&args).unwrap();
+    let mut with_command = vec!["compare"];
+    with_command.extend(args);
+    assert_eq!(execute_args(&with_command).unwrap(), plain);
+    assert!(plain.starts_with("quota-cut: the server cuts the quota"));
+    assert!(plain.contains("| fixed |"));
+}
+
+#[test]
+fn json_and_a_plot_file() {
+    let dir = std::env::temp_dir().join(format!("pacer-sim-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("plot.svg");
+    let out = execute_args(&[
+        "--minutes",
+        "2",
+        "--format",
+        "json",
+        "--mode",
+        "aimd",
+        "--plot",
+        path.to_str().unwrap(),
+    ])
+    .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["rows"][0]["mode"], "aimd");
+    assert_eq!(v["options"]["minutes"], 2);
+    let svg = std::fs::read_to_string(&path).unwrap();
+    assert!(svg.contains("aimd · noisy-neighbour"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn headers_is_refused_clearly_rather_than_faked() {
+    let e = execute_args(&["--mode", "headers"]).unwrap_err();
+    assert!(e.contains("mode \"headers\" is not yet available"), "{e}");
+}
+
+#[test]
+fn bad_settings_are_named() {
+    let e = execute_args(&["--instances", "0"]).unwrap_err();
+    assert_eq!(e, "--instances 0: must be from 1 to 64");
+}

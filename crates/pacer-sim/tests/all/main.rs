@@ -1,0 +1,27 @@
+//! The integration tests of `pacer-sim`, in one binary.
+
+mod cli;
+mod determinism;
+mod extension;
+mod fidelity;
+mod model;
+
+use pacer_sim::{Comparison, Mode, SimOptions, Story, compare, mode_by_name};
+
+/// The seed's settings, shortened to `minutes`.
+pub fn short(minutes: u32) -> SimOptions {
+    SimOptions {
+        minutes,
+        ..SimOptions::default()
+    }
+}
+
+/// Runs the named modes through the named story.
+pub fn run(options: &SimOptions, story: &str, modes: &[&str]) -> Comparison {
+    let stories = [Story::by_name(story).expect("a story")];
+    let modes: Vec<Box<dyn Mode>> = modes
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    compare(options, &stories, &modes).expect("runs")
+}
