@@ -130,4 +130,3 @@ pub fn unique_prefix() -> String {
     let t = WindowTime::from_system_time(RealClock::new().system_now()).as_micros();
     format!("pt:{:x}:{t:x}:{n}:", std::process::id())
 }
-
