@@ -35,3 +35,8 @@ pub use reqwest_pacer::{self as middleware, *};
 
 #[cfg(feature = "redis")]
 pub use pacer_redis as redis;
+
+/// The README's examples, compiled as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
