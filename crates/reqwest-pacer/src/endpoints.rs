@@ -11,20 +11,20 @@ use std::time::Duration;
 const SWEEP_EVERY: u32 = 1024;
 const SHARDS: usize = 16;
 
-/// Endpoint key → adaptive limiter. Sharded by key; an entry idle for `idle_ttl` with nobody
+/// Endpoint key → adaptive limiter (hashed with `foldhash`, seeded per process). Sharded by key; an entry idle for `idle_ttl` with nobody
 /// waiting is dropped by an amortised sweep, and a full shard drops its least recently used idle
 /// entry. A limiter with waiters is never dropped (the capacity may then be exceeded until they
 /// are served).
 pub(crate) struct EndpointLimiters {
     shards: Box<[Mutex<Shard>]>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: foldhash::fast::RandomState,
     shard_capacity: usize,
     idle_ttl: Duration,
 }
 
 #[derive(Default)]
 struct Shard {
-    map: HashMap<Arc<str>, Slot>,
+    map: HashMap<Arc<str>, Slot, foldhash::fast::RandomState>,
     ops: u32,
 }
 
@@ -37,7 +37,7 @@ impl EndpointLimiters {
     pub(crate) fn new(capacity: usize, idle_ttl: Duration) -> Self {
         EndpointLimiters {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
-            hasher: Default::default(),
+            hasher: foldhash::fast::RandomState::default(),
             shard_capacity: capacity.div_ceil(SHARDS).max(1),
             idle_ttl,
         }

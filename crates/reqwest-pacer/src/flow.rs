@@ -225,25 +225,37 @@ impl Request<'_> {
             Ok(())
         };
 
-        // The server-ordered stop.
-        let (delay, cause) = header_delay(named, config, key, start, options.max_retry_after, true);
-        sleep(delay, cause).await?;
-        // Each strict window's ETA, without taking anything yet.
-        for w in windows {
-            if let WindowAnswer::Wait(wait) = w.eta(units, clock, instance_count, &refuse).await? {
-                sleep(wait, WaitCause::Window).await?;
-            }
-        }
-        // The proactive algorithm's delay, on the state as it is now.
+        // The server-ordered stop (and, without windows to wait for first, the proactive delay:
+        // one look at the header state serves both).
         let (delay, cause) = header_delay(
             named,
             config,
             key,
-            clock.now(),
+            start,
             options.max_retry_after,
-            false,
+            !windows.is_empty(),
         );
         sleep(delay, cause).await?;
+        if !windows.is_empty() {
+            // Each strict window's ETA, without taking anything yet.
+            for w in windows {
+                if let WindowAnswer::Wait(wait) =
+                    w.eta(units, clock, instance_count, &refuse).await?
+                {
+                    sleep(wait, WaitCause::Window).await?;
+                }
+            }
+            // The proactive algorithm's delay, on the state as it is now.
+            let (delay, cause) = header_delay(
+                named,
+                config,
+                key,
+                clock.now(),
+                options.max_retry_after,
+                false,
+            );
+            sleep(delay, cause).await?;
+        }
         // The adaptive limiter's queue, with what is left of the budget.
         let waited = clock.now() - start;
         let _permit = limiter

@@ -80,19 +80,47 @@ impl KeyMode {
     #[must_use]
     pub fn key_of(self, url: &Url) -> String {
         let host = url.host_str().unwrap_or("");
-        let origin = || {
+        // Built by hand: this runs on every request, and `format!` costs several times more.
+        let origin = |extra: usize| {
             let port = url.port_or_known_default().unwrap_or(0);
-            format!("{}://{host}:{port}", url.scheme())
+            let mut key = String::with_capacity(url.scheme().len() + host.len() + 9 + extra);
+            key.push_str(url.scheme());
+            key.push_str("://");
+            key.push_str(host);
+            key.push(':');
+            push_u16(&mut key, port);
+            key
         };
         match self {
-            KeyMode::SchemeHostPort => origin(),
+            KeyMode::SchemeHostPort => origin(0),
             KeyMode::Host => host.to_owned(),
             KeyMode::HostAndFirstSegment => {
                 let segment = url.path_segments().and_then(|mut s| s.next()).unwrap_or("");
-                format!("{}/{segment}", origin())
+                let mut key = origin(segment.len() + 1);
+                key.push('/');
+                key.push_str(segment);
+                key
             }
             KeyMode::Global => "*".to_owned(),
         }
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_u16(out: &mut String, n: u16) {
+    let mut digits = [0u8; 5];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for d in &digits[i..] {
+        out.push(char::from(*d));
     }
 }
 
@@ -176,6 +204,15 @@ mod tests {
         ];
         for (url, mode, key) in table {
             assert_eq!(mode.key_of(&url.parse().unwrap()), key, "{url} {mode:?}");
+        }
+    }
+
+    #[test]
+    fn ports_are_written_in_full() {
+        for port in [0u16, 7, 80, 443, 8080, 65535] {
+            let mut s = String::new();
+            push_u16(&mut s, port);
+            assert_eq!(s, port.to_string());
         }
     }
 

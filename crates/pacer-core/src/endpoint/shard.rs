@@ -45,7 +45,7 @@ impl Entry {
 
 #[derive(Debug, Default)]
 pub(crate) struct Shard {
-    pub(crate) map: HashMap<Box<str>, Entry>,
+    pub(crate) map: HashMap<Box<str>, Entry, foldhash::fast::RandomState>,
     ops: usize,
 }
 

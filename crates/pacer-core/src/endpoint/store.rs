@@ -69,7 +69,7 @@ use crate::{
 #[derive(Debug)]
 pub struct EndpointStore {
     shards: Box<[Mutex<Shard>]>,
-    hasher: std::collections::hash_map::RandomState,
+    hasher: foldhash::fast::RandomState,
     shard_capacity: usize,
     idle_ttl: Duration,
 }
@@ -304,7 +304,7 @@ impl EndpointStoreBuilder {
         let shards = self.shards.get().min(self.capacity.get());
         EndpointStore {
             shards: (0..shards).map(|_| Mutex::new(Shard::default())).collect(),
-            hasher: std::collections::hash_map::RandomState::new(),
+            hasher: foldhash::fast::RandomState::default(),
             shard_capacity: self.capacity.get().div_ceil(shards),
             idle_ttl: self.idle_ttl,
         }
