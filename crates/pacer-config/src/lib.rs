@@ -39,6 +39,8 @@
 //!   win over files: [`ConfigLoader::env`].
 //! * **Errors** list every problem, one per line, with the full path, the value and the rule;
 //!   an unknown key suggests the nearest known one: [`ConfigError`].
+//! * **Reload** is opt-in: [`ConfigWatcher`] keeps each endpoint's rate, clamped into the new
+//!   bounds; an invalid new file is logged and changes nothing.
 //!
 //! Every key, its default and its range: `docs/configuration.md` in the repository.
 
@@ -50,12 +52,14 @@ mod reader;
 mod settings;
 mod throttling;
 mod tree;
+mod watch;
 
 pub use error::{ConfigError, Problem, ProblemKind, Problems};
 pub use loader::{
     ConfigLoader, DEFAULT_ENV_PREFIX, DEFAULT_SECTION, Format, limiter_options_from_file,
 };
 pub use settings::{LimiterSettings, PacerSettings, ThrottlingSettings};
+pub use watch::{ConfigWatcher, DEFAULT_WATCH_INTERVAL, Reload, WatchHandle, watch};
 
 use reqwest_pacer::PacerMiddleware;
 use std::path::Path;
