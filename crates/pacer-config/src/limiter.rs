@@ -6,7 +6,7 @@
 //! wrote it (or the default's value, marked as such, when the option was not given).
 
 use crate::error::ProblemKind;
-use crate::reader::{At, Problems, Style, TableReader, join};
+use crate::reader::{At, Collector, Style, TableReader, join};
 use crate::settings::LimiterSettings;
 use crate::throttling;
 use http::StatusCode;
@@ -80,7 +80,7 @@ impl Given {
 }
 
 /// Reads a limiter at `at`; `None` (with the problems recorded) if anything is wrong.
-pub(crate) fn read(p: &mut Problems, at: &At<'_>) -> Option<LimiterSettings> {
+pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     let before = p.count();
     let mut t = match at.node() {
         crate::tree::Node::Table(_) | crate::tree::Node::Nil => {
@@ -183,7 +183,7 @@ pub(crate) fn read(p: &mut Problems, at: &At<'_>) -> Option<LimiterSettings> {
 
 /// The adaptive options: every [`LimiterOptions`] field by its seed name.
 fn read_options(
-    p: &mut Problems,
+    p: &mut Collector,
     t: &mut TableReader<'_>,
     o: &mut LimiterOptions,
     given: &mut Given,
@@ -269,7 +269,7 @@ fn read_options(
 
 /// `Classifier`: three lists of status codes, each replacing its default when given.
 fn read_classifier(
-    p: &mut Problems,
+    p: &mut Collector,
     mut t: TableReader<'_>,
     mut c: reqwest_pacer::DefaultClassifier,
 ) -> reqwest_pacer::DefaultClassifier {
@@ -295,10 +295,10 @@ fn read_classifier(
 /// A list of status codes: a list, a table indexed `0`, `1`, … (environment variables), a single
 /// code, or a string of codes separated by commas or spaces (`"429, 503"`). Each must be an HTTP
 /// status from 100 to 599.
-fn status_codes(p: &mut Problems, at: &At<'_>) -> Option<Vec<StatusCode>> {
+fn status_codes(p: &mut Collector, at: &At<'_>) -> Option<Vec<StatusCode>> {
     let before = p.count();
     let mut codes = Vec::new();
-    let mut check = |path: String, shown: String, code: Option<i128>, p: &mut Problems| match code
+    let mut check = |path: String, shown: String, code: Option<i128>, p: &mut Collector| match code
         .and_then(|c| u16::try_from(c).ok())
     {
         Some(c @ 100..=599) => {

@@ -1,8 +1,8 @@
 //! [`ConfigLoader`]: which sources, which section, and turning them into [`PacerSettings`].
 
-use crate::error::{ConfigError, ProblemKind, Problems as ProblemList};
+use crate::error::{ConfigError, ProblemKind, Problems};
 use crate::limiter;
-use crate::reader::{Problems, Style, TableReader, join, nearest};
+use crate::reader::{Collector, Style, TableReader, join, nearest};
 use crate::settings::{LimiterSettings, PacerSettings};
 use crate::tree::{Node, normalize};
 use config::{Environment, FileFormat, Source, Value, ValueKind};
@@ -212,7 +212,7 @@ impl ConfigLoader {
     }
 
     /// Reads every source and merges them into one tree.
-    fn tree(&self, p: &mut Problems) -> Result<Node, ConfigError> {
+    fn tree(&self, p: &mut Collector) -> Result<Node, ConfigError> {
         let mut root = Node::Table(Vec::new());
         for source in &self.sources {
             root.merge(read_source(source)?);
@@ -233,10 +233,10 @@ impl ConfigLoader {
     /// [`ConfigError::Source`] when a source cannot be read or parsed; [`ConfigError::Invalid`]
     /// with every problem otherwise.
     pub fn load(&self) -> Result<PacerSettings, ConfigError> {
-        let mut p = Problems::default();
+        let mut p = Collector::default();
         let root = self.tree(&mut p)?;
         let settings = read_settings(&mut p, &root, &self.section_path());
-        match ProblemList::new(p.list) {
+        match Problems::new(p.list) {
             Some(problems) => Err(ConfigError::Invalid(problems)),
             None => Ok(settings.expect("no problem means settings")),
         }
@@ -258,7 +258,7 @@ impl ConfigLoader {
             Some((_, s)) => Ok(s.clone()),
             None => {
                 let names: Vec<&str> = settings.names().collect();
-                let mut p = Problems::default();
+                let mut p = Collector::default();
                 let path = join(&join(&self.section, "Limiters"), name);
                 let message = match nearest(name, &names) {
                     Some(near) => format!("no such limiter; did you mean {near}?"),
@@ -266,7 +266,7 @@ impl ConfigLoader {
                 };
                 p.push(path, None, message, ProblemKind::Missing);
                 Err(ConfigError::Invalid(
-                    ProblemList::new(p.list).expect("one problem"),
+                    Problems::new(p.list).expect("one problem"),
                 ))
             }
         }
@@ -333,7 +333,7 @@ fn read_env(env: &EnvSpec) -> Result<Node, ConfigError> {
 
 /// Every variable under the prefix must start with the section; a misspelt one is reported
 /// rather than silently ignored.
-fn check_env_roots(p: &mut Problems, tree: &Node, section: &str, prefix: &str) {
+fn check_env_roots(p: &mut Collector, tree: &Node, section: &str, prefix: &str) {
     let Node::Table(entries) = tree else { return };
     for (key, _) in entries {
         if normalize(key) == normalize(section) {
@@ -366,7 +366,7 @@ fn check_env_roots(p: &mut Problems, tree: &Node, section: &str, prefix: &str) {
 const SECTION_KEYS: &[&str] = &["Limiters", "DefaultLimiter"];
 
 /// Walks the section into settings; `None` if there were problems.
-fn read_settings(p: &mut Problems, root: &Node, section: &[String]) -> Option<PacerSettings> {
+fn read_settings(p: &mut Collector, root: &Node, section: &[String]) -> Option<PacerSettings> {
     // Find the section, level by level, in the user's spelling.
     let mut node = root;
     let mut path = String::new();

@@ -12,11 +12,11 @@ use std::time::Duration;
 
 /// The problems found so far.
 #[derive(Debug, Default)]
-pub(crate) struct Problems {
+pub(crate) struct Collector {
     pub(crate) list: Vec<Problem>,
 }
 
-impl Problems {
+impl Collector {
     pub(crate) fn push(
         &mut self,
         path: impl Into<String>,
@@ -138,7 +138,7 @@ impl<'a> At<'a> {
         self.node().shown()
     }
 
-    fn wrong(&self, p: &mut Problems, message: impl Into<String>) {
+    fn wrong(&self, p: &mut Collector, message: impl Into<String>) {
         p.push(
             self.path.clone(),
             Some(self.shown()),
@@ -148,7 +148,7 @@ impl<'a> At<'a> {
     }
 
     /// A number (an integer, a float, or a string of one).
-    pub(crate) fn f64(&self, p: &mut Problems) -> Option<f64> {
+    pub(crate) fn f64(&self, p: &mut Collector) -> Option<f64> {
         let v = match self.node() {
             Node::Int(i) => Some(*i as f64),
             Node::Float(f) => Some(*f),
@@ -162,7 +162,7 @@ impl<'a> At<'a> {
     }
 
     /// `true` or `false` (also as a string, in any case).
-    pub(crate) fn bool(&self, p: &mut Problems) -> Option<bool> {
+    pub(crate) fn bool(&self, p: &mut Collector) -> Option<bool> {
         let v = match self.node() {
             Node::Bool(b) => Some(*b),
             Node::Str(s) if s.trim().eq_ignore_ascii_case("true") => Some(true),
@@ -176,7 +176,7 @@ impl<'a> At<'a> {
     }
 
     /// A whole number from 0 to `max`.
-    pub(crate) fn uint(&self, p: &mut Problems, max: u64) -> Option<u64> {
+    pub(crate) fn uint(&self, p: &mut Collector, max: u64) -> Option<u64> {
         let v: Option<i128> = match self.node() {
             Node::Int(i) => Some(*i),
             Node::Float(f) if f.fract() == 0.0 && f.abs() < 1e30 => Some(*f as i128),
@@ -203,7 +203,7 @@ impl<'a> At<'a> {
     }
 
     /// A duration: a TimeSpan, a length like `5s`, or a number of seconds.
-    pub(crate) fn duration(&self, p: &mut Problems) -> Option<Duration> {
+    pub(crate) fn duration(&self, p: &mut Collector) -> Option<Duration> {
         let v = match self.node() {
             Node::Str(s) => duration::parse(s),
             Node::Int(i) => duration::from_secs_f64(*i as f64),
@@ -226,7 +226,7 @@ impl<'a> At<'a> {
 
     /// One of `names` (matched without regard to case, `_` or `-`); its index. An unknown name is
     /// reported with the nearest one and the list of all.
-    pub(crate) fn choice(&self, p: &mut Problems, what: &str, names: &[&str]) -> Option<usize> {
+    pub(crate) fn choice(&self, p: &mut Collector, what: &str, names: &[&str]) -> Option<usize> {
         let all = names.join(", ");
         let Node::Str(s) = self.node() else {
             self.wrong(p, format!("expected {what}: one of {all}"));
@@ -245,7 +245,7 @@ impl<'a> At<'a> {
     }
 
     /// A table's reader; anything else is reported.
-    pub(crate) fn table(&self, p: &mut Problems) -> Option<TableReader<'a>> {
+    pub(crate) fn table(&self, p: &mut Collector) -> Option<TableReader<'a>> {
         match self.node() {
             Node::Table(_) | Node::Nil => {
                 Some(TableReader::new(self.path.clone(), self.node(), self.style))
@@ -259,7 +259,7 @@ impl<'a> At<'a> {
 
     /// The items of a list (or of a table indexed `0`, `1`, … as environment variables write a
     /// list), each with its path `path[i]`.
-    pub(crate) fn list(&self, p: &mut Problems) -> Option<Vec<At<'a>>> {
+    pub(crate) fn list(&self, p: &mut Collector) -> Option<Vec<At<'a>>> {
         let style = self.style;
         match self.node() {
             Node::List(items) => Some(
@@ -341,7 +341,7 @@ impl<'a> TableReader<'a> {
     /// The value of option `pascal`, matched without regard to case, `_` or `-`. `None` when it
     /// is not there or is `null`. The same key given twice in two spellings is a problem; the
     /// last one is used.
-    pub(crate) fn get(&mut self, p: &mut Problems, pascal: &str) -> Option<At<'a>> {
+    pub(crate) fn get(&mut self, p: &mut Collector, pascal: &str) -> Option<At<'a>> {
         let wanted = normalize(pascal);
         let mut found: Option<(usize, &'a str, &'a Node)> = None;
         for (i, (k, v)) in self.entries.iter().enumerate() {
@@ -379,7 +379,7 @@ impl<'a> TableReader<'a> {
     /// `elsewhere` may give a better message for a key that belongs somewhere else.
     pub(crate) fn finish_with(
         self,
-        p: &mut Problems,
+        p: &mut Collector,
         known: &[&str],
         elsewhere: impl Fn(&str) -> Option<String>,
     ) {
@@ -415,7 +415,7 @@ impl<'a> TableReader<'a> {
     }
 
     /// Reports every key that was not read as unknown, suggesting the nearest of `known`.
-    pub(crate) fn finish(self, p: &mut Problems, known: &[&str]) {
+    pub(crate) fn finish(self, p: &mut Collector, known: &[&str]) {
         self.finish_with(p, known, |_| None);
     }
 }
@@ -481,7 +481,7 @@ mod tests {
             ("Wait", Node::Str("soon".into())),
             ("Kind", Node::Str("Cubc".into())),
         ]);
-        let mut p = Problems::default();
+        let mut p = Collector::default();
         let mut t = TableReader::new("L".into(), &node, Style::Pascal);
         assert_eq!(t.get(&mut p, "Rate").unwrap().f64(&mut p), None);
         assert_eq!(t.get(&mut p, "On").unwrap().bool(&mut p), None);
@@ -522,7 +522,7 @@ mod tests {
             ("count", Node::Float(3.0)),
             ("wait", Node::Float(0.5)),
         ]);
-        let mut p = Problems::default();
+        let mut p = Collector::default();
         let mut t = TableReader::new(String::new(), &node, Style::Pascal);
         assert_eq!(t.get(&mut p, "Rate").unwrap().f64(&mut p), Some(900.0));
         assert_eq!(t.get(&mut p, "On").unwrap().bool(&mut p), Some(true));
@@ -544,7 +544,7 @@ mod tests {
             ("Brust", Node::Int(2)),
             ("Colour", Node::Str("red".into())),
         ]);
-        let mut p = Problems::default();
+        let mut p = Collector::default();
         let mut t = TableReader::new("L".into(), &node, Style::Pascal);
         let wait = t.get(&mut p, "MaxWait").unwrap();
         assert_eq!(wait.path, "L.max_wait");
@@ -564,7 +564,7 @@ mod tests {
     fn lists_and_indexed_tables() {
         let list = Node::List(vec![Node::Int(429), Node::Int(503)]);
         let indexed = table(&[("1", Node::Int(503)), ("0", Node::Int(429))]);
-        let mut p = Problems::default();
+        let mut p = Collector::default();
         for node in [&list, &indexed] {
             let items = At::new("C".into(), node, Style::Pascal)
                 .list(&mut p)

@@ -116,7 +116,8 @@ pub struct LimiterSettings {
     pub options: LimiterOptions,
     /// `Throttling`: the proactive algorithm. Default [`Percentage`].
     pub throttling: ThrottlingSettings,
-    /// `MaxExhaustedDelay`: the cap on a stop for an exhausted quota. Default 5 min.
+    /// `MaxExhaustedDelay`: the cap on a stop for an exhausted quota. Default 5 min; above zero
+    /// (loading checks it; a zero set in code gives the default).
     pub max_exhausted_delay: Duration,
     /// `EndpointKey`: how requests are keyed. Default [`KeyMode::SchemeHostPort`].
     pub endpoint_key: KeyMode,

@@ -7,7 +7,7 @@
 //! written.
 
 use crate::error::ProblemKind;
-use crate::reader::{At, Problems, TableReader};
+use crate::reader::{At, Collector, TableReader};
 use crate::settings::ThrottlingSettings;
 use crate::tree::Node;
 use pacer_core::{
@@ -138,7 +138,7 @@ impl Params {
 }
 
 /// Reports a constructor's error at `path` (the key of the parameter), with the value as written.
-pub(crate) fn report(p: &mut Problems, path: &str, shown: &str, e: &ThrottlingConfigError) {
+pub(crate) fn report(p: &mut Collector, path: &str, shown: &str, e: &ThrottlingConfigError) {
     let message = match e {
         ThrottlingConfigError::Invalid { expected, .. } => format!("expected {expected}"),
         other => other.to_string(),
@@ -152,11 +152,11 @@ pub(crate) fn report(p: &mut Problems, path: &str, shown: &str, e: &ThrottlingCo
 }
 
 /// Reads `Throttling` at `at`; `None` (with problems recorded) if anything is wrong.
-pub(crate) fn read(p: &mut Problems, at: &At<'_>) -> Option<ThrottlingSettings> {
+pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<ThrottlingSettings> {
     read_at_depth(p, at, 0)
 }
 
-fn read_at_depth(p: &mut Problems, at: &At<'_>, depth: usize) -> Option<ThrottlingSettings> {
+fn read_at_depth(p: &mut Collector, at: &At<'_>, depth: usize) -> Option<ThrottlingSettings> {
     if depth > MAX_DEPTH {
         p.push(
             at.path.clone(),
@@ -265,7 +265,7 @@ fn read_at_depth(p: &mut Problems, at: &At<'_>, depth: usize) -> Option<Throttli
 /// Builds the algorithm; on an error, reports it at the parameter's key, forgets that parameter
 /// and tries again, so every bad parameter is reported, not only the first.
 fn build_collecting(
-    p: &mut Problems,
+    p: &mut Collector,
     params: &mut Params,
     algorithm: &str,
     table: &str,
@@ -305,7 +305,7 @@ fn build_collecting(
 }
 
 /// `Algorithms` of a composite: each item a name or a table; at least one.
-fn read_composite(p: &mut Problems, at: &At<'_>, depth: usize) -> Option<ThrottlingSettings> {
+fn read_composite(p: &mut Collector, at: &At<'_>, depth: usize) -> Option<ThrottlingSettings> {
     let items = at.list(p)?;
     let before = p.count();
     let mut parts = Vec::new();

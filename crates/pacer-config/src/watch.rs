@@ -14,7 +14,9 @@
 //! `[MinUnitsPerMinute, MaxUnitsPerMinute]`; a new `InitialUnitsPerMinute` has no effect on a
 //! running limiter. An invalid new file is logged (`tracing::warn!`, every problem) and changes
 //! nothing. A limiter added to or removed from the file, a changed `DefaultLimiter`, and a
-//! changed `MaxEndpoints` or `EndpointIdleTtl` need a restart: they are logged and ignored.
+//! changed `MaxEndpoints` or `EndpointIdleTtl` need a restart: they are logged and ignored. A
+//! limiter that changed is described by the file alone: pieces given to it in code (a controller
+//! of your own, a cost estimator) are replaced.
 
 use crate::error::ConfigError;
 use crate::loader::ConfigLoader;

@@ -144,9 +144,75 @@ fn tree() -> impl Strategy<Value = J> {
     })
 }
 
-/// A configuration: mostly the right section with random limiters, sometimes anything at all.
+/// A limiter made of plausible keys and values, so that many load and reach the build.
+fn plausible_limiter() -> impl Strategy<Value = J> {
+    let s = |v: &str| J::Str(v.to_owned());
+    let map = |e: Vec<(&str, J)>| J::Map(e.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+    let entries = vec![
+        ("Enabled", J::Bool(false)),
+        ("Controller", s("Cubic")),
+        ("controller", s("aimd")),
+        ("InitialUnitsPerMinute", J::Int(300)),
+        ("MinUnitsPerMinute", J::Float(30.5)),
+        ("MaxUnitsPerMinute", J::Int(1200)),
+        ("max_units_per_minute", s("900")),
+        ("Burst", s("00:00:02")),
+        ("QueueLimit", J::Int(0)),
+        ("MaxWait", s("1m30s")),
+        ("DecreaseCooldown", J::Int(3)),
+        ("InstanceCount", J::Int(3)),
+        ("MaxAttempts", s("2")),
+        ("MaxRetryAfter", s("250ms")),
+        (
+            "Aimd",
+            map(vec![
+                ("IncreaseStep", J::Int(30)),
+                ("DecreaseFactor", J::Float(0.5)),
+            ]),
+        ),
+        ("Cubic", map(vec![("Beta", J::Float(0.8))])),
+        ("Throttling", s("Pacing")),
+        (
+            "Throttling",
+            map(vec![
+                ("Algorithm", s("AdaptiveDelay")),
+                ("MaxDelay", s("2s")),
+            ]),
+        ),
+        (
+            "Throttling",
+            map(vec![
+                ("Algorithm", s("Composite")),
+                (
+                    "Algorithms",
+                    J::List(vec![
+                        s("Global"),
+                        map(vec![
+                            ("Algorithm", s("FixedThreshold")),
+                            ("Delay", J::Float(0.5)),
+                        ]),
+                    ]),
+                ),
+            ]),
+        ),
+        ("MaxExhaustedDelay", s("00:01:00")),
+        ("EndpointKey", s("host")),
+        (
+            "Classifier",
+            map(vec![("Throttled", J::List(vec![J::Int(429), J::Int(420)]))]),
+        ),
+        ("MaxEndpoints", J::Int(5)),
+        ("EndpointIdleTtl", s("10m")),
+    ];
+    prop::sample::subsequence(entries, 0..8)
+        .prop_map(|e| J::Map(e.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+}
+
+/// A configuration: mostly the right section with plausible or random limiters, sometimes
+/// anything at all.
 fn config() -> impl Strategy<Value = J> {
-    let limiters = prop::collection::vec(("[a-z\\-]{1,8}", tree()), 0..3).prop_map(J::Map);
+    let limiter = prop_oneof![plausible_limiter(), tree()];
+    let limiters = prop::collection::vec(("[a-z\\-]{1,8}", limiter), 0..3).prop_map(J::Map);
     prop_oneof![
         4 => (limiters, prop::option::of(scalar())).prop_map(|(limiters, default)| {
             let mut section = vec![("Limiters".to_owned(), limiters)];
