@@ -6,9 +6,11 @@
 //! wrote it (or the default's value, marked as such, when the option was not given).
 
 use crate::error::ProblemKind;
-use crate::reader::{At, Collector, Style, TableReader, join};
+use crate::reader::{At, Collector, TableReader};
 use crate::settings::LimiterSettings;
+use crate::spelling::{Style, join};
 use crate::throttling;
+use crate::tree::Node;
 use http::StatusCode;
 use pacer_core::{ControllerKind, InvalidOption, LimiterOptions, ServerStopPolicy};
 use reqwest_pacer::KeyMode;
@@ -83,9 +85,7 @@ impl Given {
 pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     let before = p.count();
     let mut t = match at.node() {
-        crate::tree::Node::Table(_) | crate::tree::Node::Nil => {
-            TableReader::new(at.path.clone(), at.node(), at.style())
-        }
+        Node::Table(_) | Node::Nil => TableReader::new(at.path.clone(), at.node(), at.style()),
         _ => {
             p.push(
                 at.path.clone(),
@@ -298,34 +298,29 @@ fn read_classifier(
 fn status_codes(p: &mut Collector, at: &At<'_>) -> Option<Vec<StatusCode>> {
     let before = p.count();
     let mut codes = Vec::new();
-    let mut check = |path: String, shown: String, code: Option<i128>, p: &mut Collector| match code
-        .and_then(|c| u16::try_from(c).ok())
-    {
-        Some(c @ 100..=599) => {
-            if let Ok(s) = StatusCode::from_u16(c) {
-                codes.push(s);
-            }
+    let mut check = |path: String, shown: String, code: Option<i128>, p: &mut Collector| {
+        let Some(code) = code else {
+            return p.push(
+                path,
+                Some(shown),
+                "expected an HTTP status code (a whole number from 100 to 599)",
+                ProblemKind::WrongType,
+            );
+        };
+        let status = u16::try_from(code)
+            .ok()
+            .filter(|c| (100..=599).contains(c))
+            .and_then(|c| StatusCode::from_u16(c).ok());
+        match status {
+            Some(status) => codes.push(status),
+            None => p.push(
+                path,
+                Some(shown),
+                "must be an HTTP status code from 100 to 599",
+                ProblemKind::OutOfRange,
+            ),
         }
-        Some(_) => p.push(
-            path,
-            Some(shown),
-            "must be an HTTP status code from 100 to 599",
-            ProblemKind::OutOfRange,
-        ),
-        None if code.is_some() => p.push(
-            path,
-            Some(shown),
-            "must be an HTTP status code from 100 to 599",
-            ProblemKind::OutOfRange,
-        ),
-        None => p.push(
-            path,
-            Some(shown),
-            "expected an HTTP status code (a whole number from 100 to 599)",
-            ProblemKind::WrongType,
-        ),
     };
-    use crate::tree::Node;
     match at.node() {
         Node::Str(s) => {
             let parts = s

@@ -9,6 +9,7 @@
 use crate::error::ProblemKind;
 use crate::reader::{At, Collector, TableReader};
 use crate::settings::ThrottlingSettings;
+use crate::spelling::{Style, join};
 use crate::tree::Node;
 use pacer_core::{
     AdaptiveDelay, Composite, FixedThreshold, Global, Pacing, Percentage, ThrottlingConfigError,
@@ -269,7 +270,7 @@ fn build_collecting(
     params: &mut Params,
     algorithm: &str,
     table: &str,
-    style: crate::reader::Style,
+    style: Style,
 ) -> Option<ThrottlingSettings> {
     let mut failed = false;
     for _ in 0..ALL_PARAMETERS.len() {
@@ -289,7 +290,7 @@ fn build_collecting(
                             _ => String::new(),
                         };
                         (
-                            crate::reader::join(table, &style.render(&key)),
+                            join(table, &style.render(&key)),
                             format!("{value} (the default)"),
                         )
                     }
