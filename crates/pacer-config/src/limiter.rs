@@ -1,0 +1,347 @@
+//! Reading one limiter's section (`AdaptiveRateLimiting.Limiters.<name>`) into
+//! [`LimiterSettings`].
+//!
+//! Each key is read with its type; then the rules the core knows are checked by
+//! [`LimiterOptions::validate`], and its errors are given the full path and the value as the user
+//! wrote it (or the default's value, marked as such, when the option was not given).
+
+use crate::error::ProblemKind;
+use crate::reader::{At, Collector, TableReader};
+use crate::settings::LimiterSettings;
+use crate::spelling::{Style, join};
+use crate::throttling;
+use crate::tree::Node;
+use http::StatusCode;
+use pacer_core::{ControllerKind, InvalidOption, LimiterOptions, ServerStopPolicy};
+use reqwest_pacer::KeyMode;
+use std::collections::HashMap;
+
+/// Every key of a limiter, for unknown-key suggestions (and the docs' order).
+pub(crate) const LIMITER_KEYS: &[&str] = &[
+    "Enabled",
+    "Controller",
+    "InitialUnitsPerMinute",
+    "MinUnitsPerMinute",
+    "MaxUnitsPerMinute",
+    "Burst",
+    "QueueLimit",
+    "MaxWait",
+    "DecreaseCooldown",
+    "InstanceCount",
+    "Aimd",
+    "Cubic",
+    "MaxAttempts",
+    "MaxRetryAfter",
+    "Throttling",
+    "MaxExhaustedDelay",
+    "EndpointKey",
+    "Classifier",
+    "MaxEndpoints",
+    "EndpointIdleTtl",
+    "Windows",
+];
+const AIMD_KEYS: &[&str] = &["DecreaseFactor", "IncreaseInterval", "IncreaseStep"];
+const CUBIC_KEYS: &[&str] = &["Beta", "ScaleConstant"];
+const CLASSIFIER_KEYS: &[&str] = &[
+    "Throttled",
+    "ThrottledWithRetryAfter",
+    "ThrottledWhenExhausted",
+];
+
+/// The options the user gave: the core's option name (`Aimd.IncreaseStep`) → the full path in
+/// the user's spelling and the value as written.
+#[derive(Debug, Default)]
+pub(crate) struct Given(HashMap<String, (String, String)>);
+
+impl Given {
+    pub(crate) fn note(&mut self, option: &str, at: &At<'_>) {
+        self.0
+            .insert(option.to_owned(), (at.path.clone(), at.shown()));
+    }
+
+    /// The path and value to report for `option`: as given, else where it would go in the
+    /// table's style, with the value in force marked as the default.
+    pub(crate) fn locate(
+        &self,
+        option: &str,
+        value_in_force: &str,
+        table: &str,
+        style: Style,
+    ) -> (String, String) {
+        match self.0.get(option) {
+            Some(found) => found.clone(),
+            None => {
+                let spelled: Vec<String> = option.split('.').map(|s| style.render(s)).collect();
+                (
+                    join(table, &spelled.join(".")),
+                    format!("{value_in_force} (the default)"),
+                )
+            }
+        }
+    }
+}
+
+/// Reads a limiter at `at`; `None` (with the problems recorded) if anything is wrong.
+pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
+    let before = p.count();
+    let mut t = match at.node() {
+        Node::Table(_) | Node::Nil => TableReader::new(at.path.clone(), at.node(), at.style()),
+        _ => {
+            p.push(
+                at.path.clone(),
+                Some(at.shown()),
+                "expected a table of the limiter's options",
+                ProblemKind::WrongType,
+            );
+            return None;
+        }
+    };
+    let mut s = LimiterSettings::default();
+    let mut given = Given::default();
+    read_options(p, &mut t, &mut s.options, &mut given);
+
+    if let Some(f) = t.get(p, "Throttling") {
+        s.throttling = throttling::read(p, &f).unwrap_or_default();
+    }
+    if let Some(f) = t.get(p, "MaxExhaustedDelay")
+        && let Some(d) = f.duration(p)
+    {
+        match ServerStopPolicy::new(d) {
+            Ok(_) => s.max_exhausted_delay = d,
+            Err(e) => throttling::report(p, &f.path, &f.shown(), &e),
+        }
+    }
+    if let Some(f) = t.get(p, "EndpointKey") {
+        let names = KeyMode::ALL.map(KeyMode::as_str);
+        if let Some(i) = f.choice(p, "endpoint key mode", &names) {
+            s.endpoint_key = KeyMode::ALL[i];
+        }
+    }
+    if let Some(f) = t.get(p, "Classifier")
+        && let Some(c) = f.table(p)
+    {
+        s.classifier = read_classifier(p, c, s.classifier);
+    }
+    if let Some(f) = t.get(p, "MaxEndpoints")
+        && let Some(n) = f.uint(p, u64::MAX)
+    {
+        match usize::try_from(n) {
+            Ok(0) => p.push(
+                f.path.clone(),
+                Some(f.shown()),
+                "must be at least 1",
+                ProblemKind::OutOfRange,
+            ),
+            Ok(n) => s.max_endpoints = n,
+            Err(_) => p.push(
+                f.path.clone(),
+                Some(f.shown()),
+                format!("must be at most {}", usize::MAX),
+                ProblemKind::OutOfRange,
+            ),
+        }
+    }
+    if let Some(f) = t.get(p, "EndpointIdleTtl")
+        && let Some(d) = f.duration(p)
+    {
+        if d.is_zero() {
+            p.push(
+                f.path.clone(),
+                Some(f.shown()),
+                "must be greater than 0",
+                ProblemKind::OutOfRange,
+            );
+        } else {
+            s.endpoint_idle_ttl = d;
+        }
+    }
+    if let Some(f) = t.get(p, "Windows") {
+        p.push(
+            f.path.clone(),
+            None,
+            "strict windows are not supported by this version of Pacer yet",
+            ProblemKind::NotSupported,
+        );
+    }
+
+    // The rules of the core, with paths and values as the user wrote them.
+    if let Err(e) = s.options.validate() {
+        for InvalidOption {
+            option,
+            value,
+            rule,
+            ..
+        } in e.into_errors()
+        {
+            let (path, shown) = given.locate(&option, &value, t.path(), t.style());
+            p.push(path, Some(shown), rule, ProblemKind::OutOfRange);
+        }
+    }
+    t.finish(p, LIMITER_KEYS);
+    (p.count() == before).then_some(s)
+}
+
+/// The adaptive options: every [`LimiterOptions`] field by its seed name.
+fn read_options(
+    p: &mut Collector,
+    t: &mut TableReader<'_>,
+    o: &mut LimiterOptions,
+    given: &mut Given,
+) {
+    macro_rules! set {
+        ($key:literal, $read:ident $(($($arg:expr),*))?, |$v:ident| $assign:expr) => {
+            if let Some(f) = t.get(p, $key) {
+                if let Some($v) = f.$read(p $(, $($arg),*)?) {
+                    $assign;
+                    given.note($key, &f);
+                }
+            }
+        };
+    }
+    set!("Enabled", bool, |v| o.enabled = v);
+    if let Some(f) = t.get(p, "Controller") {
+        let names = ControllerKind::ALL.map(ControllerKind::as_str);
+        if let Some(i) = f.choice(p, "controller", &names) {
+            o.controller = ControllerKind::ALL[i];
+        }
+    }
+    set!("InitialUnitsPerMinute", f64, |v| o
+        .initial_units_per_minute =
+        v);
+    set!("MinUnitsPerMinute", f64, |v| o.min_units_per_minute = v);
+    set!("MaxUnitsPerMinute", f64, |v| o.max_units_per_minute = v);
+    set!("Burst", duration, |v| o.burst = v);
+    set!("QueueLimit", uint(usize::MAX as u64), |v| {
+        o.queue_limit = usize::try_from(v).unwrap_or(usize::MAX)
+    });
+    set!("MaxWait", duration, |v| o.max_wait = v);
+    set!("DecreaseCooldown", duration, |v| o.decrease_cooldown = v);
+    set!("InstanceCount", uint(u64::from(u32::MAX)), |v| {
+        o.instance_count = u32::try_from(v).unwrap_or(u32::MAX)
+    });
+    set!("MaxAttempts", uint(u64::from(u32::MAX)), |v| {
+        o.max_attempts = u32::try_from(v).unwrap_or(u32::MAX)
+    });
+    set!("MaxRetryAfter", duration, |v| o.max_retry_after = v);
+
+    if let Some(f) = t.get(p, "Aimd")
+        && let Some(mut a) = f.table(p)
+    {
+        let mut note = |key: &str, f: &At<'_>| given.note(&format!("Aimd.{key}"), f);
+        if let Some(f) = a.get(p, "DecreaseFactor")
+            && let Some(v) = f.f64(p)
+        {
+            o.aimd.decrease_factor = v;
+            note("DecreaseFactor", &f);
+        }
+        if let Some(f) = a.get(p, "IncreaseInterval")
+            && let Some(v) = f.duration(p)
+        {
+            o.aimd.increase_interval = v;
+            note("IncreaseInterval", &f);
+        }
+        if let Some(f) = a.get(p, "IncreaseStep")
+            && let Some(v) = f.f64(p)
+        {
+            o.aimd.increase_step = v;
+            note("IncreaseStep", &f);
+        }
+        a.finish(p, AIMD_KEYS);
+    }
+    if let Some(f) = t.get(p, "Cubic")
+        && let Some(mut c) = f.table(p)
+    {
+        if let Some(f) = c.get(p, "Beta")
+            && let Some(v) = f.f64(p)
+        {
+            o.cubic.beta = v;
+            given.note("Cubic.Beta", &f);
+        }
+        if let Some(f) = c.get(p, "ScaleConstant")
+            && let Some(v) = f.f64(p)
+        {
+            o.cubic.scale_constant = v;
+            given.note("Cubic.ScaleConstant", &f);
+        }
+        c.finish(p, CUBIC_KEYS);
+    }
+}
+
+/// `Classifier`: three lists of status codes, each replacing its default when given.
+fn read_classifier(
+    p: &mut Collector,
+    mut t: TableReader<'_>,
+    mut c: reqwest_pacer::DefaultClassifier,
+) -> reqwest_pacer::DefaultClassifier {
+    if let Some(f) = t.get(p, "Throttled")
+        && let Some(codes) = status_codes(p, &f)
+    {
+        c = c.throttled(codes);
+    }
+    if let Some(f) = t.get(p, "ThrottledWithRetryAfter")
+        && let Some(codes) = status_codes(p, &f)
+    {
+        c = c.throttled_with_retry_after(codes);
+    }
+    if let Some(f) = t.get(p, "ThrottledWhenExhausted")
+        && let Some(codes) = status_codes(p, &f)
+    {
+        c = c.throttled_when_exhausted(codes);
+    }
+    t.finish(p, CLASSIFIER_KEYS);
+    c
+}
+
+/// A list of status codes: a list, a table indexed `0`, `1`, … (environment variables), a single
+/// code, or a string of codes separated by commas or spaces (`"429, 503"`). Each must be an HTTP
+/// status from 100 to 599.
+fn status_codes(p: &mut Collector, at: &At<'_>) -> Option<Vec<StatusCode>> {
+    let before = p.count();
+    let mut codes = Vec::new();
+    let mut check = |path: String, shown: String, code: Option<i128>, p: &mut Collector| {
+        let Some(code) = code else {
+            return p.push(
+                path,
+                Some(shown),
+                "expected an HTTP status code (a whole number from 100 to 599)",
+                ProblemKind::WrongType,
+            );
+        };
+        let status = u16::try_from(code)
+            .ok()
+            .filter(|c| (100..=599).contains(c))
+            .and_then(|c| StatusCode::from_u16(c).ok());
+        match status {
+            Some(status) => codes.push(status),
+            None => p.push(
+                path,
+                Some(shown),
+                "must be an HTTP status code from 100 to 599",
+                ProblemKind::OutOfRange,
+            ),
+        }
+    };
+    match at.node() {
+        Node::Str(s) => {
+            let parts = s
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|x| !x.is_empty());
+            for part in parts {
+                check(at.path.clone(), at.shown(), part.parse::<i128>().ok(), p);
+            }
+        }
+        Node::Int(i) => check(at.path.clone(), at.shown(), Some(*i), p),
+        _ => {
+            for item in at.list(p)? {
+                let code = match item.node() {
+                    Node::Int(i) => Some(*i),
+                    Node::Float(f) if f.fract() == 0.0 && f.abs() < 1e6 => Some(*f as i128),
+                    Node::Str(s) => s.trim().parse::<i128>().ok(),
+                    _ => None,
+                };
+                check(item.path.clone(), item.shown(), code, p);
+            }
+        }
+    }
+    (p.count() == before).then_some(codes)
+}

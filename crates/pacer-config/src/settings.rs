@@ -1,0 +1,273 @@
+//! The typed result of loading: every limiter's settings, comparable and convertible into the
+//! middleware's [`LimiterConfig`].
+
+use crate::error::{ConfigError, Problem, ProblemKind, Problems};
+use pacer_core::{
+    AdaptiveDelay, Composite, FixedThreshold, Global, LimiterOptions, Pacing, Percentage,
+    ServerStopPolicy, ThrottlingAlgorithm,
+};
+use reqwest_pacer::{
+    BuildError, DefaultClassifier, KeyMode, LimiterConfig, PacerBuilder, PacerMiddleware,
+};
+use std::time::Duration;
+
+/// The proactive throttling algorithm a limiter uses (`Throttling` in configuration), with its
+/// parameters.
+///
+/// ```
+/// use pacer_config::ThrottlingSettings;
+/// use pacer_core::Pacing;
+///
+/// let s = ThrottlingSettings::Pacing(Pacing::new(3));
+/// assert_eq!(s.name(), "Pacing");
+/// assert!(s.algorithm().is_some());
+/// assert!(ThrottlingSettings::None.algorithm().is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ThrottlingSettings {
+    /// No proactive throttling (`None`); the server-ordered stop still applies.
+    None,
+    /// [`Percentage`], the default.
+    Percentage(Percentage),
+    /// [`FixedThreshold`].
+    FixedThreshold(FixedThreshold),
+    /// [`AdaptiveDelay`].
+    AdaptiveDelay(AdaptiveDelay),
+    /// [`Pacing`].
+    Pacing(Pacing),
+    /// [`Global`].
+    Global(Global),
+    /// [`Composite`]: the algorithms in order; the first that throttles decides. Never empty.
+    Composite(Vec<ThrottlingSettings>),
+}
+
+impl Default for ThrottlingSettings {
+    fn default() -> Self {
+        ThrottlingSettings::Percentage(Percentage::default())
+    }
+}
+
+impl ThrottlingSettings {
+    /// The names of the algorithms, as configuration writes them (`Algorithm`).
+    pub const NAMES: [&'static str; 7] = [
+        "Percentage",
+        "FixedThreshold",
+        "AdaptiveDelay",
+        "Pacing",
+        "Global",
+        "Composite",
+        "None",
+    ];
+
+    /// The algorithm's name, as configuration writes it.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            ThrottlingSettings::None => "None",
+            ThrottlingSettings::Percentage(_) => "Percentage",
+            ThrottlingSettings::FixedThreshold(_) => "FixedThreshold",
+            ThrottlingSettings::AdaptiveDelay(_) => "AdaptiveDelay",
+            ThrottlingSettings::Pacing(_) => "Pacing",
+            ThrottlingSettings::Global(_) => "Global",
+            ThrottlingSettings::Composite(_) => "Composite",
+        }
+    }
+
+    /// A new instance of the algorithm; `None` for no proactive throttling.
+    #[must_use]
+    pub fn algorithm(&self) -> Option<Box<dyn ThrottlingAlgorithm>> {
+        Some(match self {
+            ThrottlingSettings::None => return None,
+            ThrottlingSettings::Percentage(a) => Box::new(*a),
+            ThrottlingSettings::FixedThreshold(a) => Box::new(*a),
+            ThrottlingSettings::AdaptiveDelay(a) => Box::new(*a),
+            ThrottlingSettings::Pacing(a) => Box::new(*a),
+            ThrottlingSettings::Global(a) => Box::new(*a),
+            ThrottlingSettings::Composite(parts) => {
+                let parts: Vec<_> = parts.iter().filter_map(Self::algorithm).collect();
+                // Loading never makes an empty composite; an empty one built in code throttles
+                // nothing, like `None`.
+                Box::new(Composite::new(parts).ok()?)
+            }
+        })
+    }
+}
+
+/// Everything one named limiter has, as loaded from configuration. Compare two with `==`; turn
+/// one into the middleware's settings with [`LimiterSettings::to_limiter_config`].
+///
+/// The defaults are the middleware's own ([`LimiterConfig::default`]).
+///
+/// ```
+/// use pacer_config::LimiterSettings;
+/// use reqwest_pacer::KeyMode;
+///
+/// let s = LimiterSettings::default();
+/// assert_eq!(s.endpoint_key, KeyMode::SchemeHostPort);
+/// assert_eq!(s.max_endpoints, 10_000);
+/// let config = s.to_limiter_config();
+/// assert_eq!(config.options().max_units_per_minute, 6000.0);
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LimiterSettings {
+    /// The adaptive options (`Enabled`, `Controller`, the rates, `Aimd.*`, `Cubic.*`, …).
+    pub options: LimiterOptions,
+    /// `Throttling`: the proactive algorithm. Default [`Percentage`].
+    pub throttling: ThrottlingSettings,
+    /// `MaxExhaustedDelay`: the cap on a stop for an exhausted quota. Default 5 min; above zero
+    /// (loading checks it; a zero set in code gives the default).
+    pub max_exhausted_delay: Duration,
+    /// `EndpointKey`: how requests are keyed. Default [`KeyMode::SchemeHostPort`].
+    pub endpoint_key: KeyMode,
+    /// `Classifier`: which statuses are throttles. Default [`DefaultClassifier::default`].
+    pub classifier: DefaultClassifier,
+    /// `MaxEndpoints`: at most this many endpoints keep state. Default 10,000.
+    pub max_endpoints: usize,
+    /// `EndpointIdleTtl`: an endpoint idle this long forgets its state. Default 1 h.
+    pub endpoint_idle_ttl: Duration,
+}
+
+/// The middleware's defaults for what [`LimiterConfig`] does not expose.
+pub(crate) const DEFAULT_MAX_ENDPOINTS: usize = 10_000;
+pub(crate) const DEFAULT_ENDPOINT_IDLE_TTL: Duration = Duration::from_secs(3600);
+
+impl Default for LimiterSettings {
+    fn default() -> Self {
+        LimiterSettings {
+            options: LimiterOptions::default(),
+            throttling: ThrottlingSettings::default(),
+            max_exhausted_delay: ServerStopPolicy::DEFAULT_MAX_EXHAUSTED_DELAY,
+            endpoint_key: KeyMode::default(),
+            classifier: DefaultClassifier::default(),
+            max_endpoints: DEFAULT_MAX_ENDPOINTS,
+            endpoint_idle_ttl: DEFAULT_ENDPOINT_IDLE_TTL,
+        }
+    }
+}
+
+impl LimiterSettings {
+    /// The middleware's settings for this limiter.
+    pub fn to_limiter_config(&self) -> LimiterConfig {
+        let mut config = LimiterConfig::new(self.options.clone())
+            .endpoint_key(self.endpoint_key)
+            .classifier(self.classifier.clone())
+            .max_endpoints(self.max_endpoints)
+            .endpoint_idle_ttl(self.endpoint_idle_ttl);
+        if let Ok(stop) = ServerStopPolicy::new(self.max_exhausted_delay) {
+            config = config.server_stop(stop);
+        }
+        match self.throttling.algorithm() {
+            Some(algorithm) => config.throttling(algorithm),
+            None => config.no_throttling(),
+        }
+    }
+}
+
+/// Every limiter of a configuration, in the file's order, and the default one.
+///
+/// ```
+/// use pacer_config::{ConfigLoader, Format};
+///
+/// let toml = r#"
+/// [adaptive_rate_limiting.limiters.orders-api]
+/// max_units_per_minute = 1200
+/// [adaptive_rate_limiting.limiters.search-api]
+/// controller = "Cubic"
+/// "#;
+/// let settings = ConfigLoader::new().string(toml, Format::Toml).load()?;
+/// assert_eq!(settings.names().collect::<Vec<_>>(), ["orders-api", "search-api"]);
+/// assert_eq!(settings.default_limiter(), "orders-api");
+/// let pacer = settings.build()?;
+/// assert_eq!(pacer.limiter_names(), ["orders-api", "search-api"]);
+/// # Ok::<(), pacer_config::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacerSettings {
+    pub(crate) limiters: Vec<(String, LimiterSettings)>,
+    pub(crate) default_limiter: String,
+}
+
+impl PacerSettings {
+    /// The limiters' names, in the file's order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.limiters.iter().map(|(n, _)| n.as_str())
+    }
+
+    /// Every limiter with its settings, in the file's order.
+    pub fn limiters(&self) -> impl Iterator<Item = (&str, &LimiterSettings)> {
+        self.limiters.iter().map(|(n, s)| (n.as_str(), s))
+    }
+
+    /// One limiter's settings, by its exact name.
+    #[must_use]
+    pub fn limiter(&self, name: &str) -> Option<&LimiterSettings> {
+        self.limiters
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s)
+    }
+
+    /// The limiter requests use when they name none: `DefaultLimiter`, else the first one.
+    #[must_use]
+    pub fn default_limiter(&self) -> &str {
+        &self.default_limiter
+    }
+
+    /// A middleware builder with every limiter and the default set, to add a clock or limiters
+    /// made in code before [`PacerBuilder::build`].
+    pub fn builder(&self) -> PacerBuilder {
+        self.limiters.iter().fold(
+            PacerMiddleware::builder().default_limiter(&self.default_limiter),
+            |b, (name, s)| b.limiter(name, s.to_limiter_config()),
+        )
+    }
+
+    /// The middleware with every limiter.
+    pub fn build(&self) -> Result<PacerMiddleware, ConfigError> {
+        self.builder().build().map_err(|e| {
+            // Settings are validated when loaded, so this does not happen; report it anyway.
+            let (path, message) = match &e {
+                BuildError::InvalidOptions { limiter, .. } => (limiter.clone(), e.to_string()),
+                _ => (self.default_limiter.clone(), e.to_string()),
+            };
+            let problem = Problem::new(path, None, message, ProblemKind::OutOfRange);
+            ConfigError::Invalid(Problems::new(vec![problem]).expect("one problem"))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_the_middlewares() {
+        assert_eq!(
+            format!("{:?}", LimiterSettings::default().to_limiter_config()),
+            format!("{:?}", LimiterConfig::default())
+        );
+    }
+
+    #[test]
+    fn every_algorithm_builds() {
+        let all = [
+            ThrottlingSettings::Percentage(Percentage::default()),
+            ThrottlingSettings::FixedThreshold(FixedThreshold::default()),
+            ThrottlingSettings::AdaptiveDelay(AdaptiveDelay::default()),
+            ThrottlingSettings::Pacing(Pacing::default()),
+            ThrottlingSettings::Global(Global::default()),
+            ThrottlingSettings::Composite(vec![ThrottlingSettings::Pacing(Pacing::default())]),
+        ];
+        for s in all {
+            assert!(s.algorithm().is_some(), "{s:?}");
+            assert!(ThrottlingSettings::NAMES.contains(&s.name()));
+        }
+        assert!(
+            ThrottlingSettings::Composite(Vec::new())
+                .algorithm()
+                .is_none()
+        );
+    }
+}
