@@ -5,6 +5,7 @@
 //! of [`Command`].
 
 use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
+use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::{Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
 use clap::{Args, Parser, Subcommand};
@@ -67,10 +68,11 @@ pub struct CompareArgs {
     /// Also draw each mode's rate and accepted units against the quota into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Limiter options from a configuration file (not yet available: needs the config loader).
+    /// A configuration file (appsettings.json or TOML) with a limiter to run as one more mode.
     #[arg(long, value_name = "FILE", requires = "limiter")]
     pub config: Option<PathBuf>,
-    /// The limiter of `--config` to run as one more mode.
+    /// The limiter of `--config` to run as one more mode (its row is named after it). The run's
+    /// `--instances` replaces its `InstanceCount`.
     #[arg(long, value_name = "NAME", requires = "config")]
     pub limiter: Option<String>,
 }
@@ -115,25 +117,29 @@ impl CompareArgs {
 
     /// The modes to run, in the order given (each once), or every available mode.
     pub fn modes(&self) -> Result<Vec<Box<dyn Mode>>, SimError> {
-        if self.config.is_some() {
-            return Err(SimError::Options(
-                "--config/--limiter are not yet available: they need the configuration loader"
-                    .to_owned(),
-            ));
-        }
-        if self.modes.is_empty() {
-            return Ok(default_modes());
-        }
-        let mut names: Vec<&str> = Vec::new();
-        for name in &self.modes {
-            if !names.contains(&name.as_str()) {
-                names.push(name);
+        let mut modes = if self.modes.is_empty() {
+            default_modes()
+        } else {
+            let mut names: Vec<&str> = Vec::new();
+            for name in &self.modes {
+                if !names.contains(&name.as_str()) {
+                    names.push(name);
+                }
             }
+            names
+                .into_iter()
+                .map(|n| mode_by_name(n).map_err(SimError::from))
+                .collect::<Result<Vec<_>, _>>()?
+        };
+        if let (Some(file), Some(limiter)) = (&self.config, &self.limiter) {
+            let options = pacer_config::limiter_options_from_file(file, None, limiter)
+                .map_err(|e| SimError::Options(format!("--config {}: {e}", file.display())))?;
+            modes.push(Box::new(LimiterMode::with_options(
+                limiter.clone(),
+                options,
+            )));
         }
-        names
-            .into_iter()
-            .map(|n| mode_by_name(n).map_err(SimError::from))
-            .collect()
+        Ok(modes)
     }
 }
 
@@ -241,10 +247,25 @@ mod tests {
     }
 
     #[test]
-    fn config_needs_a_limiter_and_is_not_yet_available() {
+    fn config_needs_a_limiter_and_adds_a_mode_named_after_it() {
         assert!(parse(&["--config", "pacer.toml"]).is_err());
-        let cli = parse(&["--config", "pacer.toml", "--limiter", "orders-api"]).unwrap();
+        let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/pacer.toml");
+        let cli = parse(&[
+            "--mode",
+            "aimd",
+            "--config",
+            sample,
+            "--limiter",
+            "orders-api",
+        ])
+        .unwrap();
+        let modes = cli.compare.modes().unwrap();
+        let names: Vec<_> = modes.iter().map(|m| m.name().to_owned()).collect();
+        assert_eq!(names, ["aimd", "orders-api"]);
+        let cli = parse(&["--config", sample, "--limiter", "no-such"]).unwrap();
         let e = cli.compare.modes().unwrap_err().to_string();
-        assert!(e.contains("not yet available"), "{e}");
+        assert!(e.contains("no-such"), "{e}");
+        let cli = parse(&["--config", "/nonexistent.toml", "--limiter", "x"]).unwrap();
+        assert!(cli.compare.modes().is_err());
     }
 }
