@@ -6,6 +6,10 @@
 //! (defaults 3 s, 32 tasks, 3 rounds; the rounds interleave the three clients so drift in the
 //! machine's load hits them alike). Prints one JSON line per client with the best and median
 //! requests/s, then the ratios.
+//!
+//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer or governor) sends N requests one after
+//! another through one client and nothing else: run it under `valgrind --tool=callgrind` for
+//! instruction counts per request, which the load of a shared machine does not change.
 #![allow(clippy::disallowed_methods)] // a benchmark measures real elapsed time
 
 use axum::Router;
@@ -81,17 +85,12 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-#[tokio::main]
-async fn main() {
-    let args: Vec<u64> = std::env::args()
-        .skip(1)
-        .filter_map(|a| a.parse().ok())
-        .collect();
-    let secs = args.first().copied().unwrap_or(3);
-    let concurrency = args.get(1).copied().unwrap_or(32) as usize;
-    let rounds = args.get(2).copied().unwrap_or(3) as usize;
-    let url = serve().await;
-
+/// The three clients: plain, through Pacer (limits far above the load), through governor.
+fn clients() -> (
+    ClientWithMiddleware,
+    ClientWithMiddleware,
+    ClientWithMiddleware,
+) {
     let reqwest = reqwest::Client::new();
     let plain = ClientBuilder::new(reqwest.clone()).build();
     let mut far_above = LimiterOptions::default();
@@ -107,6 +106,38 @@ async fn main() {
     let governed = ClientBuilder::new(reqwest)
         .with(GovernorMiddleware(governor))
         .build();
+
+    (plain, paced, governed)
+}
+
+#[tokio::main]
+async fn main() {
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.first().map(String::as_str) == Some("sequential") {
+        let which = raw.get(1).map(String::as_str).unwrap_or("plain");
+        let n: usize = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
+        let url = serve().await;
+        let (plain, paced, governed) = clients();
+        let client = match which {
+            "pacer" => paced,
+            "governor" => governed,
+            _ => plain,
+        };
+        for _ in 0..n {
+            let r = client.get(&url).send().await.expect("loopback request");
+            let _ = r.bytes().await;
+        }
+        return;
+    }
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let secs = args.first().copied().unwrap_or(3);
+    let concurrency = args.get(1).copied().unwrap_or(32) as usize;
+    let rounds = args.get(2).copied().unwrap_or(3) as usize;
+    let url = serve().await;
+    let (plain, paced, governed) = clients();
 
     // Warm the connection pool.
     run(&plain, &url, 1, concurrency).await;
