@@ -165,6 +165,7 @@ impl Request<'_> {
 
 /// Parses the response's rate-limit state into the endpoint's state and classifies it.
 fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response) -> Signal {
+    let max_retry_after = named.options().max_retry_after;
     let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
     let signal = config
         .classifier
@@ -177,7 +178,9 @@ fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response
         .and_then(|v| v.trim().parse::<u64>().ok())
         .is_some_and(|age| age > 0);
     if !from_cache {
-        named.headers.observe(key, info, named.clock.now());
+        // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
+        let bounded = info.bounded(max_retry_after, config.server_stop.max_exhausted_delay());
+        named.headers.observe(key, bounded, named.clock.now());
     }
     signal
 }

@@ -214,6 +214,43 @@ impl RateLimitInfo {
         RateLimitInfo::from_parts(policies, retry_after)
     }
 
+    /// The same state with the stops it orders bounded: a Retry-After of at most
+    /// `max_retry_after`, and the reset of an exhausted policy of at most `max_exhausted`.
+    ///
+    /// Bound the state when it is recorded, not when it is read: a stop capped at every look
+    /// would start again at every look and never end (a `Retry-After: 1000000000000` capped to
+    /// 5 minutes from *each* check is a permanent stop); capped once, it counts down and ends.
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy, RateLimitInfo};
+    /// use std::time::Duration;
+    ///
+    /// let min = Duration::from_secs(60);
+    /// let info = RateLimitInfo::new()
+    ///     .with_retry_after(Duration::from_secs(1_000_000))
+    ///     .with_policy(Policy::new(Dialect::XRateLimit).with_limit(10).with_remaining(0)
+    ///         .with_reset_after(Duration::from_secs(86_400)));
+    /// let bounded = info.bounded(min, min);
+    /// assert_eq!(bounded.retry_after(), Some(min));
+    /// assert_eq!(bounded.reset_after(), Some(min));
+    /// assert!(bounded.aged(min).is_empty(), "and the stop ends");
+    /// ```
+    #[must_use]
+    pub fn bounded(&self, max_retry_after: Duration, max_exhausted: Duration) -> RateLimitInfo {
+        let policies = self
+            .policies
+            .iter()
+            .map(|p| match p.reset_after() {
+                Some(reset) if p.is_exhausted() && reset > max_exhausted => {
+                    p.clone().with_reset_after(max_exhausted)
+                }
+                _ => p.clone(),
+            })
+            .collect();
+        let retry_after = self.retry_after.map(|r| r.min(max_retry_after));
+        RateLimitInfo::from_parts(policies, retry_after)
+    }
+
     /// `true` when [`aged`](Self::aged)`(elapsed)` would be empty, decided without cloning.
     pub(crate) fn is_spent_after(&self, elapsed: Duration) -> bool {
         if elapsed.is_zero() {

@@ -10,6 +10,7 @@ mod concurrency;
 mod cost_and_keys;
 mod github;
 mod headers;
+mod hostile;
 mod live_updates;
 mod observability;
 mod rejection;
