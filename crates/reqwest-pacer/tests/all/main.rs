@@ -12,6 +12,7 @@ mod github;
 mod headers;
 mod hostile;
 mod live_updates;
+mod load;
 mod observability;
 mod rejection;
 mod retry_after;

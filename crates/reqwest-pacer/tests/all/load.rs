@@ -1,0 +1,179 @@
+//! Load and cancellation without a network: the chain ends in a stub that answers at once, so
+//! tens of thousands of requests take seconds.
+
+use http::Extensions;
+use pacer_core::LimiterOptions;
+use reqwest::{Request, Response};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
+use reqwest_pacer::{EndpointKey, LimiterConfig, PacerErrorExt, PacerMiddleware};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// Answers every request with an empty 200 without sending it, and counts them.
+#[derive(Clone, Default)]
+pub(crate) struct Stub(pub(crate) Arc<AtomicUsize>);
+
+#[async_trait::async_trait]
+impl Middleware for Stub {
+    async fn handle(
+        &self,
+        _: Request,
+        _: &mut Extensions,
+        _: Next<'_>,
+    ) -> reqwest_middleware::Result<Response> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Ok(Response::from(http::Response::new("")))
+    }
+}
+
+pub(crate) fn stubbed(pacer: &PacerMiddleware, stub: &Stub) -> ClientWithMiddleware {
+    ClientBuilder::new(reqwest::Client::new())
+        .with(pacer.clone())
+        .with(stub.clone())
+        .build()
+}
+
+/// Peak resident memory of this process, from `/proc/self/status` (`VmHWM`), in KiB.
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothing_behind() {
+    const N: usize = 10_000;
+    let mut o = LimiterOptions::default();
+    // 20,000 units/s with a bucket of 2,000: the requests queue for about half a second.
+    o.initial_units_per_minute = 1_200_000.0;
+    o.min_units_per_minute = 1_200_000.0;
+    o.max_units_per_minute = 1_200_000.0;
+    o.burst = Duration::from_millis(100);
+    o.queue_limit = N;
+    o.max_wait = Duration::from_secs(120);
+    let pacer = PacerMiddleware::builder()
+        .limiter("load", LimiterConfig::new(o))
+        .build()
+        .unwrap();
+    let stub = Stub::default();
+    let client = stubbed(&pacer, &stub);
+    let alive_before = tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks();
+
+    // A small deterministic generator (xorshift) picks who is cancelled, and when.
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut tasks = Vec::with_capacity(N);
+    let mut cancel_after = Vec::with_capacity(N);
+    for _ in 0..N {
+        let client = client.clone();
+        tasks.push(tokio::spawn(async move {
+            client.get("http://api.test/orders").send().await
+        }));
+        cancel_after.push((next() % 2 == 0).then(|| Duration::from_micros(next() % 400_000)));
+    }
+    let mut cancels = Vec::new();
+    for (task, after) in tasks.iter().zip(&cancel_after) {
+        if let Some(after) = after {
+            let abort = task.abort_handle();
+            let after = *after;
+            cancels.push(tokio::spawn(async move {
+                tokio::time::sleep(after).await;
+                abort.abort();
+            }));
+        }
+    }
+    let (mut ok, mut refused, mut cancelled) = (0, 0, 0);
+    for task in tasks {
+        match task.await {
+            Ok(Ok(response)) => {
+                assert_eq!(response.status(), 200);
+                ok += 1;
+            }
+            Ok(Err(e)) => {
+                assert!(e.is_rejected(), "only typed refusals: {e}");
+                refused += 1;
+            }
+            Err(join) => {
+                assert!(join.is_cancelled(), "no task panicked: {join}");
+                cancelled += 1;
+            }
+        }
+    }
+    for c in cancels {
+        c.await.unwrap();
+    }
+    assert_eq!(ok + refused + cancelled, N);
+    assert!(cancelled > 0 && ok > 0, "ok {ok}, cancelled {cancelled}");
+    assert_eq!(
+        stub.0.load(Ordering::Relaxed),
+        ok,
+        "every sent request answered; none sent twice"
+    );
+    let endpoint = pacer.endpoints("load").unwrap().remove(0);
+    let s = pacer.state("load", &endpoint).unwrap().limiter.unwrap();
+    assert_eq!(s.queue_len, 0);
+    assert_eq!(s.queued_units, 0.0);
+    // Granted but cancelled before sending: given back, so granted − refunded = sent.
+    assert_eq!(s.stats.granted_units - s.stats.refunded_units, ok as f64);
+    for _ in 0..100 {
+        if tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+            <= alive_before
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+            <= alive_before
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn endpoint_state_stays_bounded_over_a_hundred_thousand_distinct_keys() {
+    const KEYS: usize = 100_000;
+    const MAX_ENDPOINTS: usize = 1_000;
+    let pacer = PacerMiddleware::builder()
+        .limiter(
+            "churn",
+            LimiterConfig::default()
+                .max_endpoints(MAX_ENDPOINTS)
+                .endpoint_idle_ttl(Duration::from_secs(3600)),
+        )
+        .build()
+        .unwrap();
+    let stub = Stub::default();
+    let client = stubbed(&pacer, &stub);
+    let before = peak_rss_kib();
+    for i in 0..KEYS {
+        client
+            .get("http://api.test/x")
+            .with_extension(EndpointKey(format!("tenant-{i}")))
+            .send()
+            .await
+            .unwrap();
+        if i % 10_000 == 0 {
+            let n = pacer.endpoint_count("churn").unwrap();
+            assert!(n <= MAX_ENDPOINTS + 16, "{n} endpoints after {i} keys");
+        }
+    }
+    assert_eq!(stub.0.load(Ordering::Relaxed), KEYS);
+    assert!(pacer.endpoint_count("churn").unwrap() <= MAX_ENDPOINTS + 16);
+    // Resident memory: bounded state is a few MB; unbounded would be hundreds.
+    if let (Some(before), Some(after)) = (before, peak_rss_kib()) {
+        let grown_mib = after.saturating_sub(before) / 1024;
+        assert!(grown_mib < 64, "peak RSS grew by {grown_mib} MiB");
+    }
+}
