@@ -1,8 +1,9 @@
 //! Strict "no more than X per T" windows on a limiter, shared by many processes through a store.
 
 use pacer_core::{
-    Clock, GeometryError, MemoryWindowStore, WindowError, WindowGeometry, WindowStore,
+    Clock, GeometryError, MemoryWindowStore, Timestamp, WindowError, WindowGeometry, WindowStore,
 };
+use parking_lot::Mutex;
 use reqwest::Request;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +15,9 @@ use std::time::Duration;
 #[non_exhaustive]
 pub enum StoreFailure {
     /// Refuse the request with [`PacerError::WindowStore`](crate::PacerError::WindowStore): the
-    /// limit is never exceeded, and nothing is sent while the store is down.
+    /// limit is never exceeded, and nothing is sent while the store is down — nor for one window
+    /// length after the last failure, because a store that restarted may have lost the events
+    /// of the window that spans the outage.
     FailClosed,
     /// Send without the window while the store is down.
     FailOpen,
@@ -64,6 +67,8 @@ pub struct StrictWindow {
     pub(crate) on_failure: StoreFailure,
     fallback: Arc<OnceLock<MemoryWindowStore>>,
     outage: Arc<AtomicBool>,
+    /// Under `FailClosed`: refuse until then (one window after the last failure).
+    quarantine_until: Arc<Mutex<Timestamp>>,
 }
 
 /// Frames a window gets when only its length is given: the extra delay is at most a tenth of it.
@@ -103,6 +108,7 @@ impl StrictWindow {
             on_failure: StoreFailure::default(),
             fallback: Arc::default(),
             outage: Arc::default(),
+            quarantine_until: Arc::new(Mutex::new(Timestamp::ZERO)),
         }
     }
 
@@ -159,6 +165,11 @@ impl StrictWindow {
         instance_count: u32,
         error: &WindowError,
     ) -> Option<(&dyn WindowStore, u64)> {
+        if self.on_failure == StoreFailure::FailClosed {
+            let until = clock.now() + self.geometry.window();
+            let mut q = self.quarantine_until.lock();
+            *q = (*q).max(until);
+        }
         if !self.outage.swap(true, Ordering::Relaxed) {
             tracing::warn!(
                 window = %self.name,
@@ -176,6 +187,12 @@ impl StrictWindow {
             }
             StoreFailure::FailOpen | StoreFailure::FailClosed => None,
         }
+    }
+
+    /// Under `FailClosed`, how long the window still refuses after an outage of its store.
+    pub(crate) fn quarantined(&self, now: Timestamp) -> Option<Duration> {
+        let until = *self.quarantine_until.lock();
+        (until > now).then(|| until - now)
     }
 
     /// Marks the store reachable again (logged once).

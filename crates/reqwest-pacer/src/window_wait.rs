@@ -38,6 +38,7 @@ impl KeyedWindow<'_> {
         refuse: &impl Fn(RejectReason) -> Rejection,
     ) -> Result<WindowAnswer, PacerError> {
         let w = self.window;
+        self.check_quarantine(clock)?;
         let primary = w.store.eta(&self.key, w.geometry, w.limit, units).await;
         let outcome = match self.on(primary, clock, instance_count, refuse, units)? {
             Ok(outcome) => outcome,
@@ -106,6 +107,22 @@ impl KeyedWindow<'_> {
                 None => Err(self.failed(&e, refuse, units, self.window.limit)),
             },
             Err(e) => Err(self.failed(&e, refuse, units, self.window.limit)),
+        }
+    }
+
+    /// Under `FailClosed`, refuses while the window recovers from an outage of its store.
+    fn check_quarantine(&self, clock: &Arc<dyn Clock>) -> Result<(), PacerError> {
+        match self.window.quarantined(clock.now()) {
+            Some(left) => Err(PacerError::WindowStore {
+                limiter: self.limiter.to_owned(),
+                message: format!(
+                    "window {:?} refuses for {:.3} s more after an outage of its store, so that \
+                     no span of the window can exceed its limit",
+                    &*self.window.name,
+                    left.as_secs_f64()
+                ),
+            }),
+            None => Ok(()),
         }
     }
 

@@ -1,0 +1,7 @@
+//! End-to-end tests across the crates: the middleware with strict windows kept in a real Redis
+//! (found at `REDIS_URL` or started by `pacer_redis::testing`), under faults. Lower bounds on
+//! elapsed time only; never an upper bound.
+#![allow(clippy::disallowed_methods)] // tests measure elapsed real time (lower bounds only)
+
+#[cfg(feature = "redis")]
+mod redis_windows;
