@@ -4,4 +4,6 @@
 #![allow(clippy::disallowed_methods)] // tests measure elapsed real time (lower bounds only)
 
 #[cfg(feature = "redis")]
+mod redis_security;
+#[cfg(feature = "redis")]
 mod redis_windows;

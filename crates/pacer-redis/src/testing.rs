@@ -47,24 +47,56 @@ pub fn answers(url: &str) -> bool {
 #[derive(Debug)]
 pub struct Server {
     port: u16,
+    options: ServerOptions,
+    tls_port: Option<u16>,
     wrapper: Option<(Child, ChildStdin)>,
+}
+
+/// How to start a test server: with a password, with TLS.
+#[derive(Debug, Clone, Default)]
+pub struct ServerOptions {
+    /// `requirepass`.
+    pub password: Option<String>,
+    /// A certificate and its key (PEM files) to serve TLS with, on a port of its own.
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Server {
     /// Starts a server on a free port.
     pub fn start() -> Server {
+        Server::start_with(ServerOptions::default())
+    }
+
+    /// Starts a server on a free port with a password and/or TLS.
+    pub fn start_with(options: ServerOptions) -> Server {
         let port = free_port();
+        let tls_port = options.tls.as_ref().map(|_| free_port());
         let mut server = Server {
             port,
+            options,
+            tls_port,
             wrapper: None,
         };
         server.restart();
         server
     }
 
-    /// `redis://127.0.0.1:PORT`.
+    /// `redis://[:PASSWORD@]127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        match &self.options.password {
+            Some(pw) => format!("redis://:{pw}@127.0.0.1:{}", self.port),
+            None => format!("redis://127.0.0.1:{}", self.port),
+        }
+    }
+
+    /// `rediss://[:PASSWORD@]127.0.0.1:TLS_PORT/#insecure` when the server serves TLS (the test
+    /// certificate is self-signed, hence `#insecure`).
+    pub fn tls_url(&self) -> Option<String> {
+        let port = self.tls_port?;
+        Some(match &self.options.password {
+            Some(pw) => format!("rediss://:{pw}@127.0.0.1:{port}/#insecure"),
+            None => format!("rediss://127.0.0.1:{port}/#insecure"),
+        })
     }
 
     /// Stops the server (if running) and waits until it is gone.
@@ -79,9 +111,21 @@ impl Server {
     pub fn restart(&mut self) {
         self.stop();
         let dir = std::env::temp_dir();
+        let mut extra = String::new();
+        if let Some(pw) = &self.options.password {
+            extra.push_str(&format!(" --requirepass '{pw}'"));
+        }
+        if let (Some((cert, key)), Some(tls_port)) = (&self.options.tls, self.tls_port) {
+            extra.push_str(&format!(
+                " --tls-port {tls_port} --tls-cert-file '{c}' --tls-key-file '{k}' \
+                 --tls-ca-cert-file '{c}' --tls-auth-clients no",
+                c = cert.display(),
+                k = key.display()
+            ));
+        }
         let script = format!(
             "redis-server --port {port} --bind 127.0.0.1 --save '' --appendonly no \
-             --dir '{dir}' --logfile '' --loglevel warning >/dev/null 2>&1 & pid=$!; \
+             --dir '{dir}' --logfile '' --loglevel warning{extra} >/dev/null 2>&1 & pid=$!; \
              read _ignored; kill $pid; wait $pid",
             port = self.port,
             dir = dir.display(),
