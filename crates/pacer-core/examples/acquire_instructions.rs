@@ -21,7 +21,10 @@ fn options() -> LimiterOptions {
 fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_else(|| "pacer_try".into());
-    let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+    let n: usize = args
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(1_000_000);
     match which.as_str() {
         "governor" => {
             let g = RateLimiter::direct(Quota::per_second(NonZeroU32::MAX));

@@ -5,56 +5,21 @@
 //! Run: `cargo bench -p reqwest-pacer --bench overhead`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::Extensions;
-use pacer_core::LimiterOptions;
-use reqwest::{Request, Response};
-use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
-use std::num::NonZeroU32;
-use std::sync::Arc;
 
-/// Answers every request with an empty 200, without sending it.
-struct Stub;
+#[path = "../examples/support/mod.rs"]
+mod support;
 
-#[async_trait::async_trait]
-impl Middleware for Stub {
-    async fn handle(
-        &self,
-        _: Request,
-        _: &mut Extensions,
-        _: Next<'_>,
-    ) -> reqwest_middleware::Result<Response> {
-        Ok(Response::from(http::Response::new("")))
-    }
-}
-
-struct GovernorMiddleware(Arc<DefaultDirectRateLimiter>);
-
-#[async_trait::async_trait]
-impl Middleware for GovernorMiddleware {
-    async fn handle(
-        &self,
-        req: Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> reqwest_middleware::Result<Response> {
-        self.0.until_ready().await;
-        next.run(req, extensions).await
-    }
-}
+use support::{GovernorMiddleware, Stub, far_above};
 
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .unwrap();
-    let mut far_above = LimiterOptions::default();
-    far_above.initial_units_per_minute = 6e12;
-    far_above.min_units_per_minute = 6e12;
-    far_above.max_units_per_minute = 6e12;
     let pacer = PacerMiddleware::builder()
-        .limiter("bench", LimiterConfig::new(far_above))
+        .limiter("bench", LimiterConfig::new(far_above()))
         .build()
         .unwrap();
     let client = reqwest::Client::new();
@@ -64,9 +29,7 @@ fn bench(c: &mut Criterion) {
         .with(Stub)
         .build();
     let governed = ClientBuilder::new(client)
-        .with(GovernorMiddleware(Arc::new(RateLimiter::direct(
-            Quota::per_second(NonZeroU32::MAX),
-        ))))
+        .with(GovernorMiddleware::unlimited())
         .with(Stub)
         .build();
 

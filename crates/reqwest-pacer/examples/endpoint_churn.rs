@@ -5,24 +5,13 @@
 //! Run: `cargo run --release -p reqwest-pacer --example endpoint_churn -- [KEYS] [MAX_ENDPOINTS]`
 //! (defaults 1,000,000 and 10,000).
 
-use http::Extensions;
-use reqwest::{Request, Response};
-use reqwest_middleware::{ClientBuilder, Middleware, Next};
+use reqwest_middleware::ClientBuilder;
 use reqwest_pacer::{EndpointKey, LimiterConfig, PacerMiddleware};
 
-struct Stub;
+#[path = "support/mod.rs"]
+mod support;
 
-#[async_trait::async_trait]
-impl Middleware for Stub {
-    async fn handle(
-        &self,
-        _: Request,
-        _: &mut Extensions,
-        _: Next<'_>,
-    ) -> reqwest_middleware::Result<Response> {
-        Ok(Response::from(http::Response::new("")))
-    }
-}
+use support::Stub;
 
 fn status(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")

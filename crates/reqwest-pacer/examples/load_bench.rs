@@ -14,32 +14,16 @@
 
 use axum::Router;
 use axum::routing::get;
-use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
-use http::Extensions;
-use pacer_core::LimiterOptions;
-use reqwest::{Request, Response};
-use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
-use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-/// The usual shape of a governor middleware: wait until the direct limiter allows, then send.
-struct GovernorMiddleware(Arc<DefaultDirectRateLimiter>);
+#[path = "support/mod.rs"]
+mod support;
 
-#[async_trait::async_trait]
-impl Middleware for GovernorMiddleware {
-    async fn handle(
-        &self,
-        req: Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> reqwest_middleware::Result<Response> {
-        self.0.until_ready().await;
-        next.run(req, extensions).await
-    }
-}
+use support::{GovernorMiddleware, far_above};
 
 async fn serve() -> String {
     let app = Router::new().route("/", get(|| async { "ok" }));
@@ -93,18 +77,13 @@ fn clients() -> (
 ) {
     let reqwest = reqwest::Client::new();
     let plain = ClientBuilder::new(reqwest.clone()).build();
-    let mut far_above = LimiterOptions::default();
-    far_above.initial_units_per_minute = 6e9;
-    far_above.min_units_per_minute = 6e9;
-    far_above.max_units_per_minute = 6e9;
     let pacer = PacerMiddleware::builder()
-        .limiter("bench", LimiterConfig::new(far_above))
+        .limiter("bench", LimiterConfig::new(far_above()))
         .build()
         .unwrap();
     let paced = ClientBuilder::new(reqwest.clone()).with(pacer).build();
-    let governor = Arc::new(RateLimiter::direct(Quota::per_second(NonZeroU32::MAX)));
     let governed = ClientBuilder::new(reqwest)
-        .with(GovernorMiddleware(governor))
+        .with(GovernorMiddleware::unlimited())
         .build();
 
     (plain, paced, governed)
