@@ -96,7 +96,7 @@ impl Request<'_> {
             return result;
         }
         let limiter = named.limiter_for(key, named.clock.now());
-        let max_attempts = named.options().max_attempts.max(1);
+        let max_attempts = config.options.max_attempts.max(1);
         let mut attempt = 1;
         let mut last: Option<Response> = None;
         loop {
@@ -165,7 +165,7 @@ impl Request<'_> {
 
 /// Parses the response's rate-limit state into the endpoint's state and classifies it.
 fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response) -> Signal {
-    let max_retry_after = named.options().max_retry_after;
+    let max_retry_after = config.options.max_retry_after;
     let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
     let signal = config
         .classifier
@@ -177,7 +177,8 @@ fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok())
         .is_some_and(|age| age > 0);
-    if !from_cache {
+    if !from_cache && (!info.is_empty() || named.headers_seen()) {
+        named.saw_headers();
         // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
         let bounded = info.bounded(max_retry_after, config.server_stop.max_exhausted_delay());
         named.headers.observe(key, bounded, named.clock.now());
@@ -199,9 +200,9 @@ impl Request<'_> {
             units,
         } = *self;
         let clock = &named.clock;
-        let options = named.options();
+        let options = &config.options;
         let max_wait = options.max_wait;
-        let instance_count = named.instance_count();
+        let instance_count = named.instance_count(config);
         let start = clock.now();
         let _waiting = named.waiting();
         let refuse = |reason| Rejection {
@@ -289,7 +290,9 @@ impl Request<'_> {
             }
         }
         let now = clock.now();
-        named.headers.record_send(key, now);
+        if named.headers_seen() {
+            named.headers.record_send(key, now);
+        }
         named.metrics.sent(units, now - start);
         Ok(now)
     }
@@ -306,6 +309,9 @@ fn header_delay(
     max_retry_after: Duration,
     stop_only: bool,
 ) -> (Duration, WaitCause) {
+    if !named.headers_seen() {
+        return (Duration::ZERO, WaitCause::Throttling);
+    }
     let Some(snapshot) = named.headers.snapshot(key, now) else {
         return (Duration::ZERO, WaitCause::Throttling);
     };

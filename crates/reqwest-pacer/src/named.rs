@@ -11,15 +11,18 @@ use pacer_core::{
 use parking_lot::{Mutex, RwLock};
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
 
 pub(crate) struct Named {
     pub(crate) name: Arc<str>,
-    /// The pieces (key, cost, classifier, algorithm, controller factory); replaced whole by
-    /// `update_config`. The options live apart, in `options`.
+    /// The settings in force (the options and the pieces: key, cost, classifier, algorithm,
+    /// controller factory); replaced whole by an update, read once per request.
     config: RwLock<Arc<LimiterConfig>>,
-    options: RwLock<LimiterOptions>,
-    live_instance_count: Mutex<Option<u32>>,
+    /// The instance count set live; 0 while the options' applies.
+    live_instance_count: AtomicU32,
+    /// Whether any response of this limiter has carried rate-limit headers: until one does, a
+    /// request skips the header state altogether (no lock taken for it).
+    headers_seen: AtomicBool,
     pub(crate) endpoints: EndpointLimiters,
     pub(crate) headers: EndpointStore,
     pub(crate) clock: Arc<dyn Clock>,
@@ -38,8 +41,8 @@ impl Named {
         let capacity = NonZeroUsize::new(config.max_endpoints).unwrap_or(NonZeroUsize::MIN);
         Ok(Named {
             metrics: Metrics::new(&name),
-            options: RwLock::new(config.options.clone()),
-            live_instance_count: Mutex::new(None),
+            live_instance_count: AtomicU32::new(0),
+            headers_seen: AtomicBool::new(false),
             endpoints: EndpointLimiters::new(config.max_endpoints, config.endpoint_idle_ttl),
             headers: EndpointStore::builder()
                 .capacity(capacity)
@@ -54,14 +57,27 @@ impl Named {
     }
 
     pub(crate) fn options(&self) -> LimiterOptions {
-        self.options.read().clone()
+        self.config.read().options.clone()
     }
 
-    /// The instance count in force (set live, else the options').
-    pub(crate) fn instance_count(&self) -> u32 {
-        self.live_instance_count
-            .lock()
-            .unwrap_or_else(|| self.options.read().instance_count)
+    /// The instance count in force (set live, else that of the options in `config`).
+    pub(crate) fn instance_count(&self, config: &LimiterConfig) -> u32 {
+        match self.live_instance_count.load(Ordering::Relaxed) {
+            0 => config.options.instance_count,
+            live => live,
+        }
+    }
+
+    /// Whether any response has carried rate-limit headers yet.
+    pub(crate) fn headers_seen(&self) -> bool {
+        self.headers_seen.load(Ordering::Relaxed)
+    }
+
+    /// Notes that a response carried rate-limit headers.
+    pub(crate) fn saw_headers(&self) {
+        if !self.headers_seen.load(Ordering::Relaxed) {
+            self.headers_seen.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The pieces in force now.
@@ -75,7 +91,7 @@ impl Named {
         let options = config.options.clone();
         options.validate()?;
         *self.config.write() = Arc::new(config);
-        self.update_options(options)
+        self.apply_options(&options)
     }
 
     /// The adaptive limiter of `key`, made on first use.
@@ -98,18 +114,21 @@ impl Named {
     }
 
     fn build_limiter(&self) -> Limiter {
-        let options = self.options();
-        let mut builder = Limiter::builder(options)
+        let config = self.config();
+        let mut builder = Limiter::builder(config.options.clone())
             .clock(Arc::clone(&self.clock))
             .name(Arc::clone(&self.name));
-        if let Some(make) = &self.config().controller {
+        if let Some(make) = &config.controller {
             builder = builder.controller(make());
         }
         let limiter = builder
             .build()
             .expect("options are validated before they are stored");
-        if let Some(count) = *self.live_instance_count.lock() {
-            let _ = limiter.set_instance_count(count);
+        match self.live_instance_count.load(Ordering::Relaxed) {
+            0 => {}
+            count => {
+                let _ = limiter.set_instance_count(count);
+            }
         }
         limiter
     }
@@ -136,7 +155,17 @@ impl Named {
 
     pub(crate) fn update_options(&self, options: LimiterOptions) -> Result<(), InvalidOptions> {
         options.validate()?;
-        *self.options.write() = options.clone();
+        {
+            let mut config = self.config.write();
+            let mut updated = (**config).clone();
+            updated.options = options.clone();
+            *config = Arc::new(updated);
+        }
+        self.apply_options(&options)
+    }
+
+    /// Gives every endpoint's limiter these (validated) options.
+    fn apply_options(&self, options: &LimiterOptions) -> Result<(), InvalidOptions> {
         for (_, limiter) in self.endpoints.all() {
             let changes = limiter.update_options(options.clone())?;
             self.record(&changes);
@@ -148,7 +177,7 @@ impl Named {
         if count == 0 {
             return Err(InvalidOption::new("InstanceCount", 0, "must be at least 1"));
         }
-        *self.live_instance_count.lock() = Some(count);
+        self.live_instance_count.store(count, Ordering::Relaxed);
         for (_, limiter) in self.endpoints.all() {
             let changes = limiter.set_instance_count(count)?;
             self.record(&changes);

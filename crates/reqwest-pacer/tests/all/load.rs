@@ -34,21 +34,15 @@ pub(crate) fn stubbed(pacer: &PacerMiddleware, stub: &Stub) -> ClientWithMiddlew
         .build()
 }
 
-/// Peak resident memory of this process, from `/proc/self/status` (`VmHWM`), in KiB.
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothing_behind() {
     const N: usize = 10_000;
     let mut o = LimiterOptions::default();
-    // 20,000 units/s with a bucket of 2,000: the requests queue for about half a second.
-    o.initial_units_per_minute = 1_200_000.0;
-    o.min_units_per_minute = 1_200_000.0;
-    o.max_units_per_minute = 1_200_000.0;
+    // 5,000 units/s with a bucket of 500: the last requests wait about two seconds, so the
+    // cancellations (within the first 1.5 s) meet requests still waiting.
+    o.initial_units_per_minute = 300_000.0;
+    o.min_units_per_minute = 300_000.0;
+    o.max_units_per_minute = 300_000.0;
     o.burst = Duration::from_millis(100);
     o.queue_limit = N;
     o.max_wait = Duration::from_secs(120);
@@ -77,7 +71,7 @@ async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothin
         tasks.push(tokio::spawn(async move {
             client.get("http://api.test/orders").send().await
         }));
-        cancel_after.push((next() % 2 == 0).then(|| Duration::from_micros(next() % 400_000)));
+        cancel_after.push((next() % 2 == 0).then(|| Duration::from_micros(next() % 1_500_000)));
     }
     let mut cancels = Vec::new();
     for (task, after) in tasks.iter().zip(&cancel_after) {
@@ -156,7 +150,6 @@ async fn endpoint_state_stays_bounded_over_a_hundred_thousand_distinct_keys() {
         .unwrap();
     let stub = Stub::default();
     let client = stubbed(&pacer, &stub);
-    let before = peak_rss_kib();
     for i in 0..KEYS {
         client
             .get("http://api.test/x")
@@ -171,9 +164,6 @@ async fn endpoint_state_stays_bounded_over_a_hundred_thousand_distinct_keys() {
     }
     assert_eq!(stub.0.load(Ordering::Relaxed), KEYS);
     assert!(pacer.endpoint_count("churn").unwrap() <= MAX_ENDPOINTS + 16);
-    // Resident memory: bounded state is a few MB; unbounded would be hundreds.
-    if let (Some(before), Some(after)) = (before, peak_rss_kib()) {
-        let grown_mib = after.saturating_sub(before) / 1024;
-        assert!(grown_mib < 64, "peak RSS grew by {grown_mib} MiB");
-    }
+    // Resident memory over a million keys is measured by the `endpoint_churn` example (other
+    // tests of this binary run alongside, so the process's RSS says nothing of this one).
 }
