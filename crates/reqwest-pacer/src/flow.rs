@@ -26,9 +26,9 @@ impl Middleware for PacerMiddleware {
         let chosen = extensions.get::<UseLimiter>().map(|u| u.0.as_ref());
         let named = Arc::clone(self.named(chosen).map_err(Error::middleware)?);
         let config = named.config();
-        let key: Arc<str> = match extensions.get::<EndpointKey>() {
-            Some(k) => Arc::from(k.0.as_str()),
-            None => Arc::from(config.key.key(&req)),
+        let key: String = match extensions.get::<EndpointKey>() {
+            Some(k) => k.0.clone(),
+            None => config.key.key(&req),
         };
         // 2. Cost.
         let units = match extensions.get::<Cost>() {
@@ -68,7 +68,7 @@ impl Middleware for PacerMiddleware {
 struct Request<'a> {
     named: &'a Named,
     config: &'a LimiterConfig,
-    key: &'a Arc<str>,
+    key: &'a str,
     windows: &'a [KeyedWindow<'a>],
     units: u64,
 }
@@ -207,7 +207,7 @@ impl Request<'_> {
         let _waiting = named.waiting();
         let refuse = |reason| Rejection {
             limiter: Arc::clone(&named.name),
-            endpoint: Arc::clone(key),
+            endpoint: Arc::from(key),
             reason,
         };
         let too_long = |cause, needed| {
