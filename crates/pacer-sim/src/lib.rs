@@ -30,6 +30,7 @@ mod modes;
 mod options;
 pub mod plot;
 pub mod report;
+mod speed;
 
 pub use compare::{Comparison, Row, compare};
 pub use engine::{RunResult, run};
@@ -43,3 +44,4 @@ pub use options::{
     SIM_INITIAL_UNITS_PER_MINUTE, SIM_MAX_UNITS_PER_MINUTE, SIM_MAX_WAIT, SIM_QUEUE_LIMIT,
     SimOptions, sim_limiter_defaults,
 };
+pub use speed::{MAX_SPEED, Speed};
