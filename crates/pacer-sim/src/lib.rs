@@ -18,6 +18,9 @@
 //! assert!(row.metrics.throughput > 0.0);
 //! ```
 //!
+//! `pacer-sim serve` puts the same model API behind a real HTTP server on the real clock
+//! ([`serve`]); [`Speed`] runs it faster than real time.
+//!
 //! `docs/simulation.md` describes the model and every assumption in it.
 
 pub mod cli;
@@ -30,6 +33,8 @@ mod modes;
 mod options;
 pub mod plot;
 pub mod report;
+mod runtime;
+pub mod serve;
 mod speed;
 
 pub use compare::{Comparison, Row, compare};
