@@ -1,9 +1,10 @@
 //! The command line: `pacer-sim [compare] [--story NAME|all] [--mode NAME]… [--format …] …`.
 //!
 //! `compare` is the default command. `serve` puts the model API behind a real HTTP server
-//! ([`crate::serve`]). `live` (real reqwest clients with the middleware against it) comes next,
-//! as one more variant of [`Command`].
+//! ([`crate::serve`]), and `live` drives real reqwest clients with the middleware against it or
+//! any URL ([`crate::live`]).
 
+use crate::live::LiveArgs;
 use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
@@ -36,6 +37,9 @@ pub enum Command {
     Compare(CompareArgs),
     /// Serves the model API over real HTTP on the real clock (optionally faster), until Ctrl-C.
     Serve(ServeArgs),
+    /// Drives real reqwest clients with Pacer's middleware against a URL, and prints the same
+    /// columns as compare.
+    Live(LiveArgs),
 }
 
 /// The options of `compare`.
@@ -145,6 +149,7 @@ pub fn execute(cli: &Cli) -> Result<String, SimError> {
     let args = match &cli.command {
         Some(Command::Compare(args)) => args,
         Some(Command::Serve(args)) => return crate::serve::execute(args),
+        Some(Command::Live(args)) => return crate::live::execute(args),
         None => &cli.compare,
     };
     let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;

@@ -19,7 +19,8 @@
 //! ```
 //!
 //! `pacer-sim serve` puts the same model API behind a real HTTP server on the real clock
-//! ([`serve`]); [`Speed`] runs it faster than real time.
+//! ([`serve`]), and `pacer-sim live` drives real reqwest clients with Pacer's middleware against
+//! it or any URL ([`live`]), printing the same columns; [`Speed`] runs both faster than real time.
 //!
 //! `docs/simulation.md` describes the model and every assumption in it.
 
@@ -27,6 +28,7 @@ pub mod cli;
 mod compare;
 mod engine;
 mod error;
+pub mod live;
 pub mod metrics;
 pub mod model;
 mod modes;
