@@ -1,12 +1,14 @@
 //! The command line: `pacer-sim [compare] [--story NAME|all] [--mode NAME]… [--format …] …`.
 //!
-//! `compare` is the only command so far and the default. `serve` (the model API over real HTTP)
-//! and `live` (real reqwest clients with the middleware against it) come later, as more variants
-//! of [`Command`].
+//! `compare` is the default command. `serve` puts the model API behind a real HTTP server
+//! ([`crate::serve`]), and `live` drives real reqwest clients with the middleware against it or
+//! any URL ([`crate::live`]).
 
+use crate::live::LiveArgs;
 use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
 use crate::modes::LimiterMode;
 use crate::report::{Format, render};
+use crate::serve::ServeArgs;
 use crate::{Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
@@ -34,6 +36,11 @@ pub struct Cli {
 pub enum Command {
     /// Runs each mode on the same seed and the same requests, and prints the comparison.
     Compare(CompareArgs),
+    /// Serves the model API over real HTTP on the real clock (optionally faster), until Ctrl-C.
+    Serve(ServeArgs),
+    /// Drives real reqwest clients with Pacer's middleware against a URL, and prints the same
+    /// columns as compare.
+    Live(LiveArgs),
 }
 
 /// The options of `compare`.
@@ -147,6 +154,8 @@ impl CompareArgs {
 pub fn execute(cli: &Cli) -> Result<String, SimError> {
     let args = match &cli.command {
         Some(Command::Compare(args)) => args,
+        Some(Command::Serve(args)) => return crate::serve::execute(args),
+        Some(Command::Live(args)) => return crate::live::execute(args),
         None => &cli.compare,
     };
     let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;

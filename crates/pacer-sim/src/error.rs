@@ -16,12 +16,15 @@ pub enum SimError {
     Plot(String),
     /// A story name is unknown.
     UnknownStory(String),
+    /// A network or I/O failure of `serve` or `live` (cannot listen, the target cannot be
+    /// reached); the message says what.
+    Io(String),
 }
 
 impl fmt::Display for SimError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SimError::Options(m) | SimError::Plot(m) => f.write_str(m),
+            SimError::Options(m) | SimError::Plot(m) | SimError::Io(m) => f.write_str(m),
             SimError::Mode(e) => e.fmt(f),
             SimError::UnknownStory(name) => write!(
                 f,

@@ -18,18 +18,26 @@
 //! assert!(row.metrics.throughput > 0.0);
 //! ```
 //!
+//! `pacer-sim serve` puts the same model API behind a real HTTP server on the real clock
+//! ([`serve`]), and `pacer-sim live` drives real reqwest clients with Pacer's middleware against
+//! it or any URL ([`live`]), printing the same columns; [`Speed`] runs both faster than real time.
+//!
 //! `docs/simulation.md` describes the model and every assumption in it.
 
 pub mod cli;
 mod compare;
 mod engine;
 mod error;
+pub mod live;
 pub mod metrics;
 pub mod model;
 mod modes;
 mod options;
 pub mod plot;
 pub mod report;
+mod runtime;
+pub mod serve;
+mod speed;
 
 pub use compare::{Comparison, Row, compare};
 pub use engine::{RunResult, run};
@@ -43,3 +51,4 @@ pub use options::{
     SIM_INITIAL_UNITS_PER_MINUTE, SIM_MAX_UNITS_PER_MINUTE, SIM_MAX_WAIT, SIM_QUEUE_LIMIT,
     SimOptions, sim_limiter_defaults,
 };
+pub use speed::{MAX_SPEED, Speed};

@@ -84,10 +84,15 @@ pub fn table(c: &Comparison) -> String {
         }
         let summary = Story::by_name(story).map_or("", |s| s.summary);
         let _ = writeln!(out, "{story}: {summary}");
+        // A live run against a target that does not say its quota has none (0).
+        let quota = if o.quota == 0 {
+            "unknown".to_owned()
+        } else {
+            format!("{} units/min", thousands(o.quota))
+        };
         let _ = writeln!(
             out,
-            "quota {} units/min, {} instances × {} units/min, {} min, seed {}\n",
-            thousands(o.quota),
+            "quota {quota}, {} instances × {} units/min, {} min, seed {}\n",
             o.instances,
             thousands(o.demand.round() as u64),
             o.minutes,
@@ -114,7 +119,7 @@ pub fn table(c: &Comparison) -> String {
             lines.push([
                 r.mode.clone(),
                 thousands(m.throughput.round() as u64),
-                format!("{:.0}%", m.share * 100.0),
+                share_percent(m.share),
                 thousands(m.throttled),
                 thousands(m.rejected),
                 thousands(m.gave_up),
@@ -167,8 +172,18 @@ pub fn table(c: &Comparison) -> String {
     out
 }
 
+/// The share as a whole percentage, or `n/a` when it is unknown (NaN: a live run against a
+/// target whose quota is not known).
+fn share_percent(share: f64) -> String {
+    if share.is_finite() {
+        format!("{:.0}%", share * 100.0)
+    } else {
+        "n/a".to_owned()
+    }
+}
+
 /// One line per row: [`CSV_HEADER`], then `story,mode,…`. `recovery_s` is a whole number of
-/// seconds, `never`, or empty when the story has no drop.
+/// seconds, `never`, or empty when the story has no drop; `share` is empty when unknown.
 #[must_use]
 pub fn csv(c: &Comparison) -> String {
     let mut out = String::from(CSV_HEADER);
@@ -187,12 +202,17 @@ fn csv_line(r: &Row) -> String {
         Recovery::Never => "never".to_owned(),
         Recovery::NoDrop => String::new(),
     };
+    let share = if m.share.is_finite() {
+        format!("{:.4}", m.share)
+    } else {
+        String::new()
+    };
     format!(
-        "{},{},{:.1},{:.4},{},{},{},{:.1},{}",
+        "{},{},{:.1},{},{},{},{},{:.1},{}",
         r.story,
         r.mode,
         m.throughput,
-        m.share,
+        share,
         m.throttled,
         m.rejected,
         m.gave_up,
@@ -235,7 +255,8 @@ fn round(x: f64, decimals: i32) -> f64 {
     (x * f).round() / f
 }
 
-/// The settings and every row as one JSON document (numbers rounded as in the CSV).
+/// The settings and every row as one JSON document (numbers rounded as in the CSV; an unknown
+/// share is `null`).
 #[must_use]
 pub fn json(c: &Comparison) -> String {
     let o = &c.options;
@@ -364,6 +385,20 @@ mod tests {
         assert_eq!(v["rows"][0]["recovery_s"], 8);
         assert_eq!(v["rows"][1]["recovery"], "never");
         assert!(v["rows"][2]["recovery_s"].is_null());
+    }
+
+    #[test]
+    fn an_unknown_share_and_quota_are_said_so() {
+        let mut c = comparison();
+        c.options.quota = 0;
+        c.rows.truncate(1);
+        c.rows[0].metrics.share = f64::NAN;
+        let t = table(&c);
+        assert!(t.contains("quota unknown, 2 instances"), "{t}");
+        assert!(t.contains("|   n/a |"), "{t}");
+        assert!(csv(&c).contains(",2625.0,,56,"));
+        let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
+        assert!(v["rows"][0]["share"].is_null());
     }
 
     #[test]

@@ -4,6 +4,7 @@ mod cli;
 mod determinism;
 mod extension;
 mod fidelity;
+mod live;
 mod model;
 
 use pacer_sim::{Comparison, Mode, SimOptions, Story, compare, mode_by_name};

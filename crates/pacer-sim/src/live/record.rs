@@ -1,0 +1,195 @@
+//! What a live run counts, in story time, turned into the same columns as `compare`'s.
+//!
+//! Everything is stamped with the story time at which it happened; what happens at or after the
+//! end of the run is not counted (as in `compare`, whose run stops at its end), so a request cut
+//! off by the end counts as unfinished.
+
+use crate::metrics::{RunMetrics, Series, percentile, recovery};
+use crate::model::QuotaDrop;
+use std::time::Duration;
+
+/// How a request ended, from the caller's point of view.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// A 2xx.
+    Succeeded,
+    /// Pacer refused it, at its first attempt or a retry.
+    Rejected,
+    /// Its last attempt got a 429.
+    GaveUp,
+    /// Anything else: a transport error, another status; what it was.
+    Error(String),
+}
+
+/// The counters and the per-second series of one mode's run.
+#[derive(Debug)]
+pub(crate) struct LiveRecorder {
+    end: Duration,
+    series: Series,
+    waits: Vec<Duration>,
+    accepted_units: u64,
+    succeeded: u64,
+    throttled: u64,
+    rejected: u64,
+    gave_up: u64,
+    errors: u64,
+    first_error: Option<String>,
+    attempts: u64,
+    quota_known: bool,
+}
+
+impl LiveRecorder {
+    /// A recorder for a run of `seconds` story seconds; `quota_known`: whether the share can be
+    /// computed.
+    pub(crate) fn new(seconds: usize, quota_known: bool) -> Self {
+        LiveRecorder {
+            end: Duration::from_secs(seconds as u64),
+            series: Series::new(seconds),
+            waits: Vec::new(),
+            accepted_units: 0,
+            succeeded: 0,
+            throttled: 0,
+            rejected: 0,
+            gave_up: 0,
+            errors: 0,
+            first_error: None,
+            attempts: 0,
+            quota_known,
+        }
+    }
+
+    fn second(&self, at: Duration) -> Option<usize> {
+        (at < self.end).then_some(at.as_secs() as usize)
+    }
+
+    /// An attempt was sent at `at` after waiting `waited` (story time) for Pacer.
+    pub(crate) fn sent(&mut self, at: Duration, waited: Duration) {
+        if self.second(at).is_some() {
+            self.attempts += 1;
+            self.waits.push(waited);
+        }
+    }
+
+    /// The server accepted `units` of an attempt sent at `at`.
+    pub(crate) fn accepted(&mut self, at: Duration, units: u64) {
+        if let Some(s) = self.second(at) {
+            self.accepted_units += units;
+            self.series.accepted[s] += units;
+        }
+    }
+
+    /// The server answered 429 to an attempt sent at `at`.
+    pub(crate) fn throttled(&mut self, at: Duration) {
+        if let Some(s) = self.second(at) {
+            self.throttled += 1;
+            self.series.throttled[s] += 1;
+        }
+    }
+
+    /// A request ended at `at`.
+    pub(crate) fn ended(&mut self, at: Duration, outcome: Outcome) {
+        if self.second(at).is_none() {
+            return;
+        }
+        match outcome {
+            Outcome::Succeeded => self.succeeded += 1,
+            Outcome::Rejected => self.rejected += 1,
+            Outcome::GaveUp => self.gave_up += 1,
+            Outcome::Error(what) => {
+                self.errors += 1;
+                self.first_error.get_or_insert(what);
+            }
+        }
+    }
+
+    /// The summed rate (story units per minute) and the quota available at `second`.
+    pub(crate) fn sample(&mut self, second: usize, rate: Option<f64>, quota: f64) {
+        if second < self.series.rate.len() {
+            self.series.rate[second] = rate;
+            self.series.quota[second] = quota;
+        }
+    }
+
+    /// Requests that ended in an error (not a column of the table), and the first error.
+    pub(crate) fn errors(&self) -> (u64, Option<String>) {
+        (self.errors, self.first_error.clone())
+    }
+
+    /// The row, as `compare`'s recorder computes it; the share is NaN (printed `n/a`) when the
+    /// quota is unknown.
+    pub(crate) fn finish(
+        mut self,
+        requests: u64,
+        minutes: u32,
+        drop: Option<QuotaDrop>,
+    ) -> (RunMetrics, Series) {
+        let throughput = self.accepted_units as f64 / f64::from(minutes.max(1));
+        let mean_quota = self.series.mean_quota();
+        let share = match (self.quota_known, mean_quota > 0.0) {
+            (false, _) => f64::NAN,
+            (true, true) => throughput / mean_quota,
+            (true, false) => 0.0,
+        };
+        let p95 = percentile(&mut self.waits, 95.0);
+        let recovered = recovery(&self.series.accepted, drop);
+        let finished = self.succeeded + self.rejected + self.gave_up + self.errors;
+        let metrics = RunMetrics {
+            throughput,
+            share,
+            throttled: self.throttled,
+            rejected: self.rejected,
+            gave_up: self.gave_up,
+            p95_wait_s: p95.as_secs_f64(),
+            recovery_s: recovered.seconds(),
+            recovery: recovered.as_str(),
+            mean_quota,
+            requests,
+            succeeded: self.succeeded,
+            accepted_units: self.accepted_units,
+            attempts: self.attempts,
+            unfinished: requests.saturating_sub(finished),
+        };
+        (metrics, self.series)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(secs: f64) -> Duration {
+        Duration::from_secs_f64(secs)
+    }
+
+    #[test]
+    fn counts_only_what_happens_before_the_end() {
+        let mut r = LiveRecorder::new(120, true);
+        r.sent(s(1.5), s(0.0));
+        r.accepted(s(1.5), 2);
+        r.sent(s(2.0), s(3.0));
+        r.throttled(s(2.0));
+        r.ended(s(2.1), Outcome::GaveUp);
+        r.ended(s(1.6), Outcome::Succeeded);
+        r.sent(s(120.0), s(9.0));
+        r.accepted(s(120.0), 5);
+        r.ended(s(120.5), Outcome::Succeeded);
+        for second in 0..120 {
+            r.sample(second, Some(100.0), 10.0);
+        }
+        let (m, series) = r.finish(5, 2, None);
+        assert_eq!((m.attempts, m.accepted_units, m.throttled), (2, 2, 1));
+        assert_eq!((m.succeeded, m.gave_up, m.unfinished), (1, 1, 3));
+        assert_eq!(m.throughput, 1.0);
+        assert_eq!(m.share, 0.1);
+        assert_eq!(m.p95_wait_s, 3.0);
+        assert_eq!(series.accepted[1], 2);
+        assert_eq!(series.throttled[2], 1);
+    }
+
+    #[test]
+    fn an_unknown_quota_has_no_share() {
+        let r = LiveRecorder::new(60, false);
+        let (m, _) = r.finish(0, 1, None);
+        assert!(m.share.is_nan());
+    }
+}

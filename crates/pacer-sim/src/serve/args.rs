@@ -1,0 +1,159 @@
+//! The command line of `serve`.
+
+use super::{HeaderDialect, ServeOptions, Server};
+use crate::model::Story;
+use crate::{SimError, Speed};
+use clap::Args;
+use std::net::{IpAddr, SocketAddr};
+
+/// The options of `pacer-sim serve`.
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// The port to listen on (0: any free port; the address is printed).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// The hidden quota, units per (story) minute.
+    #[arg(long, default_value_t = 3000)]
+    pub quota: u64,
+    /// The rate-limit fields sent besides Retry-After: none, draft11 or github.
+    #[arg(long, default_value = "none")]
+    pub headers: HeaderDialect,
+    /// The story to play from the server's start: free-run, noisy-neighbour, quota-cut,
+    /// scale-out, top-of-hour or long-retry-after.
+    #[arg(long, default_value = "free-run", value_parser = parse_story)]
+    pub story: String,
+    /// Story time runs this many times faster than the real clock: the 60 s window lasts 60/K
+    /// s, a story minute 60/K s, a Retry-After of R s is sent as R/K s.
+    #[arg(long, default_value = "1")]
+    pub speed: Speed,
+}
+
+fn parse_story(s: &str) -> Result<String, String> {
+    Story::by_name(s)
+        .map(|story| story.name.to_owned())
+        .ok_or_else(|| SimError::UnknownStory(s.to_owned()).to_string())
+}
+
+impl ServeArgs {
+    /// The server's settings.
+    pub fn options(&self) -> Result<ServeOptions, SimError> {
+        if self.quota == 0 {
+            return Err(SimError::Options(
+                "--quota 0: must be at least 1".to_owned(),
+            ));
+        }
+        let story = Story::by_name(&self.story)
+            .ok_or_else(|| SimError::UnknownStory(self.story.clone()))?;
+        Ok(ServeOptions {
+            addr: SocketAddr::new(self.host, self.port),
+            quota: self.quota,
+            story,
+            speed: self.speed,
+            headers: self.headers,
+        })
+    }
+}
+
+/// Serves until Ctrl-C, then returns the final stats as one JSON line. Says where it listens on
+/// standard error.
+pub fn execute(args: &ServeArgs) -> Result<String, SimError> {
+    let options = args.options()?;
+    let runtime = crate::runtime::runtime()?;
+    runtime.block_on(async {
+        let server = Server::start(&options)
+            .await
+            .map_err(|e| SimError::Io(format!("cannot listen on {}: {e}", options.addr)))?;
+        eprintln!(
+            "pacer-sim serve: {} — story {}, quota {} units/min, speed {}×, headers {} \
+             (GET /stats, POST /reset; Ctrl-C stops)",
+            server.url(),
+            options.story.name,
+            options.quota,
+            options.speed,
+            options.headers
+        );
+        tokio::signal::ctrl_c()
+            .await
+            .map_err(|e| SimError::Io(format!("cannot wait for Ctrl-C: {e}")))?;
+        let stats = server.stop().await;
+        let mut line = serde_json::to_string(&stats).expect("plain data serializes");
+        line.push('\n');
+        Ok(line)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("pacer-sim").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn serve_defaults_and_flags() {
+        let Some(Command::Serve(a)) = parse(&["serve"]).unwrap().command else {
+            panic!("serve");
+        };
+        let o = a.options().unwrap();
+        assert_eq!(o.addr.to_string(), "127.0.0.1:8080");
+        assert_eq!((o.quota, o.story.name), (3000, "free-run"));
+        assert_eq!(
+            (o.speed.get(), o.headers),
+            (1.0, super::HeaderDialect::None)
+        );
+
+        let cli = parse(&[
+            "serve",
+            "--port",
+            "0",
+            "--quota",
+            "600",
+            "--headers",
+            "github",
+            "--story",
+            "noisy-neighbour",
+            "--speed",
+            "30",
+        ])
+        .unwrap();
+        let Some(Command::Serve(a)) = cli.command else {
+            panic!("serve");
+        };
+        let o = a.options().unwrap();
+        assert_eq!(
+            (o.addr.port(), o.quota, o.story.name),
+            (0, 600, "noisy-neighbour")
+        );
+        assert_eq!(
+            (o.speed.get(), o.headers),
+            (30.0, super::HeaderDialect::Github)
+        );
+    }
+
+    #[test]
+    fn bad_serve_flags_are_refused() {
+        let e = parse(&["serve", "--headers", "xml"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("expected none, draft11 or github"), "{e}");
+        let e = parse(&["serve", "--speed", "0"]).unwrap_err().to_string();
+        assert!(e.contains("from 0.001 to 1000"), "{e}");
+        let e = parse(&["serve", "--story", "mars"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown story \"mars\""), "{e}");
+        let Some(Command::Serve(a)) = parse(&["serve", "--quota", "0"]).unwrap().command else {
+            panic!("serve");
+        };
+        assert!(a.options().unwrap_err().to_string().contains("--quota 0"));
+        assert!(
+            parse(&["serve", "--mode", "aimd"]).is_err(),
+            "compare's flags are not serve's"
+        );
+    }
+}
