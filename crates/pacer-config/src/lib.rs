@@ -55,6 +55,7 @@ mod spelling;
 mod throttling;
 mod tree;
 mod watch;
+mod window;
 
 pub use error::{ConfigError, Problem, ProblemKind, Problems};
 pub use loader::{
@@ -62,6 +63,7 @@ pub use loader::{
 };
 pub use settings::{LimiterSettings, PacerSettings, ThrottlingSettings};
 pub use watch::{ConfigWatcher, DEFAULT_WATCH_INTERVAL, Reload, WatchHandle, watch};
+pub use window::{WindowSettings, WindowStoreSettings};
 
 use reqwest_pacer::PacerMiddleware;
 use std::path::Path;

@@ -156,12 +156,7 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
         }
     }
     if let Some(f) = t.get(p, "Windows") {
-        p.push(
-            f.path.clone(),
-            None,
-            "strict windows are not supported by this version of Pacer yet",
-            ProblemKind::NotSupported,
-        );
+        s.windows = crate::window::read(p, &f);
     }
 
     // The rules of the core, with paths and values as the user wrote them.

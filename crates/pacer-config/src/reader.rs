@@ -166,6 +166,18 @@ impl<'a> At<'a> {
         None
     }
 
+    /// A string (a number is taken as its text); anything else is reported.
+    pub(crate) fn text(&self, p: &mut Collector) -> Option<String> {
+        match self.node() {
+            Node::Str(s) => Some(s.clone()),
+            Node::Int(i) => Some(i.to_string()),
+            _ => {
+                self.wrong(p, "expected a string");
+                None
+            }
+        }
+    }
+
     /// A table's reader; anything else is reported.
     pub(crate) fn table(&self, p: &mut Collector) -> Option<TableReader<'a>> {
         match self.node() {

@@ -2,6 +2,7 @@
 //! middleware's [`LimiterConfig`].
 
 use crate::error::{ConfigError, Problem, ProblemKind, Problems};
+use crate::window::WindowSettings;
 use pacer_core::{
     AdaptiveDelay, Composite, FixedThreshold, Global, LimiterOptions, Pacing, Percentage,
     ServerStopPolicy, ThrottlingAlgorithm,
@@ -127,6 +128,8 @@ pub struct LimiterSettings {
     pub max_endpoints: usize,
     /// `EndpointIdleTtl`: an endpoint idle this long forgets its state. Default 1 h.
     pub endpoint_idle_ttl: Duration,
+    /// `Windows`: strict windows, per endpoint key. Default none.
+    pub windows: Vec<WindowSettings>,
 }
 
 /// The middleware's defaults for what [`LimiterConfig`] does not expose.
@@ -143,6 +146,7 @@ impl Default for LimiterSettings {
             classifier: DefaultClassifier::default(),
             max_endpoints: DEFAULT_MAX_ENDPOINTS,
             endpoint_idle_ttl: DEFAULT_ENDPOINT_IDLE_TTL,
+            windows: Vec::new(),
         }
     }
 }
@@ -157,6 +161,14 @@ impl LimiterSettings {
             .endpoint_idle_ttl(self.endpoint_idle_ttl);
         if let Ok(stop) = ServerStopPolicy::new(self.max_exhausted_delay) {
             config = config.server_stop(stop);
+        }
+        for window in &self.windows {
+            // Loading checked every window; a window set in code that cannot be built is left
+            // out, with a warning.
+            match window.to_strict_window() {
+                Ok(w) => config = config.window(w),
+                Err(e) => tracing::warn!(window = %window.name, "window left out: {e}"),
+            }
         }
         match self.throttling.algorithm() {
             Some(algorithm) => config.throttling(algorithm),

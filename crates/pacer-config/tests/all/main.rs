@@ -6,3 +6,4 @@ mod reload;
 mod samples;
 mod support;
 mod validation;
+mod windows;

@@ -380,7 +380,40 @@ fn every_rule_of_the_rest() {
         ),
         (
             r#"{ "Windows": [ { "Limit": 100, "Frames": 10, "FrameLength": "00:00:01" } ] }"#,
-            &["Windows: strict windows are not supported by this version of Pacer yet"],
+            &[
+                "Windows[0].Per: a window needs its length",
+                "Windows[0].FrameLength: unknown key; expected one of Name, Limit, Per, Frames, Store, KeyPrefix, OnStoreFailure",
+            ],
+        ),
+        (
+            r#"{ "Windows": [ { "Name": "a", "Limit": 0, "Per": "00:10:00" }, { "Name": "b", "Limit": 5, "Per": "1m" }, { "Name": "b", "Limit": 6, "Per": "1h" } ] }"#,
+            &[
+                "Windows[0].Limit = 0: must be at least 1",
+                "Windows[2].Name = b: a window of this name is already configured for the limiter",
+            ],
+        ),
+        (
+            r#"{ "Windows": [ { "Limit": 5, "Per": "1m", "Store": "postgres://u:pw@h/db", "OnStoreFailure": "FailClose" } ] }"#,
+            &[
+                "Windows[0].Store: expected Memory or a Redis URL (redis://… or rediss://…)",
+                "Windows[0].OnStoreFailure = \"FailClose\": unknown store-failure policy; did you mean \"FailClosed\"? (expected one of FailClosed, FailOpen, Fallback)",
+            ],
+        ),
+        (
+            r#"{ "Windows": [ { "Limit": 5, "Per": "0s", "Frames": 0 } ] }"#,
+            &["Windows[0]: impossible window: per must be a positive duration, got 0ns"],
+        ),
+        (
+            r#"{ "Windows": [ { "Limit": 5, "Per": "1m", "Store": "redis://:pw@[::1" } ] }"#,
+            if cfg!(feature = "redis") {
+                &["Windows[0].Store: not a valid Redis URL"]
+            } else {
+                &["Windows[0].Store: a window kept in Redis needs Pacer's `redis` feature"]
+            },
+        ),
+        (
+            r#"{ "Windows": { "Limit": 5 } }"#,
+            &["Windows = a table: expected a list"],
         ),
         (
             r#"5"#,

@@ -1,0 +1,265 @@
+//! A limiter's strict windows (`Windows`: a list), and turning them into the middleware's
+//! [`StrictWindow`]s.
+
+use crate::error::ProblemKind;
+use crate::reader::{At, Collector};
+use pacer_core::{MemoryWindowStore, RealClock, WindowGeometry};
+use reqwest_pacer::{StoreFailure, StrictWindow};
+use std::sync::Arc;
+use std::time::Duration;
+
+const WINDOW_KEYS: &[&str] = &[
+    "Name",
+    "Limit",
+    "Per",
+    "Frames",
+    "Store",
+    "KeyPrefix",
+    "OnStoreFailure",
+];
+const FAILURE_NAMES: [&str; 3] = ["FailClosed", "FailOpen", "Fallback"];
+const FAILURES: [StoreFailure; 3] = [
+    StoreFailure::FailClosed,
+    StoreFailure::FailOpen,
+    StoreFailure::Fallback,
+];
+
+/// Where a window's events are kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WindowStoreSettings {
+    /// In this process (`Store = "Memory"`, the default): strict for this process only.
+    Memory,
+    /// In Redis (`Store = "redis://…"` or `"rediss://…"`), shared by every process that uses the
+    /// same URL and key prefix. Needs the `redis` feature.
+    Redis {
+        /// The URL (it may hold a password; it is never logged).
+        url: String,
+        /// The prefix of the window's keys (`KeyPrefix`); Pacer's default when `None`.
+        key_prefix: Option<String>,
+    },
+}
+
+/// One strict window of a limiter: at most `limit` units in any span of `per`, per endpoint key,
+/// in `frames` frames (the extra delay is at most one frame).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct WindowSettings {
+    /// `Name`: part of the window's keys and its logs. Default `window-<index>`.
+    pub name: String,
+    /// `Limit`: the most units in any span of the window; at least 1.
+    pub limit: u64,
+    /// `Per`: the window's length.
+    pub per: Duration,
+    /// `Frames`: how many frames the window is cut into. Default 10.
+    pub frames: u32,
+    /// `Store`: `Memory` or a Redis URL. Default `Memory`.
+    pub store: WindowStoreSettings,
+    /// `OnStoreFailure`: `FailClosed`, `FailOpen` or `Fallback` (the default).
+    pub on_store_failure: StoreFailure,
+}
+
+impl WindowSettings {
+    /// The middleware's window. A Redis store connects on its first use, so a process can start
+    /// while Redis is down (its store-failure policy applies meanwhile).
+    ///
+    /// # Errors
+    ///
+    /// A message when the geometry is impossible, the Redis URL is invalid, or the window is kept
+    /// in Redis without the `redis` feature; [`crate::ConfigLoader::load`] checks all of these
+    /// already.
+    pub fn to_strict_window(&self) -> Result<StrictWindow, String> {
+        let geometry = WindowGeometry::for_limit(self.limit, self.per, self.frames)
+            .map_err(|e| e.to_string())?;
+        let window = match &self.store {
+            WindowStoreSettings::Memory => StrictWindow::with_geometry(
+                self.name.as_str(),
+                self.limit,
+                geometry,
+                Arc::new(MemoryWindowStore::new(RealClock::new())),
+            ),
+            WindowStoreSettings::Redis { url, key_prefix } => StrictWindow::with_geometry(
+                self.name.as_str(),
+                self.limit,
+                geometry,
+                redis_store(url, key_prefix.as_deref())?,
+            ),
+        };
+        Ok(window.on_store_failure(self.on_store_failure))
+    }
+}
+
+#[cfg(feature = "redis")]
+fn redis_store(
+    url: &str,
+    key_prefix: Option<&str>,
+) -> Result<Arc<dyn pacer_core::WindowStore>, String> {
+    let mut builder = pacer_redis::RedisWindowStore::builder();
+    if let Some(prefix) = key_prefix {
+        builder = builder.key_prefix(prefix);
+    }
+    let store = builder.connect_lazy(url).map_err(|e| e.to_string())?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "redis"))]
+fn redis_store(
+    _url: &str,
+    _key_prefix: Option<&str>,
+) -> Result<Arc<dyn pacer_core::WindowStore>, String> {
+    Err(NEEDS_REDIS.to_owned())
+}
+
+const NEEDS_REDIS: &str = "a window kept in Redis needs Pacer's `redis` feature";
+
+/// Reads `Windows`: a list of tables (or, from environment variables, a table indexed 0, 1, …).
+pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Vec<WindowSettings> {
+    let Some(items) = at.list(p) else {
+        return Vec::new();
+    };
+    let mut windows: Vec<WindowSettings> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(w) = read_one(p, item, i) else {
+            continue;
+        };
+        if windows.iter().any(|o| o.name == w.name) {
+            p.push(
+                format!("{}.Name", item.path),
+                Some(w.name.clone()),
+                "a window of this name is already configured for the limiter",
+                ProblemKind::Duplicate,
+            );
+            continue;
+        }
+        windows.push(w);
+    }
+    windows
+}
+
+fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettings> {
+    let before = p.count();
+    let mut t = at.table(p)?;
+    let name = match t.get(p, "Name") {
+        Some(f) => f.text(p).unwrap_or_default(),
+        None => format!("window-{index}"),
+    };
+    let limit = match t.get(p, "Limit") {
+        Some(f) => match f.uint(p, u64::MAX) {
+            Some(0) => {
+                p.push(
+                    f.path.clone(),
+                    Some(f.shown()),
+                    "must be at least 1",
+                    ProblemKind::OutOfRange,
+                );
+                None
+            }
+            other => other,
+        },
+        None => {
+            p.push(
+                t.path_of("Limit"),
+                None,
+                "a window needs a limit",
+                ProblemKind::Missing,
+            );
+            None
+        }
+    };
+    let per = match t.get(p, "Per") {
+        Some(f) => f.duration(p),
+        None => {
+            p.push(
+                t.path_of("Per"),
+                None,
+                "a window needs its length",
+                ProblemKind::Missing,
+            );
+            None
+        }
+    };
+    let frames = match t.get(p, "Frames") {
+        Some(f) => f.uint(p, u64::from(u32::MAX)).map(|n| n as u32),
+        None => Some(10),
+    };
+    let mut key_prefix = None;
+    if let Some(f) = t.get(p, "KeyPrefix") {
+        key_prefix = f.text(p);
+    }
+    let store = match t.get(p, "Store") {
+        None => WindowStoreSettings::Memory,
+        Some(f) => match f.text(p) {
+            Some(s) if s.trim().eq_ignore_ascii_case("memory") => WindowStoreSettings::Memory,
+            Some(s) if s.starts_with("redis://") || s.starts_with("rediss://") => {
+                if cfg!(not(feature = "redis")) {
+                    p.push(f.path.clone(), None, NEEDS_REDIS, ProblemKind::NotSupported);
+                }
+                WindowStoreSettings::Redis {
+                    url: s,
+                    key_prefix: key_prefix.clone(),
+                }
+            }
+            Some(_) => {
+                // The value may be a URL with a password: never repeat it.
+                p.push(
+                    f.path.clone(),
+                    None,
+                    "expected Memory or a Redis URL (redis://… or rediss://…)",
+                    ProblemKind::WrongType,
+                );
+                WindowStoreSettings::Memory
+            }
+            None => WindowStoreSettings::Memory,
+        },
+    };
+    let mut on_store_failure = StoreFailure::default();
+    if let Some(f) = t.get(p, "OnStoreFailure")
+        && let Some(i) = f.choice(p, "store-failure policy", &FAILURE_NAMES)
+    {
+        on_store_failure = FAILURES[i];
+    }
+    if let (Some(limit), Some(per), Some(frames)) = (limit, per, frames)
+        && let Err(e) = WindowGeometry::for_limit(limit, per, frames)
+    {
+        p.push(
+            t.path().to_owned(),
+            None,
+            format!("impossible window: {e}"),
+            ProblemKind::OutOfRange,
+        );
+    }
+    t.finish(p, WINDOW_KEYS);
+    let settings = WindowSettings {
+        name,
+        limit: limit?,
+        per: per?,
+        frames: frames?,
+        store,
+        on_store_failure,
+    };
+    if let WindowStoreSettings::Redis { url, .. } = &settings.store
+        && let Err(e) = check_redis_url(url)
+    {
+        p.push(
+            format!("{}.Store", at.path),
+            None,
+            e,
+            ProblemKind::WrongType,
+        );
+    }
+    (p.count() == before).then_some(settings)
+}
+
+/// Whether `url` parses as a Redis URL, without connecting (and without repeating it: it may hold
+/// a password).
+#[cfg(feature = "redis")]
+fn check_redis_url(url: &str) -> Result<(), String> {
+    redis::Client::open(url)
+        .map(|_| ())
+        .map_err(|_| "not a valid Redis URL".to_owned())
+}
+
+#[cfg(not(feature = "redis"))]
+fn check_redis_url(_url: &str) -> Result<(), String> {
+    Ok(())
+}
