@@ -125,6 +125,9 @@ impl LimiterCore {
         }
         self.paused_since_decrease += until - now.max(self.pause_until);
         self.pause_until = until;
+        // Nothing flows into the bucket during the pause: when it ends, every instance would
+        // otherwise release a full burst at the same moment into a window that just drained.
+        self.bucket.hold_until(until, now);
         changes.paused_until = Some(until);
     }
 
