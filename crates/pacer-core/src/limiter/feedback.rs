@@ -6,8 +6,8 @@ use crate::validation::{InvalidOption, InvalidOptions};
 use std::time::Duration;
 
 impl LimiterCore {
-    /// Tells the limiter how a request went. Every response counts in the measured send rate;
-    /// then:
+    /// Tells the limiter how a request went. Every response counts in the measured send rate,
+    /// and a success in the units accepted in the last minute; then:
     ///
     /// - **Success**: unless a pause is on, the controller may raise the rate. A new rate, even the
     ///   same one, restarts the increase clock and clears the `waited` flag.
@@ -23,6 +23,7 @@ impl LimiterCore {
             Signal::Neutral => {}
             Signal::Success => {
                 self.stats.successes += 1;
+                self.accepted.record(feedback.units as f64, now);
                 self.on_success(now, &mut changes);
             }
             Signal::Throttled { retry_after } => {

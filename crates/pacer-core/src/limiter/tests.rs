@@ -628,3 +628,39 @@ fn a_debt_survives_a_pause() {
     let (_, at) = queued(c.acquire(1, ms(0)));
     assert_eq!(at, secs(5));
 }
+
+#[test]
+fn the_controller_sees_the_units_accepted_in_the_last_minute() {
+    let rec = Recorder {
+        on_throttled: 300.0,
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    let response = |units, signal, at: Timestamp| Feedback {
+        units,
+        sent_at: at.saturating_sub(Duration::from_millis(100)),
+        signal,
+    };
+    let throttle = Signal::Throttled { retry_after: None };
+    for (units, signal, at) in [
+        (5, Signal::Success, secs(1)),
+        (2, Signal::Neutral, secs(2)),
+        (3, Signal::Success, secs(30)),
+        (4, throttle, secs(40)),
+        (4, throttle, secs(61)),
+    ] {
+        let _ = c.on_response(response(units, signal, at), at);
+    }
+    let seen = seen.lock().unwrap();
+    let throttles: Vec<f64> = seen
+        .iter()
+        .filter(|(kind, _)| *kind == "throttled")
+        .map(|(_, s)| s.accepted_last_minute)
+        .collect();
+    assert_eq!(
+        throttles,
+        [8.0, 3.0],
+        "successes only; at 61 s the units of second 1 have left"
+    );
+}
