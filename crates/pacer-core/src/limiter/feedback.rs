@@ -161,7 +161,8 @@ impl LimiterCore {
         let new_controller = !self.controller_is_custom
             && (options.controller != self.options.controller
                 || options.aimd != self.options.aimd
-                || options.cubic != self.options.cubic);
+                || options.cubic != self.options.cubic
+                || options.pacer != self.options.pacer);
         if new_controller {
             self.controller = options.build_controller();
         }
