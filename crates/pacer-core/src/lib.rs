@@ -33,7 +33,7 @@ pub use controller::{
 pub use limiter::{
     Acquire, Acquired, Changes, ControllerKind, Feedback, Limiter, LimiterBuilder, LimiterCore,
     LimiterOptions, LimiterSnapshot, LimiterStats, Permit, RateChange, RateChangeReason, Rejected,
-    Signal, Ticket, UnknownController,
+    ServerQuota, Signal, Ticket, UnknownController,
 };
 pub use validation::{InvalidOption, InvalidOptions};
 

@@ -53,6 +53,8 @@ pub struct LimiterCore {
     pub(super) meter: SendRateMeter,
     /// Units of successful responses in the last minute.
     pub(super) accepted: AcceptedMeter,
+    /// What the limiter keeps of the server's rate-limit numbers.
+    pub(super) server: super::server::ServerPacing,
     pub(super) stats: super::LimiterStats,
 }
 
@@ -102,6 +104,7 @@ impl LimiterCore {
             decreases: 0,
             meter: SendRateMeter::new(now),
             accepted: AcceptedMeter::new(now),
+            server: super::server::ServerPacing::default(),
             stats: super::LimiterStats::default(),
         }
     }

@@ -9,6 +9,7 @@ mod options;
 mod outcome;
 mod queue;
 mod send_rate;
+mod server;
 mod shell;
 mod snapshot;
 
@@ -16,6 +17,7 @@ pub use self::core::LimiterCore;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
 pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Rejected, Signal};
 pub use queue::Ticket;
+pub use server::ServerQuota;
 pub use shell::{Acquire, Limiter, LimiterBuilder, Permit};
 pub use snapshot::{LimiterSnapshot, LimiterStats};
 

@@ -1,7 +1,8 @@
 //! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
 
 use super::{
-    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, Rejected, Ticket,
+    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, Rejected,
+    ServerQuota, Ticket,
 };
 use crate::controller::RateController;
 use crate::validation::{InvalidOption, InvalidOptions};
@@ -184,6 +185,21 @@ impl Limiter {
         let Ok(changes) =
             self.mutate(|core, now| Ok::<_, Infallible>(core.on_response(feedback, now)));
         changes
+    }
+
+    /// Sets the rate from the server's own numbers (see [`LimiterCore::follow_server`]). Call it
+    /// with each response's numbers, before [`on_response`](Self::on_response).
+    pub fn follow_server(&self, quota: ServerQuota) -> Changes {
+        let Ok(changes) =
+            self.mutate(|core, now| Ok::<_, Infallible>(core.follow_server(quota, now)));
+        changes
+    }
+
+    /// Whether the rate follows the server's numbers now.
+    #[must_use]
+    pub fn is_following_server(&self) -> bool {
+        let now = self.shared.clock.now();
+        self.shared.state.lock().core.is_following_server(now)
     }
 
     /// Holds every request back until `until` (see [`LimiterCore::pause_until`]).
