@@ -50,6 +50,12 @@ impl Bucket {
         }
     }
 
+    /// Keeps at most `units` in the bucket (refill first, up to `now`); a debt stays.
+    pub(crate) fn cap_level(&mut self, units: f64, now: Timestamp) {
+        self.refill(now);
+        self.level = self.level.min(units.max(0.0));
+    }
+
     /// Changes the rate and the size (refill first, at the old rate, up to `now`).
     pub(crate) fn set_rate(&mut self, per_minute: f64, burst_secs: f64, now: Timestamp) {
         self.refill(now);

@@ -131,6 +131,8 @@ impl LimiterCore {
     /// The reset is taken half a second early (servers round it up to whole seconds), and at
     /// least half a second away.
     ///
+    /// - **The bucket** never holds more than this process's part of what is left (a burst of
+    ///   `rate × Burst` must not outrun the server's count).
     /// - **Nothing left**: every request is held until the reset (capped by `MaxRetryAfter`),
     ///   and the rate after it is this process's share of the policy's pace (`limit / window`) if
     ///   the server gave one.
@@ -183,6 +185,8 @@ impl LimiterCore {
             quota.remaining as f64 * 60.0 / spread.as_secs_f64() / n
         };
         self.set_rate_for(target, RateChangeReason::Server, now, &mut changes);
+        // Never more in the bucket than this process's part of what the server has left.
+        self.bucket.cap_level(quota.remaining as f64 / n, now);
         if changes.rate.is_some_and(|c| c.rate < c.previous) || changes.paused_until.is_some() {
             self.reject_unreachable(now, &mut changes);
         }
@@ -399,6 +403,16 @@ mod tests {
             (c.rate() - 30.0 * 60.0 / 1.5).abs() < 1e-9,
             "a window later"
         );
+    }
+
+    #[test]
+    fn the_bucket_never_holds_more_than_the_server_has_left() {
+        let mut c = core(2); // a full bucket of 5 units at 300/min
+        let _ = c.follow_server(quota(6, 1), secs(0.0));
+        assert_eq!(c.rate(), 360.0, "6 units over half a second, for 2");
+        assert_eq!(c.snapshot(secs(0.0)).available_units, 3.0, "half of 6");
+        assert!(c.try_take(3, secs(0.0)).is_ok());
+        assert!(c.try_take(1, secs(0.0)).is_err());
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
 
 use super::{
-    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, Rejected,
-    ServerQuota, Ticket,
+    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason,
+    Rejected, ServerQuota, Ticket,
 };
 use crate::controller::RateController;
 use crate::validation::{InvalidOption, InvalidOptions};
@@ -287,13 +287,24 @@ impl Limiter {
 
     fn log(&self, changes: &Changes) {
         if let Some(c) = changes.rate {
-            tracing::info!(
-                limiter = %self.shared.name,
-                rate = c.rate,
-                previous_rate = c.previous,
-                reason = c.reason.as_str(),
-                "rate changed"
-            );
+            if c.reason == RateChangeReason::Server {
+                // Every response with rate-limit headers moves it: not news.
+                tracing::debug!(
+                    limiter = %self.shared.name,
+                    rate = c.rate,
+                    previous_rate = c.previous,
+                    reason = c.reason.as_str(),
+                    "rate changed"
+                );
+            } else {
+                tracing::info!(
+                    limiter = %self.shared.name,
+                    rate = c.rate,
+                    previous_rate = c.previous,
+                    reason = c.reason.as_str(),
+                    "rate changed"
+                );
+            }
         }
         if let Some(until) = changes.paused_until {
             let pause = until - self.shared.clock.now();
