@@ -159,12 +159,12 @@ impl LimiterCore {
             responses: 0,
             handover: policy,
         });
-        if let (Some(start), Some(window)) = (pacing.last_stop, quota.window) {
-            if !stop && pacing.stopped {
-                // The stop left a hole in the window, which comes back a window later: keep up to
-                // a second's more room until then, to send through it instead of stopping again.
-                pacing.cushion = ((now - start).min(ServerQuota::MIN_SPREAD), now + window);
-            }
+        if let (Some(start), Some(window), false, true) =
+            (pacing.last_stop, quota.window, stop, pacing.stopped)
+        {
+            // The stop left a hole in the window, which comes back a window later: keep up to a
+            // second's more room until then, to send through it instead of stopping again.
+            pacing.cushion = ((now - start).min(ServerQuota::MIN_SPREAD), now + window);
         }
         if stop && !pacing.stopped {
             pacing.last_stop = Some(now);
