@@ -154,8 +154,9 @@ impl PacerControllerOptions {
 ///   from a cold start, gentle after a long quiet spell.
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
-/// With the simulator's defaults it takes 97–98 % of the quota where AIMD takes 88–91 %, with
-/// fewer 429s than AIMD (`docs/controllers.md` has the figures and where it loses).
+/// In the simulator's default comparison it takes 91–98 % of the quota in every story where AIMD
+/// takes 86–91 %, with fewer 429s (`docs/controllers.md` has the figures, the spread over seeds
+/// and instance counts, and where it loses).
 ///
 /// [`accepted_last_minute`]: RateControllerState::accepted_last_minute
 ///
