@@ -30,6 +30,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "InstanceCount",
     "Aimd",
     "Cubic",
+    "Pacer",
     "MaxAttempts",
     "MaxRetryAfter",
     "Throttling",
@@ -42,6 +43,17 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
 ];
 const AIMD_KEYS: &[&str] = &["DecreaseFactor", "IncreaseInterval", "IncreaseStep"];
 const CUBIC_KEYS: &[&str] = &["Beta", "ScaleConstant"];
+const PACER_KEYS: &[&str] = &[
+    "HoldMargin",
+    "CutMargin",
+    "DecreaseFactor",
+    "StartGrowth",
+    "Lead",
+    "ProbeAfter",
+    "MaxProbeAfter",
+    "RecoveryProbeAfter",
+    "RecoveryTime",
+];
 const CLASSIFIER_KEYS: &[&str] = &[
     "Throttled",
     "ThrottledWithRetryAfter",
@@ -259,6 +271,31 @@ fn read_options(
             given.note("Cubic.ScaleConstant", &f);
         }
         c.finish(p, CUBIC_KEYS);
+    }
+    if let Some(f) = t.get(p, "Pacer")
+        && let Some(mut c) = f.table(p)
+    {
+        let po = &mut o.pacer;
+        macro_rules! pacer {
+            ($key:literal, $read:ident, $field:ident) => {
+                if let Some(f) = c.get(p, $key)
+                    && let Some(v) = f.$read(p)
+                {
+                    po.$field = v;
+                    given.note(concat!("Pacer.", $key), &f);
+                }
+            };
+        }
+        pacer!("HoldMargin", f64, hold_margin);
+        pacer!("CutMargin", f64, cut_margin);
+        pacer!("DecreaseFactor", f64, decrease_factor);
+        pacer!("StartGrowth", f64, start_growth);
+        pacer!("Lead", f64, lead);
+        pacer!("ProbeAfter", duration, probe_after);
+        pacer!("MaxProbeAfter", duration, max_probe_after);
+        pacer!("RecoveryProbeAfter", duration, recovery_probe_after);
+        pacer!("RecoveryTime", duration, recovery_time);
+        c.finish(p, PACER_KEYS);
     }
 }
 

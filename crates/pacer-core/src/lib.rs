@@ -26,11 +26,14 @@ pub use throttling::{
 #[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;
 pub use clock::{Clock, RealClock, Sleep, Timestamp};
-pub use controller::{Aimd, AimdOptions, Cubic, CubicOptions, RateController, RateControllerState};
+pub use controller::{
+    Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions,
+    RateController, RateControllerState,
+};
 pub use limiter::{
     Acquire, Acquired, Changes, ControllerKind, Feedback, Limiter, LimiterBuilder, LimiterCore,
     LimiterOptions, LimiterSnapshot, LimiterStats, Permit, RateChange, RateChangeReason, Rejected,
-    Signal, Ticket, UnknownController,
+    ServerQuota, Signal, Ticket, UnknownController,
 };
 pub use validation::{InvalidOption, InvalidOptions};
 

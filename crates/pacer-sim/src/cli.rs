@@ -50,8 +50,8 @@ pub struct CompareArgs {
     /// long-retry-after, or all.
     #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
     pub story: String,
-    /// A mode to run (repeat for more): none, fixed, aimd, cubic, headers. Default: every
-    /// available mode.
+    /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers. Default:
+    /// every mode.
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
     pub modes: Vec<String>,
     /// Client instances.
@@ -189,7 +189,10 @@ mod tests {
             .iter()
             .map(|m| m.name().to_owned())
             .collect();
-        assert_eq!(names, ["none", "fixed", "aimd", "cubic"]);
+        assert_eq!(
+            names,
+            ["none", "fixed", "aimd", "cubic", "pacer", "headers"]
+        );
     }
 
     #[test]
@@ -246,11 +249,9 @@ mod tests {
         assert!(e.contains("unknown story \"mars\""), "{e}");
         let e = parse(&["--mode", "vegas"]).unwrap_err().to_string();
         assert!(
-            e.contains("expected one of none, fixed, aimd, cubic, headers"),
+            e.contains("expected one of none, fixed, aimd, cubic, pacer, headers"),
             "{e}"
         );
-        let e = parse(&["--mode", "headers"]).unwrap_err().to_string();
-        assert!(e.contains("not yet available"), "{e}");
         let e = parse(&["--format", "xml"]).unwrap_err().to_string();
         assert!(e.contains("expected table, csv or json"), "{e}");
     }

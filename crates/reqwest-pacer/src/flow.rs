@@ -6,7 +6,7 @@ use crate::window_wait::{KeyedWindow, WindowAnswer};
 use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, UseLimiter};
 use http::Extensions;
 use pacer_core::{
-    Feedback, Limiter, RateLimitInfo, Signal, StopCause, ThrottlingContext, Timestamp,
+    Feedback, Limiter, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
 };
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
@@ -91,7 +91,7 @@ impl Request<'_> {
             // A free request neither waits nor moves the rate; its headers still inform the state.
             let result = next.run(req, extensions).await;
             if let Ok(response) = &result {
-                let _ = observe(named, config, key, response);
+                let _ = observe(named, config, key, response, None);
             }
             return result;
         }
@@ -132,7 +132,7 @@ impl Request<'_> {
             let result = next.clone().run(req, extensions).await;
             // 5. Classify and 6. feed back.
             let signal = match &result {
-                Ok(response) => observe(named, config, key, response),
+                Ok(response) => observe(named, config, key, response, Some(&limiter)),
                 Err(_) => Signal::Neutral,
             };
             let changes = limiter.on_response(Feedback {
@@ -163,8 +163,16 @@ impl Request<'_> {
     }
 }
 
-/// Parses the response's rate-limit state into the endpoint's state and classifies it.
-fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response) -> Signal {
+/// Parses the response's rate-limit state into the endpoint's state and classifies it. When the
+/// state has a remaining and a reset, the endpoint's limiter paces to them
+/// ([`Limiter::follow_server`]) before the response is fed back.
+fn observe(
+    named: &Named,
+    config: &LimiterConfig,
+    key: &str,
+    response: &Response,
+    limiter: Option<&Limiter>,
+) -> Signal {
     let max_retry_after = config.options.max_retry_after;
     let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
     let signal = config
@@ -181,6 +189,9 @@ fn observe(named: &Named, config: &LimiterConfig, key: &str, response: &Response
         named.saw_headers();
         // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
         let bounded = info.bounded(max_retry_after, config.server_stop.max_exhausted_delay());
+        if let (Some(limiter), Some(quota)) = (limiter, ServerQuota::from_info(&bounded)) {
+            named.record(&limiter.follow_server(quota));
+        }
         named.headers.observe(key, bounded, named.clock.now());
     }
     signal

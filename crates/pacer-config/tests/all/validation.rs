@@ -89,6 +89,18 @@ fn every_rule_of_the_adaptive_options() {
             r#"{ "Cubic": { "ScaleConstant": -0.4 } }"#,
             "Cubic.ScaleConstant = -0.4: must be greater than 0",
         ),
+        (
+            r#"{ "Controller": "Pacer", "Pacer": { "HoldMargin": 1.5 } }"#,
+            "Pacer.HoldMargin = 1.5: must be greater than 0 and less than 1",
+        ),
+        (
+            r#"{ "Pacer": { "ProbeAfter": "00:05:00", "MaxProbeAfter": "00:01:00" } }"#,
+            "Pacer.MaxProbeAfter = \"00:01:00\": must be at least ProbeAfter (300s)",
+        ),
+        (
+            r#"{ "Pacer": { "Lead": 0.5 } }"#,
+            "Pacer.Lead = 0.5: must be greater than 1",
+        ),
     ];
     for (body, message) in table {
         assert_eq!(limiter(body), [*message], "{body}");
@@ -141,15 +153,15 @@ fn wrong_types_and_unparsable_values() {
         ),
         (
             r#"{ "Controller": "Vegas" }"#,
-            "Controller = \"Vegas\": unknown controller; expected one of Aimd, Cubic",
+            "Controller = \"Vegas\": unknown controller; expected one of Aimd, Cubic, Pacer",
         ),
         (
             r#"{ "Controller": "Cubc" }"#,
-            "Controller = \"Cubc\": unknown controller; did you mean \"Cubic\"? (expected one of Aimd, Cubic)",
+            "Controller = \"Cubc\": unknown controller; did you mean \"Cubic\"? (expected one of Aimd, Cubic, Pacer)",
         ),
         (
             r#"{ "Controller": 1 }"#,
-            "Controller = 1: expected controller: one of Aimd, Cubic",
+            "Controller = 1: expected controller: one of Aimd, Cubic, Pacer",
         ),
         (
             r#"{ "EndpointKey": "Path" }"#,

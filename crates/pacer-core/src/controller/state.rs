@@ -49,6 +49,11 @@ pub struct RateControllerState {
     pub queued_units: f64,
     /// How many times the limiter has cut the rate so far (0 before the first throttle).
     pub decreases: u64,
+    /// The units of the responses classified as success in the last 60 s (one-second slots): the
+    /// throughput the server accepted from this process, in units per minute. Before the limiter
+    /// is a minute old, the units accepted since it started. On a throttle after a full window of
+    /// a per-minute quota, this is this process's part of the quota.
+    pub accepted_last_minute: f64,
 }
 
 impl RateControllerState {
@@ -81,6 +86,7 @@ impl RateControllerState {
             retry_after: None,
             queued_units: 0.0,
             decreases: 0,
+            accepted_last_minute: 0.0,
         }
     }
 }

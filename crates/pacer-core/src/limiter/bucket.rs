@@ -31,13 +31,29 @@ impl Bucket {
         }
     }
 
-    /// Adds what flowed in since the last update.
+    /// Stops the flow until `until` (a Retry-After pause): the bucket gives up what it holds (a
+    /// debt stays), and nothing flows in before `until`; it fills again at the rate from then on.
+    pub(crate) fn hold_until(&mut self, until: Timestamp, now: Timestamp) {
+        self.refill(now);
+        self.level = self.level.min(0.0);
+        if until > self.updated {
+            self.updated = until;
+        }
+    }
+
+    /// Adds what flowed in since the last update (nothing before the end of a hold).
     pub(crate) fn refill(&mut self, now: Timestamp) {
         if now > self.updated {
             let secs = now.secs_since(self.updated);
             self.level = (self.level + secs * self.per_sec).min(self.capacity);
             self.updated = now;
         }
+    }
+
+    /// Keeps at most `units` in the bucket (refill first, up to `now`); a debt stays.
+    pub(crate) fn cap_level(&mut self, units: f64, now: Timestamp) {
+        self.refill(now);
+        self.level = self.level.min(units.max(0.0));
     }
 
     /// Changes the rate and the size (refill first, at the old rate, up to `now`).
@@ -68,7 +84,8 @@ impl Bucket {
         self.level = (self.level + units).min(self.capacity);
     }
 
-    /// The level `at` (at or after the last update), without changing anything.
+    /// The level `at`, without changing anything (the level of the last update if `at` is
+    /// before it, as during a hold).
     pub(crate) fn level_at(&self, at: Timestamp) -> f64 {
         let secs = at.secs_since(self.updated);
         (self.level + secs * self.per_sec).min(self.capacity)

@@ -1,5 +1,6 @@
 //! The limiter as a state machine: pure data and decisions, driven by `now`.
 
+use super::accepted::AcceptedMeter;
 use super::bucket::Bucket;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
@@ -50,6 +51,10 @@ pub struct LimiterCore {
     pub(super) waited: bool,
     pub(super) decreases: u64,
     pub(super) meter: SendRateMeter,
+    /// Units of successful responses in the last minute.
+    pub(super) accepted: AcceptedMeter,
+    /// What the limiter keeps of the server's rate-limit numbers.
+    pub(super) server: super::server::ServerPacing,
     pub(super) stats: super::LimiterStats,
 }
 
@@ -98,6 +103,8 @@ impl LimiterCore {
             waited: false,
             decreases: 0,
             meter: SendRateMeter::new(now),
+            accepted: AcceptedMeter::new(now),
+            server: super::server::ServerPacing::default(),
             stats: super::LimiterStats::default(),
         }
     }
@@ -303,6 +310,7 @@ impl LimiterCore {
         s.retry_after = retry_after;
         s.queued_units = self.queue.units();
         s.decreases = self.decreases;
+        s.accepted_last_minute = self.accepted.last_minute(now);
         s
     }
 

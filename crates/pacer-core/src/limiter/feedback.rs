@@ -6,11 +6,12 @@ use crate::validation::{InvalidOption, InvalidOptions};
 use std::time::Duration;
 
 impl LimiterCore {
-    /// Tells the limiter how a request went. Every response counts in the measured send rate;
-    /// then:
+    /// Tells the limiter how a request went. Every response counts in the measured send rate,
+    /// and a success in the units accepted in the last minute; then:
     ///
-    /// - **Success**: unless a pause is on, the controller may raise the rate. A new rate, even the
-    ///   same one, restarts the increase clock and clears the `waited` flag.
+    /// - **Success**: unless a pause is on or the rate follows the server's numbers
+    ///   ([`follow_server`](Self::follow_server)), the controller may raise the rate. A new rate,
+    ///   even the same one, restarts the increase clock and clears the `waited` flag.
     /// - **Throttled**: restarts the increase clock; cuts the rate through the controller if this
     ///   is the first throttle, or `DecreaseCooldown` has passed since the last cut and the request
     ///   was sent after it; pauses for `Retry-After` (at most `MaxRetryAfter`). Waiting requests
@@ -19,11 +20,15 @@ impl LimiterCore {
     pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
         self.meter.record(feedback.units as f64, now);
+        let following = self.follow_or_hand_over(now, &mut changes);
         match feedback.signal {
             Signal::Neutral => {}
             Signal::Success => {
                 self.stats.successes += 1;
-                self.on_success(now, &mut changes);
+                self.accepted.record(feedback.units as f64, now);
+                if !following {
+                    self.on_success(now, &mut changes);
+                }
             }
             Signal::Throttled { retry_after } => {
                 self.stats.throttled += 1;
@@ -119,12 +124,15 @@ impl LimiterCore {
         changes
     }
 
-    fn extend_pause(&mut self, until: Timestamp, now: Timestamp, changes: &mut Changes) {
+    pub(super) fn extend_pause(&mut self, until: Timestamp, now: Timestamp, changes: &mut Changes) {
         if until <= self.pause_until || until <= now {
             return;
         }
         self.paused_since_decrease += until - now.max(self.pause_until);
         self.pause_until = until;
+        // Nothing flows into the bucket during the pause: when it ends, every instance would
+        // otherwise release a full burst at the same moment into a window that just drained.
+        self.bucket.hold_until(until, now);
         changes.paused_until = Some(until);
     }
 
@@ -157,7 +165,8 @@ impl LimiterCore {
         let new_controller = !self.controller_is_custom
             && (options.controller != self.options.controller
                 || options.aimd != self.options.aimd
-                || options.cubic != self.options.cubic);
+                || options.cubic != self.options.cubic
+                || options.pacer != self.options.pacer);
         if new_controller {
             self.controller = options.build_controller();
         }

@@ -1,6 +1,7 @@
 //! The adaptive limiter: a token bucket of units per minute whose rate a controller moves, a FIFO
 //! queue with a bounded wait, and the Retry-After pause.
 
+mod accepted;
 mod bucket;
 mod core;
 mod feedback;
@@ -8,6 +9,7 @@ mod options;
 mod outcome;
 mod queue;
 mod send_rate;
+mod server;
 mod shell;
 mod snapshot;
 
@@ -15,6 +17,7 @@ pub use self::core::LimiterCore;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
 pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Rejected, Signal};
 pub use queue::Ticket;
+pub use server::ServerQuota;
 pub use shell::{Acquire, Limiter, LimiterBuilder, Permit};
 pub use snapshot::{LimiterSnapshot, LimiterStats};
 

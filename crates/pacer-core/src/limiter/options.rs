@@ -1,6 +1,8 @@
 //! The adaptive limiter's options, with the seed's names and Pacer's defaults.
 
-use crate::controller::{Aimd, AimdOptions, Cubic, CubicOptions, RateController};
+use crate::controller::{
+    Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions, RateController,
+};
 use crate::validation::{Checker, InvalidOptions, format_duration};
 use std::fmt;
 use std::str::FromStr;
@@ -15,20 +17,28 @@ pub enum ControllerKind {
     Aimd,
     /// [`Cubic`]: the RFC 8312 curve with the AWS SDK's constants.
     Cubic,
+    /// [`PacerController`]: Pacer's own, which finds the limit, holds just under it and probes
+    /// rarely.
+    Pacer,
 }
 
 impl ControllerKind {
-    /// The name as written in configuration: `Aimd`, `Cubic`.
+    /// The name as written in configuration: `Aimd`, `Cubic`, `Pacer`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             ControllerKind::Aimd => "Aimd",
             ControllerKind::Cubic => "Cubic",
+            ControllerKind::Pacer => "Pacer",
         }
     }
 
     /// Every built-in kind, for help texts and suggestions.
-    pub const ALL: [ControllerKind; 2] = [ControllerKind::Aimd, ControllerKind::Cubic];
+    pub const ALL: [ControllerKind; 3] = [
+        ControllerKind::Aimd,
+        ControllerKind::Cubic,
+        ControllerKind::Pacer,
+    ];
 }
 
 impl fmt::Display for ControllerKind {
@@ -39,7 +49,7 @@ impl fmt::Display for ControllerKind {
 
 /// The text is not the name of a built-in controller.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown controller {0:?}: expected one of Aimd, Cubic")]
+#[error("unknown controller {0:?}: expected one of Aimd, Cubic, Pacer")]
 pub struct UnknownController(pub String);
 
 impl FromStr for ControllerKind {
@@ -109,6 +119,8 @@ pub struct LimiterOptions {
     pub aimd: AimdOptions,
     /// `Cubic.*`: the CUBIC controller's options.
     pub cubic: CubicOptions,
+    /// `Pacer.*`: the Pacer controller's options.
+    pub pacer: PacerControllerOptions,
     /// `MaxAttempts`: how many times a throttled request is sent in all, counting the first.
     /// Default 4; at least 1. Used by the middleware.
     pub max_attempts: u32,
@@ -132,6 +144,7 @@ impl Default for LimiterOptions {
             instance_count: 1,
             aimd: AimdOptions::default(),
             cubic: CubicOptions::default(),
+            pacer: PacerControllerOptions::default(),
             max_attempts: 4,
             max_retry_after: Duration::from_secs(300),
         }
@@ -175,6 +188,7 @@ impl LimiterOptions {
         c.nonzero_duration("MaxRetryAfter", self.max_retry_after);
         c.nested(self.aimd.validate().map_err(|e| e.prefixed("Aimd")));
         c.nested(self.cubic.validate().map_err(|e| e.prefixed("Cubic")));
+        c.nested(self.pacer.validate().map_err(|e| e.prefixed("Pacer")));
         c.finish()
     }
 
@@ -184,6 +198,7 @@ impl LimiterOptions {
         match self.controller {
             ControllerKind::Aimd => Box::new(Aimd::new(self.aimd).unwrap_or_default()),
             ControllerKind::Cubic => Box::new(Cubic::new(self.cubic).unwrap_or_default()),
+            ControllerKind::Pacer => Box::new(PacerController::new(self.pacer).unwrap_or_default()),
         }
     }
 
@@ -264,6 +279,14 @@ mod tests {
                 |o| o.cubic.scale_constant = -0.4,
                 "Cubic.ScaleConstant = -0.4: must be greater than 0",
             ),
+            (
+                |o| o.pacer.hold_margin = 1.5,
+                "Pacer.HoldMargin = 1.5: must be greater than 0 and less than 1",
+            ),
+            (
+                |o| o.pacer.probe_after = Duration::ZERO,
+                "Pacer.ProbeAfter = 0s: must be greater than 0",
+            ),
         ];
         for (change, message) in table {
             let mut o = LimiterOptions::default();
@@ -295,9 +318,11 @@ mod tests {
     fn controller_names_parse_without_regard_to_case() {
         assert_eq!("cubic".parse::<ControllerKind>(), Ok(ControllerKind::Cubic));
         assert_eq!(" AIMD ".parse::<ControllerKind>(), Ok(ControllerKind::Aimd));
+        assert_eq!("Pacer".parse::<ControllerKind>(), Ok(ControllerKind::Pacer));
+        assert_eq!(ControllerKind::Pacer.to_string(), "Pacer");
         assert_eq!(
             "vegas".parse::<ControllerKind>().unwrap_err().to_string(),
-            "unknown controller \"vegas\": expected one of Aimd, Cubic"
+            "unknown controller \"vegas\": expected one of Aimd, Cubic, Pacer"
         );
     }
 }

@@ -97,16 +97,20 @@ pub enum RateChangeReason {
     Increased,
     /// The options or the instance count changed.
     Reconfigured,
+    /// The server's rate-limit numbers set it ([`LimiterCore::follow_server`](super::LimiterCore::follow_server)),
+    /// or their going stale handed it back to the controller.
+    Server,
 }
 
 impl RateChangeReason {
-    /// A short, stable name for logs: `throttled`, `increased`, `reconfigured`.
+    /// A short, stable name for logs: `throttled`, `increased`, `reconfigured`, `server`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             RateChangeReason::Throttled => "throttled",
             RateChangeReason::Increased => "increased",
             RateChangeReason::Reconfigured => "reconfigured",
+            RateChangeReason::Server => "server",
         }
     }
 }

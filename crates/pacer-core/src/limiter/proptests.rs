@@ -25,13 +25,9 @@ fn event() -> impl Strategy<Value = Event> {
     ]
 }
 
-fn options(cubic: bool) -> LimiterOptions {
+fn options(controller: ControllerKind) -> LimiterOptions {
     LimiterOptions {
-        controller: if cubic {
-            ControllerKind::Cubic
-        } else {
-            ControllerKind::Aimd
-        },
+        controller,
         initial_units_per_minute: 600.0,
         min_units_per_minute: 60.0,
         max_units_per_minute: 3000.0,
@@ -76,10 +72,10 @@ proptest! {
     /// refused request changes nothing but the refusal counters.
     #[test]
     fn the_rate_stays_within_bounds_and_a_refusal_changes_nothing(
-        cubic in any::<bool>(),
+        controller in proptest::sample::select(ControllerKind::ALL.to_vec()),
         steps in proptest::collection::vec((0u64..3_000, event()), 1..300),
     ) {
-        let mut c = LimiterCore::new(options(cubic), Timestamp::ZERO).unwrap();
+        let mut c = LimiterCore::new(options(controller), Timestamp::ZERO).unwrap();
         let mut now = Timestamp::ZERO;
         for (dt, e) in steps {
             now += Duration::from_millis(dt);

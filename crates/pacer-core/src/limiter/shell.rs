@@ -1,7 +1,8 @@
 //! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
 
 use super::{
-    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, Rejected, Ticket,
+    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason,
+    Rejected, ServerQuota, Ticket,
 };
 use crate::controller::RateController;
 use crate::validation::{InvalidOption, InvalidOptions};
@@ -186,6 +187,21 @@ impl Limiter {
         changes
     }
 
+    /// Sets the rate from the server's own numbers (see [`LimiterCore::follow_server`]). Call it
+    /// with each response's numbers, before [`on_response`](Self::on_response).
+    pub fn follow_server(&self, quota: ServerQuota) -> Changes {
+        let Ok(changes) =
+            self.mutate(|core, now| Ok::<_, Infallible>(core.follow_server(quota, now)));
+        changes
+    }
+
+    /// Whether the rate follows the server's numbers now.
+    #[must_use]
+    pub fn is_following_server(&self) -> bool {
+        let now = self.shared.clock.now();
+        self.shared.state.lock().core.is_following_server(now)
+    }
+
     /// Holds every request back until `until` (see [`LimiterCore::pause_until`]).
     pub fn pause_until(&self, until: Timestamp) -> Changes {
         let Ok(changes) =
@@ -271,13 +287,24 @@ impl Limiter {
 
     fn log(&self, changes: &Changes) {
         if let Some(c) = changes.rate {
-            tracing::info!(
-                limiter = %self.shared.name,
-                rate = c.rate,
-                previous_rate = c.previous,
-                reason = c.reason.as_str(),
-                "rate changed"
-            );
+            if c.reason == RateChangeReason::Server {
+                // Every response with rate-limit headers moves it: not news.
+                tracing::debug!(
+                    limiter = %self.shared.name,
+                    rate = c.rate,
+                    previous_rate = c.previous,
+                    reason = c.reason.as_str(),
+                    "rate changed"
+                );
+            } else {
+                tracing::info!(
+                    limiter = %self.shared.name,
+                    rate = c.rate,
+                    previous_rate = c.previous,
+                    reason = c.reason.as_str(),
+                    "rate changed"
+                );
+            }
         }
         if let Some(until) = changes.paused_until {
             let pause = until - self.shared.clock.now();

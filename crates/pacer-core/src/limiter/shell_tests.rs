@@ -119,10 +119,15 @@ async fn a_pause_holds_the_waiter_past_its_timer() {
     settle().await;
     assert!(!task.is_finished(), "paused");
     clock.advance(Duration::from_millis(2500));
-    assert_eq!(
-        task.await.unwrap().unwrap().waited(),
-        Duration::from_secs(3)
+    settle().await;
+    assert!(
+        !task.is_finished(),
+        "nothing flowed into the bucket during the pause"
     );
+    // The cut rate is 7 units/s: the unit flows in 1/7 s after the pause.
+    clock.advance(Duration::from_millis(143));
+    let waited = task.await.unwrap().unwrap().waited();
+    assert_eq!(waited, Duration::from_millis(3143));
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -294,4 +299,24 @@ async fn ten_thousand_waiters_half_cancelled_the_rest_served_in_order_nothing_le
     assert_eq!(l.snapshot().queued_units, 0.0);
     assert_eq!(l.waiting_slots(), 0);
     assert_eq!(clock.sleepers(), 0);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_server_s_numbers_set_the_rate_and_wake_a_waiter_sooner() {
+    let clock = ManualClock::new();
+    let l = limiter(options(), &clock);
+    drain(&l);
+    // 10 units at 10 units/s: 1 s.
+    let task = tokio::spawn(l.acquire_owned(10));
+    settle().await;
+    // The server has 600 units left for 10 s: far above the maximum of 1,200 a minute (20/s).
+    let changes = l.follow_server(ServerQuota::new(600, Duration::from_secs(10)));
+    assert_eq!(changes.rate.map(|c| c.rate), Some(1200.0));
+    assert!(l.is_following_server());
+    clock.advance(Duration::from_millis(500));
+    assert_eq!(
+        task.await.unwrap().unwrap().waited(),
+        Duration::from_millis(500),
+        "at 20 units/s"
+    );
 }

@@ -267,15 +267,13 @@ fn a_retry_after_pauses_every_request_and_is_capped_by_max_retry_after() {
     assert_eq!(changes.paused_until, Some(secs(61)));
     assert_eq!(c.paused_until(secs(1)), Some(secs(61)));
     let (t, at) = queued(c.acquire(1, secs(2)));
-    assert_eq!(
-        at,
-        secs(61),
-        "the bucket is full again by the end of the pause"
-    );
-    assert_eq!(c.pop_ready(secs(60)), None);
-    assert_eq!(c.pop_ready(secs(61)).map(|g| g.0), Some(t));
+    // The pause emptied the bucket and nothing flows in before it ends; then 7 units/s.
+    let after = secs(61) + Duration::from_nanos(142_857_143);
+    assert_eq!(at, after);
+    assert_eq!(c.pop_ready(secs(61)), None);
+    assert_eq!(c.pop_ready(after).map(|g| g.0), Some(t));
     // A shorter Retry-After never shortens a pause that is on.
-    let _ = c.on_response(throttled(secs(61), Some(Duration::from_secs(30))), secs(62));
+    let _ = c.on_response(throttled(after, Some(Duration::from_secs(30))), secs(62));
     assert!(
         c.on_response(throttled(secs(62), Some(Duration::from_secs(1))), secs(63))
             .paused_until
@@ -581,4 +579,88 @@ fn the_measured_send_rate_reaches_the_controller() {
     let measured = s.measured_send_rate.unwrap();
     // Two whole periods of 8 units/s: 8 × 0.8 = 6.4, then 8 × 0.8 + 6.4 × 0.2 = 7.68 units/s.
     assert!((measured - 7.68 * 60.0).abs() < 1e-6, "{measured}");
+}
+
+/// Regression: the bucket used to refill during a Retry-After pause, so every instance released
+/// a full burst the moment the pause ended, into a server window that had just drained enough
+/// for one request (the simulator's AIMD took a second cut at 5:25 of the noisy-neighbour run).
+#[test]
+fn no_burst_at_the_end_of_a_pause() {
+    let mut c = core(options()); // 10 units/s, a full bucket of 10
+    let _ = c.on_response(throttled(ms(0), Some(Duration::from_secs(5))), ms(0));
+    assert_eq!(c.rate(), 420.0, "cut to 7 units/s");
+    assert_eq!(
+        c.snapshot(secs(5)).available_units,
+        0.0,
+        "the pause emptied the bucket and nothing flowed in"
+    );
+    assert!(c.try_take(1, secs(5)).is_err(), "no burst when it ends");
+    // Then the units flow at the rate: the k-th unit 1/7 s after the one before.
+    let tickets: Vec<_> = (0..3).map(|_| queued(c.acquire(1, secs(5))).0).collect();
+    let mut granted = Vec::new();
+    let mut now = secs(5);
+    while granted.len() < tickets.len() {
+        now = c.next_grant_at(now).unwrap();
+        while let Some((t, _)) = c.pop_ready(now) {
+            granted.push((t, now));
+        }
+    }
+    let expected: Vec<_> = tickets
+        .iter()
+        .enumerate()
+        .map(|(k, &t)| (t, secs(5).saturating_add_secs_f64((k + 1) as f64 / 7.0)))
+        .collect();
+    for ((t, at), (te, ate)) in granted.iter().zip(&expected) {
+        assert_eq!(t, te);
+        assert!(
+            at.as_nanos().abs_diff(ate.as_nanos()) <= 2,
+            "{at:?} against {ate:?}"
+        );
+    }
+}
+
+#[test]
+fn a_debt_survives_a_pause() {
+    let mut c = core(options());
+    c.acquire(30, ms(0)).unwrap(); // takes the full bucket of 10 and leaves a debt of 20
+    let _ = c.on_response(throttled(ms(0), Some(Duration::from_secs(2))), ms(0));
+    // 20 units of debt plus 1 unit at 7 units/s after the pause at 2 s: 3 s later.
+    let (_, at) = queued(c.acquire(1, ms(0)));
+    assert_eq!(at, secs(5));
+}
+
+#[test]
+fn the_controller_sees_the_units_accepted_in_the_last_minute() {
+    let rec = Recorder {
+        on_throttled: 300.0,
+        ..Recorder::default()
+    };
+    let seen = Arc::clone(&rec.seen);
+    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    let response = |units, signal, at: Timestamp| Feedback {
+        units,
+        sent_at: at.saturating_sub(Duration::from_millis(100)),
+        signal,
+    };
+    let throttle = Signal::Throttled { retry_after: None };
+    for (units, signal, at) in [
+        (5, Signal::Success, secs(1)),
+        (2, Signal::Neutral, secs(2)),
+        (3, Signal::Success, secs(30)),
+        (4, throttle, secs(40)),
+        (4, throttle, secs(61)),
+    ] {
+        let _ = c.on_response(response(units, signal, at), at);
+    }
+    let seen = seen.lock().unwrap();
+    let throttles: Vec<f64> = seen
+        .iter()
+        .filter(|(kind, _)| *kind == "throttled")
+        .map(|(_, s)| s.accepted_last_minute)
+        .collect();
+    assert_eq!(
+        throttles,
+        [8.0, 3.0],
+        "successes only; at 61 s the units of second 1 have left"
+    );
 }

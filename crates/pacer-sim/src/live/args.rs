@@ -78,8 +78,11 @@ impl LiveArgs {
         let configured = match (&self.config, &self.limiter) {
             (Some(file), Some(name)) => Some(LiveMode::Configured {
                 name: name.clone(),
-                options: pacer_config::limiter_options_from_file(file, None, name)
-                    .map_err(|e| SimError::Options(format!("--config {}: {e}", file.display())))?,
+                options: Box::new(
+                    pacer_config::limiter_options_from_file(file, None, name).map_err(|e| {
+                        SimError::Options(format!("--config {}: {e}", file.display()))
+                    })?,
+                ),
             }),
             _ => None,
         };

@@ -25,7 +25,7 @@ pub enum LiveMode {
         /// The limiter's name.
         name: String,
         /// Its options, in story time.
-        options: LimiterOptions,
+        options: Box<LimiterOptions>,
     },
 }
 
@@ -78,7 +78,7 @@ impl LiveMode {
             LiveMode::Aimd => LimiterMode::builtin(ControllerKind::Aimd),
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
             LiveMode::Configured { name, options } => {
-                LimiterMode::with_options(name.clone(), options.clone())
+                LimiterMode::with_options(name.clone(), (**options).clone())
             }
         };
         Some(mode.options_for(run))

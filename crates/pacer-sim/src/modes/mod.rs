@@ -1,10 +1,12 @@
 //! The modes a comparison runs: how each client instance decides when its requests go.
 
+mod headers;
 mod limiter;
 mod mode;
 mod none;
 mod registry;
 
+pub use headers::{HeadersClient, HeadersMode, header_map, server_quota};
 pub use limiter::{ControllerFactory, LimiterClient, LimiterMode, OptionsAdjust, signal_of};
 pub use mode::{Client, ClientSetup, Mode, ModeError, Response};
 pub use none::NoLimiter;

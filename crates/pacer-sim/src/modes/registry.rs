@@ -1,11 +1,10 @@
-//! Modes by name: the built-in ones, and the ones still to come.
+//! Modes by name.
 
-use super::{LimiterMode, Mode, ModeError, NoLimiter};
+use super::{HeadersMode, LimiterMode, Mode, ModeError, NoLimiter};
 use pacer_core::ControllerKind;
 
-/// Every mode name the command line knows, in table order. `headers` is planned: asking for it
-/// gives [`ModeError::NotYetAvailable`].
-pub const MODE_NAMES: [&str; 5] = ["none", "fixed", "aimd", "cubic", "headers"];
+/// Every mode name the command line knows, in table order.
+pub const MODE_NAMES: [&str; 6] = ["none", "fixed", "aimd", "cubic", "pacer", "headers"];
 
 /// The mode with this name (case-insensitive).
 pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
@@ -14,12 +13,8 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
         "fixed" => Ok(Box::new(LimiterMode::fixed())),
         "aimd" => Ok(Box::new(LimiterMode::builtin(ControllerKind::Aimd))),
         "cubic" => Ok(Box::new(LimiterMode::builtin(ControllerKind::Cubic))),
-        "headers" => Err(ModeError::NotYetAvailable {
-            name: "headers".to_owned(),
-            needs: "Pacer's header parser and proactive throttling wired into a simulator \
-                    client (the model API already sends the draft-11 fields)"
-                .to_owned(),
-        }),
+        "pacer" => Ok(Box::new(LimiterMode::builtin(ControllerKind::Pacer))),
+        "headers" => Ok(Box::new(HeadersMode::default())),
         _ => Err(ModeError::Unknown {
             name: name.to_owned(),
         }),
@@ -40,24 +35,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_resolve_and_headers_is_not_faked() {
-        for name in ["none", "fixed", "aimd", "CUBIC"] {
+    fn every_name_resolves_and_every_mode_runs_by_default() {
+        for name in ["none", "fixed", "aimd", "CUBIC", "Pacer", "headers"] {
             assert_eq!(
                 mode_by_name(name).unwrap().name(),
                 name.to_ascii_lowercase()
             );
         }
-        let e = mode_by_name("headers").unwrap_err();
-        assert!(matches!(e, ModeError::NotYetAvailable { .. }));
-        assert!(e.to_string().contains("not yet available"));
+        assert!(mode_by_name("headers").unwrap().wants_headers());
+        assert!(!mode_by_name("pacer").unwrap().wants_headers());
         assert_eq!(
             mode_by_name("vegas").unwrap_err().to_string(),
-            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, headers"
+            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers"
         );
         let names: Vec<_> = default_modes()
             .iter()
             .map(|m| m.name().to_owned())
             .collect();
-        assert_eq!(names, ["none", "fixed", "aimd", "cubic"]);
+        assert_eq!(names, MODE_NAMES);
     }
 }

@@ -66,9 +66,17 @@ fn json_and_a_plot_file() {
 }
 
 #[test]
-fn headers_is_refused_clearly_rather_than_faked() {
-    let e = execute_args(&["--mode", "headers"]).unwrap_err();
-    assert!(e.contains("mode \"headers\" is not yet available"), "{e}");
+fn the_default_modes_include_pacer_and_headers() {
+    let out = execute_args(&["--minutes", "2", "--format", "csv"]).unwrap();
+    let modes: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        modes,
+        ["none", "fixed", "aimd", "cubic", "pacer", "headers"]
+    );
 }
 
 #[test]

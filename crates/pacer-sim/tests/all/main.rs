@@ -1,6 +1,7 @@
 //! The integration tests of `pacer-sim`, in one binary.
 
 mod cli;
+mod controllers;
 mod determinism;
 mod extension;
 mod fidelity;

@@ -9,7 +9,7 @@ use pacer_sim::{SimOptions, Story};
 fn no_60_s_span_ever_holds_more_than_the_quota_in_force() {
     let options = short(12);
     for story in STORY_NAMES {
-        let c = run(&options, story, &["none", "fixed", "aimd", "cubic"]);
+        let c = run(&options, story, &pacer_sim::MODE_NAMES);
         let s = Story::by_name(story).unwrap();
         for row in &c.rows {
             let a = &row.series.accepted;
@@ -36,11 +36,7 @@ fn no_60_s_span_ever_holds_more_than_the_quota_in_force() {
 
 #[test]
 fn every_request_is_counted_once() {
-    let c = run(
-        &short(10),
-        "noisy-neighbour",
-        &["none", "fixed", "aimd", "cubic"],
-    );
+    let c = run(&short(10), "noisy-neighbour", &pacer_sim::MODE_NAMES);
     let requests = c.rows[0].metrics.requests;
     for row in &c.rows {
         let m = &row.metrics;

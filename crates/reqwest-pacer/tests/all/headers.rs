@@ -1,4 +1,5 @@
 use crate::support::*;
+use reqwest_pacer::{LimiterConfig, PacerMiddleware};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -67,4 +68,47 @@ async fn pacing_to_ratelimit_headers_keeps_the_server_free_of_429s() {
     let endpoint = crate::retry_after::endpoint(&server);
     let headers = pacer.state("api", &endpoint).unwrap().headers;
     assert!(headers.is_some_and(|h| h.limit() == Some(5)));
+}
+
+/// The endpoint's adaptive limiter follows the server's numbers: after one response, a burst of
+/// concurrent requests is paced to "remaining over the time to the reset" instead of going out
+/// at the limiter's own (here generous) rate.
+#[tokio::test]
+async fn a_concurrent_burst_is_paced_to_the_server_s_remaining_and_reset() {
+    let server = MockServer::start().await;
+    let api = Draft11 {
+        limit: 8,
+        window: Duration::from_secs(1),
+        state: Arc::new(parking_lot::Mutex::new((Instant::now(), 0))),
+        throttled: Arc::default(),
+    };
+    Mock::given(method("GET"))
+        .respond_with(api.clone())
+        .mount(&server)
+        .await;
+    let pacer = PacerMiddleware::builder()
+        .limiter("api", LimiterConfig::new(generous()).no_throttling())
+        .build()
+        .unwrap();
+    let client = client(&pacer);
+    assert_eq!(client.get(server.uri()).send().await.unwrap().status(), 200);
+    let endpoint = crate::retry_after::endpoint(&server);
+    let limiter = pacer.state("api", &endpoint).unwrap().limiter.unwrap();
+    assert!(
+        limiter.rate < 2_000.0,
+        "7 left for under a second: the server's pace, not 60,000 a minute ({})",
+        limiter.rate
+    );
+    let burst = (0..24).map(|_| {
+        let client = client.clone();
+        let uri = server.uri();
+        async move { client.get(uri).send().await.unwrap().status() }
+    });
+    let statuses = futures_util::future::join_all(burst).await;
+    assert!(statuses.iter().all(|s| s.as_u16() == 200), "{statuses:?}");
+    let throttled = api.throttled.load(Ordering::SeqCst);
+    assert!(
+        throttled <= 2,
+        "at most 2 of 24 requests over three windows met a 429, got {throttled}"
+    );
 }

@@ -1,0 +1,444 @@
+//! Header-aware control: while the server says how much quota is left and when it resets, the
+//! limiter's rate follows those numbers; when they stop coming, the controller takes over again.
+
+use super::{Changes, LimiterCore, RateChange, RateChangeReason};
+use crate::{RateLimitInfo, Timestamp};
+use std::time::Duration;
+
+/// What a response said of the quota: the units left and when the quota resets (and, when the
+/// server says, the policy: its quota and window).
+///
+/// Build one from parsed headers with [`ServerQuota::from_info`], or by hand:
+///
+/// ```
+/// use pacer_core::ServerQuota;
+/// use std::time::Duration;
+///
+/// let q = ServerQuota::new(50, Duration::from_secs(10)).with_policy(3000, Duration::from_secs(60));
+/// assert_eq!(q.pace(), 300.0, "50 units over 10 s: 300 a minute");
+/// assert_eq!(q.policy_pace(), Some(3000.0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ServerQuota {
+    /// Units left in the quota (for every process that shares it).
+    pub remaining: u64,
+    /// Time until the quota resets (the most restrictive policy's).
+    pub reset_after: Duration,
+    /// The policy's quota, if the server said.
+    pub limit: Option<u64>,
+    /// The policy's window, if the server said.
+    pub window: Option<Duration>,
+}
+
+impl ServerQuota {
+    /// The shortest time `remaining` is spread over: a reset of 0 s (or a few milliseconds)
+    /// would otherwise allow any rate at all. Servers send whole seconds anyway.
+    pub const MIN_SPREAD: Duration = Duration::from_secs(1);
+
+    /// After this many responses without the server's numbers, the controller is in charge
+    /// again.
+    pub const STALE_AFTER_RESPONSES: u32 = 10;
+
+    /// `remaining` units until `reset_after`.
+    #[must_use]
+    pub const fn new(remaining: u64, reset_after: Duration) -> Self {
+        ServerQuota {
+            remaining,
+            reset_after,
+            limit: None,
+            window: None,
+        }
+    }
+
+    /// With the policy: `limit` units per `window`.
+    #[must_use]
+    pub const fn with_policy(mut self, limit: u64, window: Duration) -> Self {
+        self.limit = Some(limit);
+        self.window = Some(window);
+        self
+    }
+
+    /// The most restrictive policy of `info`, when it has a remaining and a reset (an exhausted
+    /// policy without a reset resets after its window, else after 1 s, as
+    /// [`Policy::effective_reset`](crate::Policy::effective_reset) says).
+    #[must_use]
+    pub fn from_info(info: &RateLimitInfo) -> Option<Self> {
+        let policy = info.policy()?;
+        let remaining = policy.remaining()?;
+        let reset_after = policy.effective_reset()?;
+        Some(ServerQuota {
+            remaining,
+            reset_after,
+            limit: policy.limit(),
+            window: policy.window().filter(|w| !w.is_zero()),
+        })
+    }
+
+    /// The remaining units spread over the time to the reset (at least
+    /// [`MIN_SPREAD`](Self::MIN_SPREAD)), in units per minute for the whole budget.
+    #[must_use]
+    pub fn pace(&self) -> f64 {
+        self.remaining as f64 * 60.0 / self.reset_after.max(Self::MIN_SPREAD).as_secs_f64()
+    }
+
+    /// The policy's long-run pace, `limit / window`, in units per minute for the whole budget.
+    #[must_use]
+    pub fn policy_pace(&self) -> Option<f64> {
+        let (limit, window) = (self.limit?, self.window?);
+        Some(limit as f64 * 60.0 / window.as_secs_f64())
+    }
+}
+
+/// What the limiter keeps of the server's numbers.
+#[derive(Debug, Clone, Default)]
+pub(super) struct ServerPacing {
+    /// While the last numbers are fresh.
+    pub(super) following: Option<Following>,
+    /// Whether the last numbers said nothing was left.
+    stopped: bool,
+    /// When the last stop (nothing left) began.
+    last_stop: Option<Timestamp>,
+    /// Time added to the spread after a stop, and until when (a window after it).
+    cushion: (Duration, Timestamp),
+}
+
+/// The state of following the server's last numbers.
+#[derive(Debug, Clone)]
+pub(super) struct Following {
+    /// The numbers are stale from this moment (their reset).
+    until: Timestamp,
+    /// Responses since the numbers came.
+    responses: u32,
+    /// This process's share of the policy's pace, to hand the rate back to the controller with.
+    handover: Option<f64>,
+}
+
+impl ServerQuota {
+    /// The time to spread `remaining` over. Resets are whole seconds, rounded up (RFC 9110
+    /// delay-seconds; draft-11's `t` is an integer): the reset comes on average half a second
+    /// before the stated second, so half a second less, and at least half a second.
+    fn spread(&self) -> Duration {
+        self.reset_after
+            .saturating_sub(Duration::from_millis(500))
+            .max(Duration::from_millis(500))
+    }
+}
+
+impl LimiterCore {
+    /// Sets this process's rate from the server's own numbers: `remaining` spread over the time
+    /// to the reset, divided by the instance count (the quota is shared), within `[min, max]`.
+    /// The reset is taken half a second early (servers round it up to whole seconds), and at
+    /// least half a second away.
+    ///
+    /// - **The bucket** never holds more than this process's part of what is left (a burst of
+    ///   `rate × Burst` must not outrun the server's count).
+    /// - **Nothing left**: every request is held until the reset (capped by `MaxRetryAfter`),
+    ///   and the rate after it is this process's share of the policy's pace (`limit / window`) if
+    ///   the server gave one.
+    /// - **An echo**: when a stop begins about one window after the last one began, the window is
+    ///   giving back the hole our own pause left in it, and will again a window later. For one
+    ///   window the pace is then held to the policy's, which leaves room for the hole to be
+    ///   filled instead of repeated.
+    /// - **While the numbers are fresh** — until their reset, and for fewer than
+    ///   [`ServerQuota::STALE_AFTER_RESPONSES`] responses without new ones — successes do not
+    ///   reach the controller: the rate is the server's. A throttle still does (it cuts, and
+    ///   pauses for the Retry-After) until the next numbers.
+    /// - **When they go stale**, the rate is handed back to the controller at this process's
+    ///   share of the policy's pace (or left as it is if the server gave no policy).
+    ///
+    /// Call it with each response's numbers, before [`on_response`](Self::on_response).
+    pub fn follow_server(&mut self, quota: ServerQuota, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        let n = f64::from(self.instance_count.max(1));
+        let policy = quota.policy_pace().map(|p| p / n);
+        let stop = quota.remaining == 0;
+        let pacing = &mut self.server;
+        pacing.following = Some(Following {
+            until: now + quota.reset_after.max(ServerQuota::MIN_SPREAD),
+            responses: 0,
+            handover: policy,
+        });
+        if let (Some(start), Some(window), false, true) =
+            (pacing.last_stop, quota.window, stop, pacing.stopped)
+        {
+            // The stop left a hole in the window, which comes back a window later: keep up to a
+            // second's more room until then, to send through it instead of stopping again.
+            pacing.cushion = ((now - start).min(ServerQuota::MIN_SPREAD), now + window);
+        }
+        if stop && !pacing.stopped {
+            pacing.last_stop = Some(now);
+        }
+        pacing.stopped = stop;
+        let target = if stop {
+            let until = (now + quota.reset_after).min(now + self.options.max_retry_after);
+            self.extend_pause(until, now, &mut changes);
+            policy.unwrap_or(self.rate)
+        } else {
+            let pacing = &self.server;
+            let cushion = if now < pacing.cushion.1 {
+                pacing.cushion.0
+            } else {
+                Duration::ZERO
+            };
+            let spread = quota.spread() + cushion;
+            quota.remaining as f64 * 60.0 / spread.as_secs_f64() / n
+        };
+        self.set_rate_for(target, RateChangeReason::Server, now, &mut changes);
+        // Never more in the bucket than this process's part of what the server has left.
+        self.bucket.cap_level(quota.remaining as f64 / n, now);
+        if changes.rate.is_some_and(|c| c.rate < c.previous) || changes.paused_until.is_some() {
+            self.reject_unreachable(now, &mut changes);
+        }
+        changes
+    }
+
+    /// Whether the rate follows the server's numbers at `now`.
+    #[must_use]
+    pub fn is_following_server(&self, now: Timestamp) -> bool {
+        self.server
+            .following
+            .as_ref()
+            .is_some_and(|f| now < f.until && f.responses < ServerQuota::STALE_AFTER_RESPONSES)
+    }
+
+    /// Counts a response against the server's numbers and, once they are stale, hands the rate
+    /// back to the controller. Returns whether they are still fresh.
+    pub(super) fn follow_or_hand_over(&mut self, now: Timestamp, changes: &mut Changes) -> bool {
+        let Some(f) = self.server.following.as_mut() else {
+            return false;
+        };
+        f.responses += 1;
+        if self.is_following_server(now) {
+            return true;
+        }
+        let handover = self.server.following.take().and_then(|f| f.handover);
+        if let Some(rate) = handover {
+            self.set_rate_for(rate, RateChangeReason::Server, now, changes);
+        }
+        self.last_increase_at = now;
+        false
+    }
+
+    /// Moves the rate to `target` within `[min, max]`, recording the change.
+    fn set_rate_for(
+        &mut self,
+        target: f64,
+        reason: RateChangeReason,
+        now: Timestamp,
+        changes: &mut Changes,
+    ) {
+        if target.is_nan() {
+            return;
+        }
+        let previous = self.rate;
+        let rate = target.clamp(self.min_rate(), self.max_rate());
+        if rate != previous {
+            self.set_rate(rate, now);
+            changes.rate = Some(RateChange {
+                previous,
+                rate,
+                reason,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Feedback, LimiterOptions, Signal};
+
+    fn secs(s: f64) -> Timestamp {
+        Timestamp::from_secs_f64(s)
+    }
+
+    /// 600 units/min for 2 instances (300 each), within [60, 6000] for the budget.
+    fn core(instances: u32) -> LimiterCore {
+        let o = LimiterOptions {
+            initial_units_per_minute: 600.0,
+            min_units_per_minute: 60.0,
+            max_units_per_minute: 6000.0,
+            instance_count: instances,
+            ..LimiterOptions::default()
+        };
+        LimiterCore::new(o, Timestamp::ZERO).unwrap()
+    }
+
+    fn success(at: Timestamp) -> Feedback {
+        Feedback {
+            units: 1,
+            sent_at: at,
+            signal: Signal::Success,
+        }
+    }
+
+    fn quota(remaining: u64, reset_secs: u64) -> ServerQuota {
+        ServerQuota::new(remaining, Duration::from_secs(reset_secs))
+            .with_policy(1200, Duration::from_secs(60))
+    }
+
+    #[test]
+    fn the_rate_is_the_remaining_over_the_reset_shared_by_the_instances() {
+        let table = [
+            // (remaining, reset s, instances, units/min for this process)
+            (30, 10, 1, 30.0 * 60.0 / 9.5), // half a second early
+            (30, 10, 2, 30.0 * 60.0 / 9.5 / 2.0),
+            (10, 1, 1, 10.0 * 60.0 / 0.5), // t = 1: over half a second
+            (10, 0, 1, 1200.0),            // t = 0: at least half a second
+            (1, 600, 2, 30.0),             // below the minimum share (30): the minimum
+            (1000, 1, 1, 6000.0),          // above the maximum: the maximum
+        ];
+        for (remaining, reset, instances, expected) in table {
+            let mut c = core(instances);
+            let _ = c.follow_server(quota(remaining, reset), secs(1.0));
+            assert!(
+                (c.rate() - expected).abs() < 1e-9,
+                "{remaining} over {reset} s for {instances}: {} ≠ {expected}",
+                c.rate()
+            );
+            assert!(c.is_following_server(secs(1.0)));
+        }
+    }
+
+    #[test]
+    fn nothing_left_holds_every_request_until_the_reset_then_the_policy_pace() {
+        let mut c = core(2);
+        let changes = c.follow_server(quota(0, 20), secs(5.0));
+        assert_eq!(changes.paused_until, Some(secs(25.0)));
+        assert_eq!(c.paused_until(secs(5.0)), Some(secs(25.0)));
+        assert_eq!(c.rate(), 600.0, "1,200 a minute for the budget, 600 each");
+        // MaxRetryAfter (5 min) caps a reset far away.
+        let mut c = core(1);
+        let _ = c.follow_server(quota(0, 3600), secs(0.0));
+        assert_eq!(c.paused_until(secs(0.0)), Some(secs(300.0)));
+    }
+
+    #[test]
+    fn while_the_numbers_are_fresh_successes_do_not_move_the_rate() {
+        let mut c = core(1);
+        let _ = c.follow_server(quota(5, 10), secs(0.0));
+        let rate = c.rate();
+        // Requests wait, so AIMD would climb after 10 s; it is not asked.
+        for _ in 0..20 {
+            let _ = c.acquire(1, secs(1.0));
+        }
+        for i in 0..5 {
+            let changes = c.on_response(success(secs(1.0)), secs(9.0 + f64::from(i) * 0.1));
+            assert!(changes.rate.is_none());
+        }
+        assert_eq!(c.rate(), rate);
+    }
+
+    #[test]
+    fn the_controller_takes_over_at_the_reset_from_the_policy_pace() {
+        let mut c = core(1);
+        let _ = c.follow_server(quota(100, 10), secs(0.0));
+        assert!(c.is_following_server(secs(9.9)));
+        assert!(!c.is_following_server(secs(10.0)), "stale at the reset");
+        let changes = c.on_response(success(secs(9.0)), secs(10.5));
+        let change = changes.rate.unwrap();
+        assert_eq!(change.rate, 1200.0, "the policy's pace");
+        assert_eq!(change.reason, RateChangeReason::Server);
+        assert!(!c.is_following_server(secs(10.5)));
+    }
+
+    #[test]
+    fn the_controller_takes_over_after_ten_responses_without_numbers() {
+        let mut c = core(1);
+        let _ = c.follow_server(quota(100, 600), secs(0.0));
+        for i in 0..9 {
+            let _ = c.on_response(success(secs(0.0)), secs(1.0 + f64::from(i)));
+            assert!(c.is_following_server(secs(1.0 + f64::from(i))));
+        }
+        let _ = c.on_response(success(secs(0.0)), secs(10.0));
+        assert!(!c.is_following_server(secs(10.0)));
+        // New numbers put the server back in charge.
+        let _ = c.follow_server(quota(100, 600), secs(11.0));
+        assert!(c.is_following_server(secs(11.0)));
+    }
+
+    #[test]
+    fn without_a_policy_the_rate_is_left_as_it_is_when_the_numbers_go_stale() {
+        let mut c = core(1);
+        let _ = c.follow_server(ServerQuota::new(50, Duration::from_secs(5)), secs(0.0));
+        let rate = c.rate();
+        let changes = c.on_response(success(secs(0.0)), secs(6.0));
+        assert!(changes.rate.is_none());
+        assert_eq!(c.rate(), rate);
+    }
+
+    #[test]
+    fn a_throttle_while_following_still_cuts_and_pauses() {
+        let mut c = core(1);
+        let _ = c.follow_server(quota(60, 10), secs(0.0));
+        let rate = c.rate();
+        let changes = c.on_response(
+            Feedback {
+                units: 1,
+                sent_at: secs(0.5),
+                signal: Signal::Throttled {
+                    retry_after: Some(Duration::from_secs(2)),
+                },
+            },
+            secs(1.0),
+        );
+        assert_eq!(changes.rate.unwrap().rate, rate * 0.7, "AIMD's cut");
+        assert_eq!(changes.paused_until, Some(secs(3.0)));
+    }
+
+    /// A stop leaves a hole in a sliding window that comes back a window later; for that window
+    /// the spread keeps up to a second more, so the hole can be sent through.
+    #[test]
+    fn after_a_stop_the_spread_keeps_up_to_a_second_more_for_a_window() {
+        let mut c = core(1);
+        let _ = c.follow_server(quota(0, 1), secs(10.0));
+        let _ = c.follow_server(quota(0, 1), secs(10.5));
+        let _ = c.follow_server(quota(30, 2), secs(13.0)); // a 3 s stop: a 1 s cushion
+        assert!((c.rate() - 30.0 * 60.0 / 2.5).abs() < 1e-9);
+        let _ = c.follow_server(quota(30, 2), secs(72.9));
+        assert!((c.rate() - 30.0 * 60.0 / 2.5).abs() < 1e-9, "still");
+        let _ = c.follow_server(quota(30, 2), secs(73.0));
+        assert!(
+            (c.rate() - 30.0 * 60.0 / 1.5).abs() < 1e-9,
+            "a window later"
+        );
+    }
+
+    #[test]
+    fn the_bucket_never_holds_more_than_the_server_has_left() {
+        let mut c = core(2); // a full bucket of 5 units at 300/min
+        let _ = c.follow_server(quota(6, 1), secs(0.0));
+        assert_eq!(c.rate(), 360.0, "6 units over half a second, for 2");
+        assert_eq!(c.snapshot(secs(0.0)).available_units, 3.0, "half of 6");
+        assert!(c.try_take(3, secs(0.0)).is_ok());
+        assert!(c.try_take(1, secs(0.0)).is_err());
+    }
+
+    #[test]
+    fn server_quota_from_parsed_headers() {
+        use http::HeaderMap;
+        let mut h = HeaderMap::new();
+        h.insert(
+            "ratelimit-policy",
+            r#""default";q=3000;w=60"#.parse().unwrap(),
+        );
+        h.insert("ratelimit", r#""default";r=42;t=7"#.parse().unwrap());
+        let info = RateLimitInfo::from_headers(&h, std::time::SystemTime::UNIX_EPOCH);
+        assert_eq!(
+            ServerQuota::from_info(&info),
+            Some(
+                ServerQuota::new(42, Duration::from_secs(7))
+                    .with_policy(3000, Duration::from_secs(60))
+            )
+        );
+        // Without a remaining there is nothing to follow.
+        let mut h = HeaderMap::new();
+        h.insert(
+            "ratelimit-policy",
+            r#""default";q=3000;w=60"#.parse().unwrap(),
+        );
+        let info = RateLimitInfo::from_headers(&h, std::time::SystemTime::UNIX_EPOCH);
+        assert_eq!(ServerQuota::from_info(&info), None);
+    }
+}

@@ -1,0 +1,136 @@
+//! The spread of every mode over many seeds and instance counts: the evidence behind
+//! `docs/controllers.md`.
+//!
+//! ```sh
+//! cargo run --release -p pacer-sim --example sweep
+//! cargo run --release -p pacer-sim --example sweep -- --instances 2 --seeds 5
+//! ```
+//!
+//! For each instance count (1, 2 and 4 by default), it runs every story with every default mode
+//! on seed 42 and on seeds 1 to 20 (the simulator's other settings are its defaults), and prints
+//! the minimum, median and maximum share of the quota and 429s of each mode in each story, then,
+//! seed by seed, how often `pacer` and `headers` had at least AIMD's share and at most its 429s.
+
+use pacer_sim::metrics::RunMetrics;
+use pacer_sim::{SimOptions, Story, compare, default_modes};
+use std::collections::BTreeMap;
+
+struct Args {
+    instances: Vec<u32>,
+    seeds: Vec<u64>,
+}
+
+fn args() -> Result<Args, String> {
+    let mut out = Args {
+        instances: vec![1, 2, 4],
+        seeds: std::iter::once(42).chain(1..=20).collect(),
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        match flag.as_str() {
+            "--instances" => {
+                out.instances = value
+                    .split(',')
+                    .map(|v| v.trim().parse().map_err(|_| format!("--instances {value}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--seeds" => {
+                let n: u64 = value.parse().map_err(|_| format!("--seeds {value}"))?;
+                out.seeds = std::iter::once(42).chain(1..=n).collect();
+            }
+            other => {
+                return Err(format!(
+                    "unknown flag {other}: --instances 1,2,4 --seeds 20"
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// `(min, median, max)` of `values` (the lower median for an even count).
+fn spread<T: PartialOrd + Copy>(mut values: Vec<T>) -> (T, T, T) {
+    values.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    let n = values.len();
+    (values[0], values[(n - 1) / 2], values[n - 1])
+}
+
+fn main() {
+    let args = match args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    let modes = default_modes();
+    let stories = Story::all();
+    for &instances in &args.instances {
+        // (story, mode) → one RunMetrics per seed, in seed order.
+        let mut runs: BTreeMap<(usize, usize), Vec<RunMetrics>> = BTreeMap::new();
+        for &seed in &args.seeds {
+            let options = SimOptions {
+                seed,
+                instances,
+                ..SimOptions::default()
+            };
+            let c = compare(&options, &stories, &modes).expect("the defaults are valid");
+            for (i, row) in c.rows.into_iter().enumerate() {
+                let key = (i / modes.len(), i % modes.len());
+                runs.entry(key).or_default().push(row.metrics);
+            }
+        }
+        println!(
+            "\n### {instances} instance{} — seeds 42 and 1–{}\n",
+            if instances == 1 { "" } else { "s" },
+            args.seeds.len() - 1
+        );
+        println!("| story | mode | share min / median / max | 429s min / median / max |");
+        println!("|---|---|---:|---:|");
+        for (s, story) in stories.iter().enumerate() {
+            for (m, mode) in modes.iter().enumerate() {
+                let rows = &runs[&(s, m)];
+                let share = spread(rows.iter().map(|r| r.share * 100.0).collect());
+                let throttled = spread(rows.iter().map(|r| r.throttled).collect());
+                println!(
+                    "| {} | {} | {:.1} / {:.1} / {:.1} % | {} / {} / {} |",
+                    story.name,
+                    mode.name(),
+                    share.0,
+                    share.1,
+                    share.2,
+                    throttled.0,
+                    throttled.1,
+                    throttled.2
+                );
+            }
+        }
+        let index = |name: &str| modes.iter().position(|m| m.name() == name);
+        let Some(aimd) = index("aimd") else { continue };
+        for challenger in ["pacer", "headers"] {
+            let Some(c) = index(challenger) else { continue };
+            println!(
+                "\n{challenger} against aimd, seed by seed (share at least AIMD's and 429s at most \
+                 AIMD's / share only / 429s only):\n"
+            );
+            for (s, story) in stories.iter().enumerate() {
+                let (ours, theirs) = (&runs[&(s, c)], &runs[&(s, aimd)]);
+                let pairs = ours.iter().zip(theirs);
+                let share = pairs.clone().filter(|(o, t)| o.share >= t.share).count();
+                let fewer = pairs
+                    .clone()
+                    .filter(|(o, t)| o.throttled <= t.throttled)
+                    .count();
+                let both = pairs
+                    .filter(|(o, t)| o.share >= t.share && o.throttled <= t.throttled)
+                    .count();
+                println!(
+                    "- {}: {both}/{n} ({share}/{n} share, {fewer}/{n} 429s)",
+                    story.name,
+                    n = ours.len()
+                );
+            }
+        }
+    }
+}

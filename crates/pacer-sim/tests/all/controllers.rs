@@ -1,0 +1,120 @@
+//! Pacer's controller and header-aware control against AIMD: the acceptance figures of
+//! `docs/controllers.md`, pinned with a small tolerance so that a later change cannot quietly
+//! lose them. The simulator is deterministic, so each figure is exact; the tolerance only lets a
+//! harmless change (a last-bit difference in `ln` or `cbrt`) through.
+
+use pacer_sim::metrics::RunMetrics;
+use pacer_sim::{Mode, SimOptions, Story, compare, mode_by_name};
+
+const TOLERANCE_SHARE: f64 = 0.003;
+const TOLERANCE_429S: u64 = 2;
+
+/// The `aimd`, `pacer` and `headers` rows of every story, story by story.
+fn rows(seed: u64, instances: u32, stories: &[&str]) -> Vec<(String, [RunMetrics; 3])> {
+    let options = SimOptions {
+        seed,
+        instances,
+        ..SimOptions::default()
+    };
+    let stories: Vec<Story> = stories
+        .iter()
+        .map(|s| Story::by_name(s).expect("a story"))
+        .collect();
+    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "headers"]
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    let c = compare(&options, &stories, &modes).expect("runs");
+    c.rows
+        .chunks(3)
+        .map(|r| {
+            (
+                r[0].story.clone(),
+                [
+                    r[0].metrics.clone(),
+                    r[1].metrics.clone(),
+                    r[2].metrics.clone(),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// `pacer` has at least AIMD's share and at most its 429s.
+fn assert_beats_aimd(story: &str, aimd: &RunMetrics, pacer: &RunMetrics, what: &str) {
+    assert!(
+        pacer.share >= aimd.share && pacer.throttled <= aimd.throttled,
+        "{what} {story}: pacer {:.4} / {} against aimd {:.4} / {}",
+        pacer.share,
+        pacer.throttled,
+        aimd.share,
+        aimd.throttled
+    );
+}
+
+/// A figure of the seed-42 table, pinned.
+fn assert_pinned(what: &str, m: &RunMetrics, share: f64, throttled: u64) {
+    assert!(
+        (m.share - share).abs() <= TOLERANCE_SHARE,
+        "{what}: share {:.4}, pinned {share}",
+        m.share
+    );
+    assert!(
+        m.throttled.abs_diff(throttled) <= TOLERANCE_429S,
+        "{what}: {} 429s, pinned {throttled}",
+        m.throttled
+    );
+}
+
+/// The acceptance of `docs/controllers.md` on the default comparison (seed 42, 2 instances):
+/// in every story `pacer` has at least AIMD's share and at most its 429s; in the noisy
+/// neighbour `pacer` takes at least 97 % with at most 30 429s, and `headers` at least 99 % with
+/// at most 5.
+#[test]
+fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
+    let table = rows(42, 2, &pacer_sim::model::STORY_NAMES);
+    // (story, pacer share, pacer 429s, headers share, headers 429s)
+    let pinned = [
+        ("free-run", 0.9808, 17, 0.9917, 0),
+        ("noisy-neighbour", 0.9757, 16, 0.9904, 3),
+        ("quota-cut", 0.9114, 24, 0.9801, 49),
+        ("scale-out", 0.9813, 20, 0.9918, 0),
+        ("top-of-hour", 0.9822, 15, 0.9918, 0),
+        ("long-retry-after", 0.9715, 15, 0.9897, 3),
+    ];
+    for ((story, [aimd, pacer, headers]), pin) in table.iter().zip(pinned) {
+        assert_eq!(story, pin.0);
+        assert_beats_aimd(story, aimd, pacer, "seed 42");
+        assert_pinned(&format!("pacer {story}"), pacer, pin.1, pin.2);
+        assert_pinned(&format!("headers {story}"), headers, pin.3, pin.4);
+        assert!(headers.share >= aimd.share, "headers {story}");
+    }
+    let [_, pacer, headers] = &table[1].1;
+    assert!(pacer.share >= 0.97 && pacer.throttled <= 30);
+    assert!(headers.share >= 0.99 && headers.throttled <= 5);
+}
+
+/// A few of the sweep's other seeds and instance counts, in the stories where the margins are
+/// the thinnest: the noisy neighbour and the quota cut.
+#[test]
+fn other_seeds_and_instance_counts_keep_pacer_ahead_of_aimd() {
+    for (seed, instances) in [(7, 2), (13, 2), (3, 4), (19, 4)] {
+        for (story, [aimd, pacer, headers]) in
+            rows(seed, instances, &["noisy-neighbour", "quota-cut"])
+        {
+            let what = format!("seed {seed}, {instances} instances");
+            assert_beats_aimd(&story, &aimd, &pacer, &what);
+            assert!(pacer.share >= 0.89, "{what} {story}: {}", pacer.share);
+            assert!(headers.share >= 0.97, "{what} {story}: {}", headers.share);
+            if story == "noisy-neighbour" {
+                assert!(pacer.share >= 0.955, "{what}: {}", pacer.share);
+                assert!(
+                    headers.share >= 0.99 && headers.throttled <= 10,
+                    "{what}: headers {:.4} / {}",
+                    headers.share,
+                    headers.throttled
+                );
+            }
+        }
+    }
+}
