@@ -132,6 +132,11 @@ impl Speed {
         o.aimd.increase_interval = story.aimd.increase_interval.div_f64(k);
         o.aimd.increase_step *= k;
         o.cubic.scale_constant *= k.powi(4);
+        o.pacer.probe_after = story.pacer.probe_after.div_f64(k);
+        o.pacer.max_probe_after = story.pacer.max_probe_after.div_f64(k);
+        o.pacer.recovery_probe_after = story.pacer.recovery_probe_after.div_f64(k);
+        o.pacer.recovery_time = story.pacer.recovery_time.div_f64(k);
+        o.pacer.start_growth *= k;
         o
     }
 }

@@ -39,7 +39,7 @@ pub struct LiveArgs {
     #[arg(long)]
     pub quota: Option<u64>,
     /// A mode to run (repeat for more; each runs for the whole duration, one after the other):
-    /// none, fixed, aimd, cubic. Default: aimd.
+    /// none, fixed, aimd, cubic, pacer. Default: aimd.
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<LiveMode>,
     /// The seed of the arrivals.

@@ -19,6 +19,8 @@ pub enum LiveMode {
     Aimd,
     /// The middleware with the CUBIC controller.
     Cubic,
+    /// The middleware with Pacer's own controller.
+    Pacer,
     /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`);
     /// its row is named after the limiter.
     Configured {
@@ -30,7 +32,7 @@ pub enum LiveMode {
 }
 
 /// The modes `live` knows, in table order.
-pub const LIVE_MODE_NAMES: [&str; 4] = ["none", "fixed", "aimd", "cubic"];
+pub const LIVE_MODE_NAMES: [&str; 5] = ["none", "fixed", "aimd", "cubic", "pacer"];
 
 impl FromStr for LiveMode {
     type Err = String;
@@ -41,6 +43,7 @@ impl FromStr for LiveMode {
             "fixed" => Ok(LiveMode::Fixed),
             "aimd" => Ok(LiveMode::Aimd),
             "cubic" => Ok(LiveMode::Cubic),
+            "pacer" => Ok(LiveMode::Pacer),
             _ => Err(format!(
                 "mode {s:?} is not available in live: expected one of {}",
                 LIVE_MODE_NAMES.join(", ")
@@ -64,6 +67,7 @@ impl LiveMode {
             LiveMode::Fixed => "fixed",
             LiveMode::Aimd => "aimd",
             LiveMode::Cubic => "cubic",
+            LiveMode::Pacer => "pacer",
             LiveMode::Configured { name, .. } => name,
         }
     }
@@ -77,6 +81,7 @@ impl LiveMode {
             LiveMode::Fixed => LimiterMode::fixed(),
             LiveMode::Aimd => LimiterMode::builtin(ControllerKind::Aimd),
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
+            LiveMode::Pacer => LimiterMode::builtin(ControllerKind::Pacer),
             LiveMode::Configured { name, options } => {
                 LimiterMode::with_options(name.clone(), (**options).clone())
             }
@@ -173,7 +178,7 @@ mod tests {
         assert_eq!("none".parse(), Ok(LiveMode::None));
         let e = "headers".parse::<LiveMode>().unwrap_err();
         assert!(
-            e.contains("not available in live: expected one of none, fixed, aimd, cubic"),
+            e.contains("not available in live: expected one of none, fixed, aimd, cubic, pacer"),
             "{e}"
         );
     }
