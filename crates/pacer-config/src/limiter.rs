@@ -28,6 +28,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "MaxWait",
     "DecreaseCooldown",
     "InstanceCount",
+    "QuotaWindow",
     "Aimd",
     "Cubic",
     "Pacer",
@@ -230,6 +231,7 @@ fn read_options(
         o.max_attempts = u32::try_from(v).unwrap_or(u32::MAX)
     });
     set!("MaxRetryAfter", duration, |v| o.max_retry_after = v);
+    set!("QuotaWindow", duration, |v| o.quota_window = v);
 
     if let Some(f) = t.get(p, "Aimd")
         && let Some(mut a) = f.table(p)

@@ -69,7 +69,7 @@ fn key() -> impl Strategy<Value = String> {
         4 => prop::sample::select(vec![
             "Enabled", "Controller", "InitialUnitsPerMinute", "MinUnitsPerMinute",
             "max_units_per_minute", "Burst", "queue-limit", "MaxWait", "DecreaseCooldown",
-            "InstanceCount", "Aimd", "Cubic", "DecreaseFactor", "IncreaseInterval", "IncreaseStep",
+            "InstanceCount", "QuotaWindow", "Aimd", "Cubic", "DecreaseFactor", "IncreaseInterval", "IncreaseStep",
             "Beta", "ScaleConstant", "MaxAttempts", "MaxRetryAfter", "Throttling", "Algorithm",
             "Algorithms", "Threshold", "Factor", "MaxDelay", "MinDelay", "Delay", "MinRemaining",
             "Reserve", "MinSpacing", "MaxExhaustedDelay", "EndpointKey", "Classifier", "Throttled",
@@ -163,6 +163,7 @@ fn plausible_limiter() -> impl Strategy<Value = J> {
         ("InstanceCount", J::Int(3)),
         ("MaxAttempts", s("2")),
         ("MaxRetryAfter", s("250ms")),
+        ("QuotaWindow", s("10s")),
         (
             "Aimd",
             map(vec![

@@ -80,6 +80,7 @@ fn every_value_of_the_samples_is_read() {
     assert_eq!(o.instance_count, 2);
     assert_eq!(o.max_units_per_minute, 5625.0);
     assert_eq!(o.burst, Duration::from_secs(2));
+    assert_eq!(o.quota_window, Duration::from_secs(10));
     assert_eq!((o.cubic.beta, o.cubic.scale_constant), (0.7, 0.4));
     assert_eq!(
         search.throttling,

@@ -70,6 +70,10 @@ fn every_rule_of_the_adaptive_options() {
             "MaxAttempts = 0: must be at least 1",
         ),
         (
+            r#"{ "QuotaWindow": "00:00:00" }"#,
+            "QuotaWindow = \"00:00:00\": must be greater than 0",
+        ),
+        (
             r#"{ "MaxRetryAfter": "0s" }"#,
             "MaxRetryAfter = \"0s\": must be greater than 0",
         ),

@@ -3,7 +3,7 @@
 //! AIMD and CUBIC both forget the limit the moment they cut: AIMD climbs back in small steps and
 //! spends most of its time well below the limit; CUBIC races back to its maximum and finds the
 //! limit again by a throttle, again and again. The limiter knows more than either uses: how many
-//! units the server accepted in the last minute (at a throttle, with the window full of our own
+//! units the server accepted over its quota window (at a throttle, with the window full of our own
 //! units, that *is* the limit), the Retry-After, and whether requests wait. This controller keeps
 //! that estimate and holds the rate just under it; it probes above it only after holding long
 //! without a throttle, and less often each time a probe finds nothing new.
@@ -11,6 +11,9 @@
 use super::{RateController, RateControllerState};
 use crate::validation::{Checker, InvalidOptions, format_duration};
 use std::time::Duration;
+
+// The fixed timings below are for the default one-minute `QuotaWindow`; with another window each
+// is scaled in proportion (see `in_window`).
 
 /// The least time between two increases.
 const CLIMB_INTERVAL: Duration = Duration::from_secs(1);
@@ -32,8 +35,17 @@ const NEAR_BAND: f64 = 0.1;
 const LONG_PAUSE: Duration = Duration::from_secs(5);
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
-/// The span of the accepted units the limiter reports.
+/// The window the timings above are for.
 const MINUTE: Duration = Duration::from_secs(60);
+
+/// `timing` (meant for a one-minute quota window) for the window `window`.
+fn in_window(timing: Duration, window: Duration) -> Duration {
+    if window == MINUTE {
+        timing
+    } else {
+        timing.mul_f64(window.as_secs_f64() / MINUTE.as_secs_f64())
+    }
+}
 
 /// Options of the [`PacerController`] (`Pacer.*` in configuration).
 ///
@@ -41,6 +53,12 @@ const MINUTE: Duration = Duration::from_secs(60);
 /// Durations for probing are for one instance: with `InstanceCount` = n, each process waits n
 /// times as long before it probes (each probe costs every instance a 429 or so, so the whole
 /// budget probes at one pace).
+///
+/// The defaults suit a server that counts its quota per minute (`QuotaWindow` = 1 min). The
+/// controller's fixed timings (a second between two increases, a probe's step doubling every
+/// 15 s, a Retry-After of 5 s or more counting as long, a fallen limit remembered 10 minutes)
+/// scale with `QuotaWindow` by themselves; for a much longer or shorter window, scale these
+/// durations in proportion too.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct PacerControllerOptions {
@@ -57,8 +75,9 @@ pub struct PacerControllerOptions {
     /// `Pacer.StartGrowth`: while no limit is known, the rate grows by this fraction each second
     /// that requests wait … Default 0.25; greater than 0.
     pub start_growth: f64,
-    /// `Pacer.Lead`: … but never to more than this many times the units the server accepted in
-    /// the last minute (in the first minute, the units since the start, scaled to a minute).
+    /// `Pacer.Lead`: … but never to more than this many times the units per minute the server
+    /// accepted over the last `QuotaWindow` (in the first window, the units since the start,
+    /// scaled to a whole window).
     /// Default 1.25; greater than 1.
     pub lead: f64,
     /// `Pacer.ProbeAfter`: how long the rate holds without a throttle before it probes above the
@@ -130,8 +149,9 @@ impl PacerControllerOptions {
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
 /// - **The estimate.** On a throttle the limit is estimated as the units the server accepted
-///   from this process in the last minute ([`accepted_last_minute`]): when a per-minute window
-///   is full of our own units, that is our part of the quota, whatever rate we were asking for.
+///   from this process over the last `QuotaWindow`, a minute unless configured
+///   ([`accepted_per_minute`]): when the server's window is full of our own units, that is our
+///   part of the quota, whatever rate we were asking for.
 ///   (Before anything was accepted: the lower of the rate and the measured send rate.)
 /// - **The cut.** Near the estimate (a probe found the limit, or the rate was about what the
 ///   window held), or after a long Retry-After (the pause already held the rate at zero), the
@@ -158,7 +178,7 @@ impl PacerControllerOptions {
 /// takes 86–91 %, with fewer 429s (`docs/controllers.md` has the figures, the spread over seeds
 /// and instance counts, and where it loses).
 ///
-/// [`accepted_last_minute`]: RateControllerState::accepted_last_minute
+/// [`accepted_per_minute`]: RateControllerState::accepted_per_minute
 ///
 /// # Example
 ///
@@ -169,7 +189,7 @@ impl PacerControllerOptions {
 /// let mut pacer = PacerController::default();
 /// // A throttle after a minute in which the server accepted 1,500 units from us.
 /// let mut state = RateControllerState::new(2000.0, 60.0, 6000.0);
-/// state.accepted_last_minute = 1500.0;
+/// state.accepted_per_minute = 1500.0;
 /// state.since_last_decrease = Duration::from_secs(90);
 /// state.queued_units = 40.0;
 /// let cut = pacer.on_throttled(&state);
@@ -271,8 +291,8 @@ impl PacerController {
         self.age_at_cut + state.since_last_decrease
     }
 
-    /// The units accepted in the last minute as this process's share: within a minute of a
-    /// change of the instance count, scaled by `before / now` (that minute was another share).
+    /// The units accepted over the last window as this process's share: within a window of a
+    /// change of the instance count, scaled by `before / now` (that window was another share).
     fn accepted_share(&mut self, state: &RateControllerState) -> f64 {
         let age = self.age(state);
         let n = state.instance_count.max(1);
@@ -282,10 +302,10 @@ impl PacerController {
             None => (n, n, age),
         };
         self.instances = Some((now, before, at));
-        if before != now && age.saturating_sub(at) < MINUTE {
-            state.accepted_last_minute * f64::from(before) / f64::from(now)
+        if before != now && age.saturating_sub(at) < state.quota_window {
+            state.accepted_per_minute * f64::from(before) / f64::from(now)
         } else {
-            state.accepted_last_minute
+            state.accepted_per_minute
         }
     }
 
@@ -308,13 +328,13 @@ impl PacerController {
             o.recovery_probe_after
         } else if t.previous.is_some() {
             self.probe_after
-        } else if t.saturated && (t.age >= MINUTE || t.long_pause) {
+        } else if t.saturated && (t.age >= t.window || t.long_pause) {
             o.probe_after
         } else {
             // The first throttle met us below our rate (the limit fell below our demand, for
-            // all we know for a moment), or came within our first minute while the server's
+            // all we know for a moment), or came within our first window while the server's
             // window already let units go (a short Retry-After: it is older than we are, and
-            // our part-minute of units understates our share): look again soon.
+            // our part-window of units understates our share): look again soon.
             o.recovery_probe_after
         }
     }
@@ -329,6 +349,7 @@ struct Throttle {
     long_pause: bool,
     fell: bool,
     age: Duration,
+    window: Duration,
 }
 
 impl RateController for PacerController {
@@ -338,8 +359,8 @@ impl RateController for PacerController {
         self.accepted_share(state);
         self.age_at_cut += state.since_last_decrease;
         self.held_from = None;
-        let estimate = if state.accepted_last_minute > 0.0 {
-            state.accepted_last_minute
+        let estimate = if state.accepted_per_minute > 0.0 {
+            state.accepted_per_minute
         } else {
             state
                 .measured_send_rate
@@ -350,19 +371,22 @@ impl RateController for PacerController {
             estimate,
             previous,
             probing: std::mem::replace(&mut self.probing, false),
-            // Did we fill the window? Requests waited, or we sent faster than the minute's
+            // Did we fill the window? Requests waited, or we sent faster than the window's
             // average.
             saturated: state.queued_units > 0.0
                 || state
                     .measured_send_rate
                     .is_some_and(|m| m > estimate * (1.0 + FALL_BAND / 4.0)),
-            long_pause: state.retry_after.is_some_and(|r| r >= LONG_PAUSE),
+            long_pause: state
+                .retry_after
+                .is_some_and(|r| r >= in_window(LONG_PAUSE, state.quota_window)),
             fell: previous.is_some_and(|l| estimate < l * (1.0 - FALL_BAND)),
             age: self.age_at_cut,
+            window: state.quota_window,
         };
         if self
             .ceiling
-            .is_some_and(|c| t.age.saturating_sub(c.at) > CEILING_MEMORY)
+            .is_some_and(|c| t.age.saturating_sub(c.at) > in_window(CEILING_MEMORY, t.window))
         {
             self.ceiling = None;
         }
@@ -402,12 +426,18 @@ impl RateController for PacerController {
         let used = state
             .measured_send_rate
             .is_none_or(|m| m >= UTILISATION * state.rate);
-        if !demand || !used || state.since_last_increase < CLIMB_INTERVAL {
+        let window = state.quota_window;
+        if !demand || !used || state.since_last_increase < in_window(CLIMB_INTERVAL, window) {
             return None;
         }
         let Some(limit) = self.limit_estimate(state.instance_count) else {
-            let minute = self.age(state).min(MINUTE).as_secs_f64().max(1.0);
-            let lead_cap = o.lead * self.accepted_share(state) * 60.0 / minute;
+            // Within the first window, the units since the start stand for a whole window's.
+            let counted = self
+                .age(state)
+                .min(window)
+                .max(in_window(CLIMB_INTERVAL, window))
+                .as_secs_f64();
+            let lead_cap = o.lead * self.accepted_share(state) * window.as_secs_f64() / counted;
             let next = (state.rate * (1.0 + o.start_growth)).min(lead_cap);
             return (next > state.rate).then_some(next);
         };
@@ -435,7 +465,7 @@ impl RateController for PacerController {
         }
         self.probing = true;
         let since = (held - wait).as_secs_f64();
-        let steps = since / PROBE_DOUBLING.as_secs_f64();
+        let steps = since / in_window(PROBE_DOUBLING, window).as_secs_f64();
         let mut probe = hold * (1.0 + PROBE_START * (steps.exp2() - 1.0));
         if let Some(c) = self.ceiling {
             let ceiling = c.limit / n;
@@ -478,7 +508,7 @@ mod tests {
     /// A throttle at `rate` after a minute in which the server accepted `accepted`.
     fn throttle(c: &mut PacerController, rate: f64, accepted: f64, ra: u64) -> f64 {
         let mut s = busy(rate);
-        s.accepted_last_minute = accepted;
+        s.accepted_per_minute = accepted;
         s.retry_after = Some(Duration::from_secs(ra));
         s.since_last_decrease = Duration::from_secs(120);
         c.on_throttled(&s)
@@ -552,7 +582,7 @@ mod tests {
             let per = 1000.0 / f64::from(instances);
             let mut s = busy(per * 0.95);
             s.instance_count = instances;
-            s.accepted_last_minute = per;
+            s.accepted_per_minute = per;
             s.since_last_decrease = Duration::from_secs(120);
             let _ = c.on_throttled(&s);
             s.rate = per * 0.985;
@@ -631,7 +661,7 @@ mod tests {
         let mut s = busy(1200.0);
         s.queued_units = 0.0;
         s.measured_send_rate = Some(800.0);
-        s.accepted_last_minute = 800.0;
+        s.accepted_per_minute = 800.0;
         let _ = c.on_throttled(&s);
         assert!(!c.firm);
         assert_eq!(c.probe_after.as_secs(), 40, "look again soon");
@@ -649,7 +679,7 @@ mod tests {
     fn it_never_climbs_without_waiting_demand_that_uses_the_rate() {
         let mut c = PacerController::default();
         let mut s = busy(1000.0);
-        s.accepted_last_minute = 1000.0;
+        s.accepted_per_minute = 1000.0;
         s.since_last_decrease = Duration::from_secs(300);
         assert!(c.on_success(&s).is_some(), "the control case climbs");
         let mut idle = s;
@@ -673,16 +703,58 @@ mod tests {
         let mut c = PacerController::default();
         let mut s = busy(1000.0);
         s.since_last_decrease = Duration::from_secs(300);
-        s.accepted_last_minute = 2000.0;
+        s.accepted_per_minute = 2000.0;
         assert_eq!(c.on_success(&s), Some(1250.0));
-        s.accepted_last_minute = 700.0;
+        s.accepted_per_minute = 700.0;
         assert_eq!(c.on_success(&s), None, "1.25 × 700 is below the rate");
-        s.accepted_last_minute = 900.0;
+        s.accepted_per_minute = 900.0;
         assert_eq!(c.on_success(&s), Some(1125.0), "1.25 × 900");
         // In the first minute, the units since the start count as a minute's worth.
         s.since_last_decrease = Duration::from_secs(20);
-        s.accepted_last_minute = 400.0; // 1,200 a minute
+        s.accepted_per_minute = 400.0; // 1,200 a minute
         assert_eq!(c.on_success(&s), Some(1250.0));
+    }
+
+    #[test]
+    fn the_fixed_timings_follow_the_quota_window() {
+        // The same story told on a 6 s window (a server 10 times faster): every timing is a
+        // tenth, so the rates match at the matching times.
+        for (window, scale) in [(60u64, 1.0), (6, 0.1)] {
+            let w = Duration::from_secs(window);
+            let at = |secs: f64| Duration::from_secs_f64(secs * scale);
+            let mut c = PacerController::new(PacerControllerOptions {
+                probe_after: at(120.0),
+                max_probe_after: at(900.0),
+                recovery_probe_after: at(40.0),
+                recovery_time: at(30.0),
+                ..PacerControllerOptions::default()
+            })
+            .unwrap();
+            let mut s = busy(1050.0);
+            s.quota_window = w;
+            s.accepted_per_minute = 1000.0;
+            s.since_last_decrease = at(120.0);
+            s.since_last_increase = at(1.0);
+            let _ = c.on_throttled(&s);
+            // Half a second (of the minute's timings) after the last change: too soon.
+            s.rate = 985.0;
+            s.since_last_increase = at(0.5);
+            s.since_last_decrease = at(10.0);
+            assert_eq!(c.on_success(&s), None, "{window} s: too soon");
+            s.since_last_increase = at(1.0);
+            assert_eq!(c.on_success(&s), None, "{window} s: at the hold");
+            // 2 min of hold, then a probe 30 s on: 6 % above the hold (two doublings of 15 s).
+            s.since_last_decrease = at(10.0 + 120.0 + 30.0);
+            let got = c.on_success(&s).unwrap();
+            assert!((got / 985.0 - 1.06).abs() < 1e-9, "{window} s: {got}");
+            // A Retry-After of 5 s (scaled) is long: a shallow cut to the estimate.
+            let mut t = busy(2000.0);
+            t.quota_window = w;
+            t.accepted_per_minute = 1000.0;
+            t.retry_after = Some(at(5.0));
+            let mut fresh = PacerController::default();
+            assert_eq!(fresh.on_throttled(&t), 950.0, "{window} s: a long pause");
+        }
     }
 
     #[test]
@@ -690,7 +762,7 @@ mod tests {
         let mut c = PacerController::default();
         let mut s = busy(800.0);
         s.instance_count = 2;
-        s.accepted_last_minute = 750.0;
+        s.accepted_per_minute = 750.0;
         let _ = c.on_throttled(&s);
         assert_eq!(c.limit_estimate(2), Some(750.0));
         assert_eq!(c.limit_estimate(3), Some(500.0));

@@ -49,11 +49,16 @@ pub struct RateControllerState {
     pub queued_units: f64,
     /// How many times the limiter has cut the rate so far (0 before the first throttle).
     pub decreases: u64,
-    /// The units of the responses classified as success in the last 60 s (one-second slots): the
-    /// throughput the server accepted from this process, in units per minute. Before the limiter
-    /// is a minute old, the units accepted since it started. On a throttle after a full window of
-    /// a per-minute quota, this is this process's part of the quota.
-    pub accepted_last_minute: f64,
+    /// The units of the responses classified as success over the last
+    /// [`quota_window`](Self::quota_window), in units per minute: the throughput the server
+    /// accepted from this process (counted in 60 slots; one-second slots for the default minute).
+    /// Before the limiter is a window old, only the units accepted since it started count. On a
+    /// throttle after a full window of the server's quota, this is this
+    /// process's part of the quota.
+    pub accepted_per_minute: f64,
+    /// `QuotaWindow`: the window [`accepted_per_minute`](Self::accepted_per_minute) is counted
+    /// over (1 min unless configured).
+    pub quota_window: Duration,
 }
 
 impl RateControllerState {
@@ -86,7 +91,8 @@ impl RateControllerState {
             retry_after: None,
             queued_units: 0.0,
             decreases: 0,
-            accepted_last_minute: 0.0,
+            accepted_per_minute: 0.0,
+            quota_window: Duration::from_secs(60),
         }
     }
 }

@@ -1,34 +1,44 @@
-//! The accepted throughput: units of successful responses in the last minute.
+//! The accepted throughput: units of successful responses over the server's quota window.
 
 use crate::Timestamp;
+use std::time::Duration;
 
-/// Slots of one second: a minute of them.
+/// The window is counted in this many slots.
 const SLOTS: usize = 60;
-const NANOS_PER_SLOT: u64 = 1_000_000_000;
+const MINUTE_SECS: f64 = 60.0;
 
-/// Counts the units of the responses the server accepted, in one-second slots over the last 60 s.
+/// Counts the units of the responses the server accepted, in 60 slots over the last
+/// `QuotaWindow` (one-second slots for the default minute).
 ///
-/// Why a minute: the limiter's rates are units per minute, and most quotas it meets count a
-/// minute (requests or tokens per minute). When a throttle comes after a full window, the units
-/// accepted over that window are the quota (this process's share of it) — a far better estimate
-/// of the limit than the rate at the cut, which a slow window lets run ahead. For a shorter
-/// window the minute's units are the average, at or below its limit.
+/// Why the quota window: when a throttle comes after a full window, the units accepted over that
+/// window are the quota (this process's share of it) — a far better estimate of the limit than the
+/// rate at the cut, which a slow window lets run ahead. For a server whose window is shorter than
+/// `QuotaWindow`, the count is the average over several of its windows, at or below its limit.
 ///
-/// The memory is fixed (60 counters); the oldest second is dropped as a new one starts, so the
-/// count is exact to within the second at each end.
+/// The memory is fixed (60 counters); the oldest slot is dropped as a new one starts, so the
+/// count is exact to within a slot at each end.
 #[derive(Debug, Clone)]
 pub(crate) struct AcceptedMeter {
     slots: [f64; SLOTS],
-    /// The second (since the timeline's origin) of the newest slot.
+    /// The index (slots since the timeline's origin) of the newest slot.
     newest: u64,
+    /// The length of a slot: the window ÷ 60, at least 1 ns.
+    slot_nanos: u64,
+    /// Units per window → units per minute.
+    per_minute: f64,
 }
 
 impl AcceptedMeter {
-    pub(crate) fn new(now: Timestamp) -> Self {
-        AcceptedMeter {
+    pub(crate) fn new(window: Duration, now: Timestamp) -> Self {
+        let slot_nanos = (window.as_nanos() / SLOTS as u128).clamp(1, u128::from(u64::MAX)) as u64;
+        let mut m = AcceptedMeter {
             slots: [0.0; SLOTS],
-            newest: second_of(now),
-        }
+            newest: 0,
+            slot_nanos,
+            per_minute: MINUTE_SECS / window.as_secs_f64(),
+        };
+        m.newest = m.slot_of(now);
+        m
     }
 
     /// Counts `units` accepted at `now`.
@@ -37,10 +47,11 @@ impl AcceptedMeter {
         self.slots[(self.newest % SLOTS as u64) as usize] += units;
     }
 
-    /// The units accepted in the last 60 s (the current second and the 59 before it).
-    pub(crate) fn last_minute(&self, now: Timestamp) -> f64 {
+    /// The units accepted in the last window (the current slot and the 59 before it).
+    pub(crate) fn in_window(&self, now: Timestamp) -> f64 {
         let window = SLOTS as u64 - 1;
-        let from = second_of(now)
+        let from = self
+            .slot_of(now)
             .saturating_sub(window)
             .max(self.newest.saturating_sub(window));
         (from..=self.newest)
@@ -48,28 +59,39 @@ impl AcceptedMeter {
             .sum()
     }
 
-    /// Starts the slot of `now`'s second, clearing the slots of the seconds skipped.
+    /// [`in_window`](Self::in_window) in units per minute: the same count for the default
+    /// one-minute window.
+    pub(crate) fn per_minute(&self, now: Timestamp) -> f64 {
+        let units = self.in_window(now);
+        if self.per_minute == 1.0 {
+            units
+        } else {
+            units * self.per_minute
+        }
+    }
+
+    /// Starts the slot of `now`, clearing the slots skipped.
     fn advance(&mut self, now: Timestamp) {
-        let second = second_of(now);
-        if second <= self.newest {
+        let slot = self.slot_of(now);
+        if slot <= self.newest {
             return;
         }
-        let from = (self.newest + 1).max(second.saturating_sub(SLOTS as u64 - 1));
-        for s in from..=second {
+        let from = (self.newest + 1).max(slot.saturating_sub(SLOTS as u64 - 1));
+        for s in from..=slot {
             self.slots[(s % SLOTS as u64) as usize] = 0.0;
         }
-        self.newest = second;
+        self.newest = slot;
     }
-}
 
-fn second_of(t: Timestamp) -> u64 {
-    t.as_nanos() / NANOS_PER_SLOT
+    fn slot_of(&self, t: Timestamp) -> u64 {
+        t.as_nanos() / self.slot_nanos
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
+    const MINUTE: Duration = Duration::from_secs(60);
 
     fn at(ms: u64) -> Timestamp {
         Timestamp::ZERO + Duration::from_millis(ms)
@@ -77,36 +99,36 @@ mod tests {
 
     #[test]
     fn counts_the_units_of_the_last_sixty_seconds() {
-        let mut m = AcceptedMeter::new(at(0));
-        assert_eq!(m.last_minute(at(0)), 0.0);
+        let mut m = AcceptedMeter::new(MINUTE, at(0));
+        assert_eq!(m.in_window(at(0)), 0.0);
         m.record(2.0, at(500));
         m.record(5.0, at(30_000));
-        assert_eq!(m.last_minute(at(30_000)), 7.0);
-        assert_eq!(m.last_minute(at(59_999)), 7.0);
-        assert_eq!(m.last_minute(at(60_000)), 5.0, "the second 0 has left");
+        assert_eq!(m.in_window(at(30_000)), 7.0);
+        assert_eq!(m.in_window(at(59_999)), 7.0);
+        assert_eq!(m.in_window(at(60_000)), 5.0, "the second 0 has left");
         m.record(1.0, at(61_000));
-        assert_eq!(m.last_minute(at(61_000)), 6.0);
-        assert_eq!(m.last_minute(at(89_999)), 6.0);
-        assert_eq!(m.last_minute(at(90_000)), 1.0);
-        assert_eq!(m.last_minute(at(121_000)), 0.0);
+        assert_eq!(m.in_window(at(61_000)), 6.0);
+        assert_eq!(m.in_window(at(89_999)), 6.0);
+        assert_eq!(m.in_window(at(90_000)), 1.0);
+        assert_eq!(m.in_window(at(121_000)), 0.0);
     }
 
     #[test]
     fn a_long_gap_forgets_everything_and_counting_starts_again() {
-        let mut m = AcceptedMeter::new(at(0));
+        let mut m = AcceptedMeter::new(MINUTE, at(0));
         for s in 0..60 {
             m.record(1.0, at(s * 1000));
         }
-        assert_eq!(m.last_minute(at(59_000)), 60.0);
+        assert_eq!(m.in_window(at(59_000)), 60.0);
         m.record(3.0, at(1_000_000));
-        assert_eq!(m.last_minute(at(1_000_000)), 3.0);
+        assert_eq!(m.in_window(at(1_000_000)), 3.0);
         m.record(1.0, at(1_030_000));
-        assert_eq!(m.last_minute(at(1_030_000)), 4.0);
+        assert_eq!(m.in_window(at(1_030_000)), 4.0);
     }
 
     #[test]
     fn matches_a_brute_force_count_over_a_stream() {
-        let mut m = AcceptedMeter::new(at(0));
+        let mut m = AcceptedMeter::new(MINUTE, at(0));
         let mut log: Vec<(u64, f64)> = Vec::new();
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
         let mut now = 0u64;
@@ -124,7 +146,23 @@ mod tests {
                 .filter(|&&(s, _)| s + 60 > second)
                 .map(|&(_, u)| u)
                 .sum();
-            assert_eq!(m.last_minute(at(now)), expected, "at {now} ms");
+            assert_eq!(m.in_window(at(now)), expected, "at {now} ms");
         }
+    }
+
+    #[test]
+    fn a_shorter_window_counts_in_shorter_slots_and_scales_to_a_minute() {
+        // A 6 s window: slots of 100 ms, and a window's units × 10 per minute.
+        let mut m = AcceptedMeter::new(Duration::from_secs(6), at(0));
+        m.record(3.0, at(50));
+        m.record(2.0, at(5_950));
+        assert_eq!(m.in_window(at(5_950)), 5.0);
+        assert_eq!(m.per_minute(at(5_950)), 50.0);
+        assert_eq!(m.in_window(at(6_000)), 2.0, "the first slot has left");
+        assert_eq!(m.per_minute(at(12_000)), 0.0);
+        // The default window is the plain count.
+        let mut m = AcceptedMeter::new(MINUTE, at(0));
+        m.record(7.0, at(10));
+        assert_eq!(m.per_minute(at(10)), 7.0);
     }
 }

@@ -83,6 +83,7 @@ impl LimiterCore {
         now: Timestamp,
     ) -> Self {
         let instance_count = options.instance_count;
+        let quota_window = options.quota_window;
         let rate = options.share(options.initial_units_per_minute, instance_count);
         LimiterCore {
             bucket: Bucket::new(rate, options.burst.as_secs_f64(), now),
@@ -103,7 +104,7 @@ impl LimiterCore {
             waited: false,
             decreases: 0,
             meter: SendRateMeter::new(now),
-            accepted: AcceptedMeter::new(now),
+            accepted: AcceptedMeter::new(quota_window, now),
             server: super::server::ServerPacing::default(),
             stats: super::LimiterStats::default(),
         }
@@ -310,7 +311,8 @@ impl LimiterCore {
         s.retry_after = retry_after;
         s.queued_units = self.queue.units();
         s.decreases = self.decreases;
-        s.accepted_last_minute = self.accepted.last_minute(now);
+        s.accepted_per_minute = self.accepted.per_minute(now);
+        s.quota_window = self.options.quota_window;
         s
     }
 

@@ -175,6 +175,9 @@ impl LimiterCore {
         } else {
             options.instance_count
         };
+        if options.quota_window != self.options.quota_window {
+            self.accepted = super::accepted::AcceptedMeter::new(options.quota_window, now);
+        }
         self.options = options;
         self.bucket.refill(now);
         Ok(self.rescale(count, now))

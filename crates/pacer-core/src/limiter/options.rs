@@ -115,6 +115,14 @@ pub struct LimiterOptions {
     pub decrease_cooldown: Duration,
     /// `InstanceCount`: the number of processes that share the budget. Default 1; at least 1.
     pub instance_count: u32,
+    /// `QuotaWindow`: the window the server counts its quota over (most count a minute). The
+    /// limiter counts the units the server accepted over the last window
+    /// ([`RateControllerState::accepted_per_minute`]), which the Pacer controller takes as the
+    /// limit at a throttle, and the Pacer controller's fixed timings are fractions of it.
+    /// Default 1 min; must be greater than 0. A new value starts the count again.
+    ///
+    /// [`RateControllerState::accepted_per_minute`]: crate::RateControllerState::accepted_per_minute
+    pub quota_window: Duration,
     /// `Aimd.*`: the AIMD controller's options.
     pub aimd: AimdOptions,
     /// `Cubic.*`: the CUBIC controller's options.
@@ -142,6 +150,7 @@ impl Default for LimiterOptions {
             max_wait: Duration::from_secs(30),
             decrease_cooldown: Duration::from_secs(5),
             instance_count: 1,
+            quota_window: Duration::from_secs(60),
             aimd: AimdOptions::default(),
             cubic: CubicOptions::default(),
             pacer: PacerControllerOptions::default(),
@@ -184,6 +193,7 @@ impl LimiterOptions {
         }
         c.nonzero_duration("Burst", self.burst);
         c.at_least("InstanceCount", u64::from(self.instance_count), 1);
+        c.nonzero_duration("QuotaWindow", self.quota_window);
         c.at_least("MaxAttempts", u64::from(self.max_attempts), 1);
         c.nonzero_duration("MaxRetryAfter", self.max_retry_after);
         c.nested(self.aimd.validate().map_err(|e| e.prefixed("Aimd")));
@@ -262,6 +272,10 @@ mod tests {
             (
                 |o| o.instance_count = 0,
                 "InstanceCount = 0: must be at least 1",
+            ),
+            (
+                |o| o.quota_window = Duration::ZERO,
+                "QuotaWindow = 0s: must be greater than 0",
             ),
             (
                 |o| o.max_attempts = 0,

@@ -656,7 +656,7 @@ fn the_controller_sees_the_units_accepted_in_the_last_minute() {
     let throttles: Vec<f64> = seen
         .iter()
         .filter(|(kind, _)| *kind == "throttled")
-        .map(|(_, s)| s.accepted_last_minute)
+        .map(|(_, s)| s.accepted_per_minute)
         .collect();
     assert_eq!(
         throttles,
