@@ -169,6 +169,10 @@ impl PacerControllerOptions {
 ///   10 minutes; the controller probes back toward it every `RecoveryProbeAfter` (40 s × √n),
 ///   reaching it in `RecoveryTime` if nothing throttles. Reached without a throttle, it is the
 ///   estimate again.
+/// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
+///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
+///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or
+///   where it was, if lower).
 /// - **Before any throttle**, the rate grows by `StartGrowth` (25 %) a second while requests
 ///   wait, but never above `Lead` (1.25) times what the server accepted in the last minute: fast
 ///   from a cold start, gentle after a long quiet spell.
@@ -359,6 +363,19 @@ impl RateController for PacerController {
         self.accepted_share(state);
         self.age_at_cut += state.since_last_decrease;
         self.held_from = None;
+        if state.retry_after.is_some_and(|r| r > state.quota_window) {
+            // A stop longer than the server's window: our own units would have left the window
+            // before it ends, so it is not the limit speaking (maintenance, a penalty) and the
+            // units accepted say nothing of the limit. Keep the estimate and come back at the
+            // hold, or where we were if lower.
+            self.probing = false;
+            self.ramp_from = None;
+            return match self.limit_estimate(state.instance_count) {
+                Some(l) => state.rate.min(l * (1.0 - o.hold_margin)),
+                None => state.rate,
+            }
+            .max(state.min_rate);
+        }
         let estimate = if state.accepted_per_minute > 0.0 {
             state.accepted_per_minute
         } else {
@@ -713,6 +730,29 @@ mod tests {
         s.since_last_decrease = Duration::from_secs(20);
         s.accepted_per_minute = 400.0; // 1,200 a minute
         assert_eq!(c.on_success(&s), Some(1250.0));
+    }
+
+    #[test]
+    fn a_stop_longer_than_the_window_keeps_the_estimate() {
+        // A first throttle that is a 120 s stop, demand-bound at 2,000 of a rate of 2,500: the
+        // 2,000 accepted are not the limit. The rate stays, and nothing is estimated.
+        let mut c = PacerController::default();
+        let mut s = busy(2500.0);
+        s.accepted_per_minute = 2000.0;
+        s.retry_after = Some(Duration::from_secs(120));
+        assert_eq!(c.on_throttled(&s), 2500.0);
+        assert_eq!(c.limit_estimate(1), None);
+        // With an estimate, it comes back at the hold (or stays lower) and keeps the estimate.
+        throttle(&mut c, 1050.0, 1000.0, 1);
+        s.accepted_per_minute = 400.0;
+        assert_eq!(c.on_throttled(&s), 985.0);
+        s.rate = 900.0;
+        assert_eq!(c.on_throttled(&s), 900.0);
+        assert_eq!(c.limit_estimate(1), Some(1000.0));
+        // A Retry-After of the window or less is the limit speaking: the estimate moves.
+        s.retry_after = Some(Duration::from_secs(60));
+        let _ = c.on_throttled(&s);
+        assert_eq!(c.limit_estimate(1), Some(400.0));
     }
 
     #[test]
