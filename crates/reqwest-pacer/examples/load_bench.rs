@@ -10,6 +10,9 @@
 //! `load_bench sequential CLIENT N` (CLIENT: plain, pacer or governor) sends N requests one after
 //! another through one client and nothing else: run it under `valgrind --tool=callgrind` for
 //! instruction counts per request, which the load of a shared machine does not change.
+//!
+//! `load_bench only CLIENT SECONDS CONCURRENCY` runs one client alone under load and prints its
+//! requests/s: run it under `perf record` to see where one client's time goes.
 #![allow(clippy::disallowed_methods)] // a benchmark measures real elapsed time
 
 use axum::Router;
@@ -106,6 +109,21 @@ async fn main() {
             let r = client.get(&url).send().await.expect("loopback request");
             let _ = r.bytes().await;
         }
+        return;
+    }
+    if raw.first().map(String::as_str) == Some("only") {
+        let which = raw.get(1).map(String::as_str).unwrap_or("plain");
+        let secs: u64 = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
+        let concurrency: usize = raw.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
+        let url = serve().await;
+        let (plain, paced, governed) = clients();
+        let client = match which {
+            "pacer" => paced,
+            "governor" => governed,
+            _ => plain,
+        };
+        let rps = run(&client, &url, secs, concurrency).await;
+        println!("{{\"client\":\"{which}\",\"rps\":{rps:.0}}}");
         return;
     }
     let args: Vec<u64> = std::env::args()
