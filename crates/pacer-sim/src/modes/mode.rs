@@ -19,13 +19,6 @@ pub enum ModeError {
         /// The name asked for.
         name: String,
     },
-    /// The mode is planned but what it needs is not there yet.
-    NotYetAvailable {
-        /// The mode's name.
-        name: String,
-        /// What it waits for.
-        needs: String,
-    },
     /// The mode's limiter options are invalid.
     InvalidOptions {
         /// The mode's name.
@@ -43,9 +36,6 @@ impl fmt::Display for ModeError {
                 "unknown mode {name:?}: expected one of {}",
                 super::MODE_NAMES.join(", ")
             ),
-            ModeError::NotYetAvailable { name, needs } => {
-                write!(f, "mode {name:?} is not yet available: it needs {needs}")
-            }
             ModeError::InvalidOptions { name, message } => {
                 write!(f, "mode {name:?}: invalid limiter options: {message}")
             }
