@@ -307,6 +307,14 @@ impl PacerController {
     /// The units accepted over the last window as this process's share: within a window of a
     /// change of the instance count, scaled by `before / now` (that window was another share).
     fn accepted_share(&mut self, state: &RateControllerState) -> f64 {
+        let (share, instances) = self.share_of(state);
+        self.instances = Some(instances);
+        share
+    }
+
+    /// [`accepted_share`](Self::accepted_share) without noting a change of the instance count:
+    /// the share, and the counts and the age of the change as they would be noted.
+    fn share_of(&self, state: &RateControllerState) -> (f64, (u32, u32, Duration)) {
         let age = self.age(state);
         let n = state.instance_count.max(1);
         let (now, before, at) = match self.instances {
@@ -314,12 +322,12 @@ impl PacerController {
             Some(seen) => seen,
             None => (n, n, age),
         };
-        self.instances = Some((now, before, at));
-        if before != now && age.saturating_sub(at) < state.quota_window {
+        let share = if before != now && age.saturating_sub(at) < state.quota_window {
             state.accepted_per_minute * f64::from(before) / f64::from(now)
         } else {
             state.accepted_per_minute
-        }
+        };
+        (share, (now, before, at))
     }
 
     /// The new wait before a probe, after a throttle.
@@ -464,7 +472,7 @@ impl RateController for PacerController {
             .is_none_or(|m| m >= UTILISATION * state.rate);
         let window = state.quota_window;
         if !self.firm {
-            self.demonstrated = self.demonstrated.max(self.accepted_share(state) * n);
+            self.demonstrated = self.demonstrated.max(self.share_of(state).0 * n);
         }
         if !demand || !used || state.since_last_increase < in_window(CLIMB_INTERVAL, window) {
             return None;
