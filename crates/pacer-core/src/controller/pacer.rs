@@ -165,10 +165,12 @@ impl PacerControllerOptions {
 ///   that ends in a throttle without finding more room doubles the next wait (up to
 ///   `MaxProbeAfter`).
 /// - **A fall.** When a throttle's estimate is a fifth or more below the last one, the limit
-///   fell (a neighbour took part of it, the server cut it). The old limit is remembered for
-///   10 minutes; the controller probes back toward it every `RecoveryProbeAfter` (40 s × √n),
-///   reaching it in `RecoveryTime` if nothing throttles. Reached without a throttle, it is the
-///   estimate again.
+///   fell (a neighbour took part of it, the server cut it). While the last one was only our
+///   demand (or there was none), the fall is measured from the most the server accepted over a
+///   window without a throttle, if that is higher: the limit was at least that. The old limit is
+///   remembered for 10 minutes; the controller probes back toward it every `RecoveryProbeAfter`
+///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
+///   throttle, it is the estimate again (if it was ever a real limit, not just our demand).
 /// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
 ///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or
@@ -216,8 +218,14 @@ pub struct PacerController {
     limit: Option<f64>,
     /// Whether the estimate was measured with the window full of our own units (requests
     /// waited, we sent faster than the minute's average, or a probe found it). A throttle that
-    /// met us below our rate only says the limit was at most our demand.
+    /// met us below our rate only says the limit was at most our demand; so does one with nobody
+    /// waiting below what the server accepted before without a throttle, however fast a burst
+    /// of demand went out.
     firm: bool,
+    /// While the estimate is not firm (or there is none): the most (whole budget) the server
+    /// accepted over a window without a throttle since the last firm estimate. The limit was at
+    /// least that; a throttle far below it means the limit fell.
+    demonstrated: f64,
     /// A higher limit (whole budget) seen before the limit fell, whether it was firm, and the
     /// limiter's age when it fell.
     ceiling: Option<Ceiling>,
@@ -260,6 +268,7 @@ impl PacerController {
             options,
             limit: None,
             firm: false,
+            demonstrated: 0.0,
             ceiling: None,
             held_from: None,
             probe_after: options.probe_after,
@@ -298,6 +307,14 @@ impl PacerController {
     /// The units accepted over the last window as this process's share: within a window of a
     /// change of the instance count, scaled by `before / now` (that window was another share).
     fn accepted_share(&mut self, state: &RateControllerState) -> f64 {
+        let (share, instances) = self.share_of(state);
+        self.instances = Some(instances);
+        share
+    }
+
+    /// [`accepted_share`](Self::accepted_share) without noting a change of the instance count:
+    /// the share, and the counts and the age of the change as they would be noted.
+    fn share_of(&self, state: &RateControllerState) -> (f64, (u32, u32, Duration)) {
         let age = self.age(state);
         let n = state.instance_count.max(1);
         let (now, before, at) = match self.instances {
@@ -305,12 +322,12 @@ impl PacerController {
             Some(seen) => seen,
             None => (n, n, age),
         };
-        self.instances = Some((now, before, at));
-        if before != now && age.saturating_sub(at) < state.quota_window {
+        let share = if before != now && age.saturating_sub(at) < state.quota_window {
             state.accepted_per_minute * f64::from(before) / f64::from(now)
         } else {
             state.accepted_per_minute
-        }
+        };
+        (share, (now, before, at))
     }
 
     /// The new wait before a probe, after a throttle.
@@ -384,20 +401,27 @@ impl RateController for PacerController {
                 .map_or(state.rate, |m| state.rate.min(m))
         };
         let previous = self.limit_estimate(state.instance_count);
+        // While the estimate was only our demand (or there was none), the server has shown that
+        // it accepts more: a fall is measured from the higher of the two (whole budget).
+        let demonstrated = if self.firm { 0.0 } else { self.demonstrated };
+        let reference = previous.map_or(0.0, |l| l * n).max(demonstrated);
         let t = Throttle {
             estimate,
             previous,
             probing: std::mem::replace(&mut self.probing, false),
             // Did we fill the window? Requests waited, or we sent faster than the window's
-            // average.
+            // average — unless the window holds a twentieth less than the server accepted before
+            // without a throttle: then the limit came down to meet our demand, and a burst of it
+            // measures nothing.
             saturated: state.queued_units > 0.0
-                || state
+                || (state
                     .measured_send_rate
-                    .is_some_and(|m| m > estimate * (1.0 + FALL_BAND / 4.0)),
+                    .is_some_and(|m| m > estimate * (1.0 + FALL_BAND / 4.0))
+                    && estimate * n >= demonstrated * (1.0 - FALL_BAND / 4.0)),
             long_pause: state
                 .retry_after
                 .is_some_and(|r| r >= in_window(LONG_PAUSE, state.quota_window)),
-            fell: previous.is_some_and(|l| estimate < l * (1.0 - FALL_BAND)),
+            fell: estimate * n < reference * (1.0 - FALL_BAND),
             age: self.age_at_cut,
             window: state.quota_window,
         };
@@ -408,13 +432,13 @@ impl RateController for PacerController {
             self.ceiling = None;
         }
         self.probe_after = self.next_probe_after(&t);
-        if let (true, Some(l)) = (t.fell, previous) {
+        if t.fell {
             // Remember the higher limit: it may come back.
             let firm = match self.ceiling {
-                Some(c) if c.limit > l * n => c.firm,
+                Some(c) if c.limit > reference => c.firm,
                 _ => self.firm,
             };
-            let limit = self.ceiling.map_or(l * n, |c| c.limit.max(l * n));
+            let limit = self.ceiling.map_or(reference, |c| c.limit.max(reference));
             self.ceiling = Some(Ceiling {
                 limit,
                 firm,
@@ -423,6 +447,9 @@ impl RateController for PacerController {
         }
         self.limit = Some(estimate * n);
         self.firm = t.probing || t.saturated;
+        if self.firm {
+            self.demonstrated = 0.0;
+        }
         let near = state.rate <= estimate * (1.0 + NEAR_BAND);
         let cut = if t.probing || t.long_pause || near {
             state.rate.min(estimate) * (1.0 - o.cut_margin)
@@ -444,6 +471,9 @@ impl RateController for PacerController {
             .measured_send_rate
             .is_none_or(|m| m >= UTILISATION * state.rate);
         let window = state.quota_window;
+        if !self.firm {
+            self.demonstrated = self.demonstrated.max(self.share_of(state).0 * n);
+        }
         if !demand || !used || state.since_last_increase < in_window(CLIMB_INTERVAL, window) {
             return None;
         }
@@ -690,6 +720,52 @@ mod tests {
         s.since_last_decrease = Duration::from_secs(72);
         assert_eq!(c.on_success(&s), Some(788.0));
         assert_eq!(c.limit_estimate(1), None, "the limit above 800 is unknown");
+    }
+
+    #[test]
+    fn a_throttle_below_what_the_server_accepted_without_one_is_measured_from_that() {
+        // Five quiet minutes at our demand: the server accepted 2,000 in a minute, no throttle.
+        let quiet = |c: &mut PacerController| {
+            let mut s = busy(2500.0);
+            s.accepted_per_minute = 2000.0;
+            s.since_last_decrease = Duration::from_secs(300);
+            let _ = c.on_success(&s);
+        };
+        // Then a throttle at 1,800 with nobody waiting, in a burst of demand (sent faster than
+        // the window's average).
+        let met = |c: &mut PacerController| {
+            let mut s = busy(2500.0);
+            s.waited = false;
+            s.queued_units = 0.0;
+            s.measured_send_rate = Some(2200.0);
+            s.accepted_per_minute = 1800.0;
+            s.retry_after = Some(Duration::from_secs(15));
+            s.since_last_decrease = Duration::from_secs(300);
+            let _ = c.on_throttled(&s);
+        };
+        let mut c = PacerController::default();
+        quiet(&mut c);
+        met(&mut c);
+        assert!(
+            !c.firm,
+            "below the 2,000 accepted before: the limit came down to our demand"
+        );
+        assert!(c.ceiling.is_none(), "1,800 is no fall from 2,000");
+        // Requests wait and the window holds 1,500: a fifth below the 2,000, if not the 1,800.
+        throttle(&mut c, 1750.0, 1500.0, 1);
+        assert_eq!(c.limit_estimate(1), Some(1500.0));
+        let ceiling = c.ceiling.expect("the limit fell");
+        assert_eq!(ceiling.limit, 2000.0);
+        assert!(!ceiling.firm, "only our demand reached it");
+        assert_eq!(c.probe_after.as_secs(), 40);
+        // Without the quiet minutes the burst counts as filling the window, and 1,500 is no fall
+        // from 1,800.
+        let mut c = PacerController::default();
+        met(&mut c);
+        assert!(c.firm);
+        throttle(&mut c, 1750.0, 1500.0, 1);
+        assert!(c.ceiling.is_none());
+        assert_eq!(c.limit_estimate(1), Some(1500.0));
     }
 
     #[test]
