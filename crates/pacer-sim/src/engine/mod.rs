@@ -2,6 +2,6 @@
 
 mod driver;
 mod events;
-mod recorder;
+pub(crate) mod recorder;
 
 pub use driver::{RunResult, run};

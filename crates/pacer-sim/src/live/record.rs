@@ -4,8 +4,10 @@
 //! end of the run is not counted (as in `compare`, whose run stops at its end), so a request cut
 //! off by the end counts as unfinished.
 
-use crate::metrics::{RunMetrics, Series, percentile, recovery};
+use crate::engine::recorder::Recorder;
+use crate::metrics::{RunMetrics, Series};
 use crate::model::QuotaDrop;
+use pacer_core::Timestamp;
 use std::time::Duration;
 
 /// How a request ended, from the caller's point of view.
@@ -21,20 +23,14 @@ pub(crate) enum Outcome {
     Error(String),
 }
 
-/// The counters and the per-second series of one mode's run.
+/// The counters and the per-second series of one mode's run: `compare`'s [`Recorder`], fed only
+/// what happens before the end, plus the errors `compare` cannot have.
 #[derive(Debug)]
 pub(crate) struct LiveRecorder {
     end: Duration,
-    series: Series,
-    waits: Vec<Duration>,
-    accepted_units: u64,
-    succeeded: u64,
-    throttled: u64,
-    rejected: u64,
-    gave_up: u64,
+    counts: Recorder,
     errors: u64,
     first_error: Option<String>,
-    attempts: u64,
     quota_known: bool,
 }
 
@@ -44,57 +40,48 @@ impl LiveRecorder {
     pub(crate) fn new(seconds: usize, quota_known: bool) -> Self {
         LiveRecorder {
             end: Duration::from_secs(seconds as u64),
-            series: Series::new(seconds),
-            waits: Vec::new(),
-            accepted_units: 0,
-            succeeded: 0,
-            throttled: 0,
-            rejected: 0,
-            gave_up: 0,
+            counts: Recorder::new(seconds),
             errors: 0,
             first_error: None,
-            attempts: 0,
             quota_known,
         }
     }
 
-    fn second(&self, at: Duration) -> Option<usize> {
-        (at < self.end).then_some(at.as_secs() as usize)
+    /// `at` as a timestamp of the run, if it is before the end.
+    fn counted(&self, at: Duration) -> Option<Timestamp> {
+        (at < self.end).then(|| Timestamp::ZERO + at)
     }
 
     /// An attempt was sent at `at` after waiting `waited` (story time) for Pacer.
     pub(crate) fn sent(&mut self, at: Duration, waited: Duration) {
-        if self.second(at).is_some() {
-            self.attempts += 1;
-            self.waits.push(waited);
+        if self.counted(at).is_some() {
+            self.counts.sent(waited);
         }
     }
 
     /// The server accepted `units` of an attempt sent at `at`.
     pub(crate) fn accepted(&mut self, at: Duration, units: u64) {
-        if let Some(s) = self.second(at) {
-            self.accepted_units += units;
-            self.series.accepted[s] += units;
+        if let Some(t) = self.counted(at) {
+            self.counts.accepted(units, t);
         }
     }
 
     /// The server answered 429 to an attempt sent at `at`.
     pub(crate) fn throttled(&mut self, at: Duration) {
-        if let Some(s) = self.second(at) {
-            self.throttled += 1;
-            self.series.throttled[s] += 1;
+        if let Some(t) = self.counted(at) {
+            self.counts.throttled(t);
         }
     }
 
     /// A request ended at `at`.
     pub(crate) fn ended(&mut self, at: Duration, outcome: Outcome) {
-        if self.second(at).is_none() {
+        if self.counted(at).is_none() {
             return;
         }
         match outcome {
-            Outcome::Succeeded => self.succeeded += 1,
-            Outcome::Rejected => self.rejected += 1,
-            Outcome::GaveUp => self.gave_up += 1,
+            Outcome::Succeeded => self.counts.succeeded(),
+            Outcome::Rejected => self.counts.rejected(),
+            Outcome::GaveUp => self.counts.gave_up(),
             Outcome::Error(what) => {
                 self.errors += 1;
                 self.first_error.get_or_insert(what);
@@ -104,9 +91,8 @@ impl LiveRecorder {
 
     /// The summed rate (story units per minute) and the quota available at `second`.
     pub(crate) fn sample(&mut self, second: usize, rate: Option<f64>, quota: f64) {
-        if second < self.series.rate.len() {
-            self.series.rate[second] = rate;
-            self.series.quota[second] = quota;
+        if (second as u64) < self.end.as_secs() {
+            self.counts.sample(second, rate, quota);
         }
     }
 
@@ -116,40 +102,19 @@ impl LiveRecorder {
     }
 
     /// The row, as `compare`'s recorder computes it; the share is NaN (printed `n/a`) when the
-    /// quota is unknown.
+    /// quota is unknown, and a request that ended in an error is not unfinished.
     pub(crate) fn finish(
-        mut self,
+        self,
         requests: u64,
         minutes: u32,
         drop: Option<QuotaDrop>,
     ) -> (RunMetrics, Series) {
-        let throughput = self.accepted_units as f64 / f64::from(minutes.max(1));
-        let mean_quota = self.series.mean_quota();
-        let share = match (self.quota_known, mean_quota > 0.0) {
-            (false, _) => f64::NAN,
-            (true, true) => throughput / mean_quota,
-            (true, false) => 0.0,
-        };
-        let p95 = percentile(&mut self.waits, 95.0);
-        let recovered = recovery(&self.series.accepted, drop);
-        let finished = self.succeeded + self.rejected + self.gave_up + self.errors;
-        let metrics = RunMetrics {
-            throughput,
-            share,
-            throttled: self.throttled,
-            rejected: self.rejected,
-            gave_up: self.gave_up,
-            p95_wait_s: p95.as_secs_f64(),
-            recovery_s: recovered.seconds(),
-            recovery: recovered.as_str(),
-            mean_quota,
-            requests,
-            succeeded: self.succeeded,
-            accepted_units: self.accepted_units,
-            attempts: self.attempts,
-            unfinished: requests.saturating_sub(finished),
-        };
-        (metrics, self.series)
+        let (mut metrics, series) = self.counts.finish(requests, minutes, drop);
+        if !self.quota_known {
+            metrics.share = f64::NAN;
+        }
+        metrics.unfinished = metrics.unfinished.saturating_sub(self.errors);
+        (metrics, series)
     }
 }
 
