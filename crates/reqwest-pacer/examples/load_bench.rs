@@ -92,6 +92,16 @@ fn clients() -> (
     (plain, paced, governed)
 }
 
+/// One of the three clients by name: `pacer`, `governor`, anything else plain.
+fn client_named(which: &str) -> ClientWithMiddleware {
+    let (plain, paced, governed) = clients();
+    match which {
+        "pacer" => paced,
+        "governor" => governed,
+        _ => plain,
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -99,12 +109,7 @@ async fn main() {
         let which = raw.get(1).map(String::as_str).unwrap_or("plain");
         let n: usize = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
         let url = serve().await;
-        let (plain, paced, governed) = clients();
-        let client = match which {
-            "pacer" => paced,
-            "governor" => governed,
-            _ => plain,
-        };
+        let client = client_named(which);
         for _ in 0..n {
             let r = client.get(&url).send().await.expect("loopback request");
             let _ = r.bytes().await;
@@ -116,12 +121,7 @@ async fn main() {
         let secs: u64 = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
         let concurrency: usize = raw.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
         let url = serve().await;
-        let (plain, paced, governed) = clients();
-        let client = match which {
-            "pacer" => paced,
-            "governor" => governed,
-            _ => plain,
-        };
+        let client = client_named(which);
         let rps = run(&client, &url, secs, concurrency).await;
         println!("{{\"client\":\"{which}\",\"rps\":{rps:.0}}}");
         return;
