@@ -1,0 +1,365 @@
+//! The Pacer controller's rules, one test each.
+
+use super::*;
+
+const SEC: Duration = Duration::from_secs(1);
+
+/// A state of one process with requests waiting and a demand that uses the rate.
+fn busy(rate: f64) -> RateControllerState {
+    let mut s = RateControllerState::new(rate, 10.0, 100_000.0);
+    s.waited = true;
+    s.queued_units = 50.0;
+    s.measured_send_rate = Some(rate);
+    s.since_last_increase = SEC;
+    s
+}
+
+/// A throttle at `rate` after a minute in which the server accepted `accepted`.
+fn throttle(c: &mut PacerController, rate: f64, accepted: f64, ra: u64) -> f64 {
+    let mut s = busy(rate);
+    s.accepted_per_minute = accepted;
+    s.retry_after = Some(Duration::from_secs(ra));
+    s.since_last_decrease = Duration::from_secs(120);
+    c.on_throttled(&s)
+}
+
+/// Calls `on_success` once a second from `from` for `secs` seconds after the last cut,
+/// applying each answer; returns the rate at the end.
+fn run(c: &mut PacerController, mut s: RateControllerState, from: u64, secs: u64) -> f64 {
+    for t in from..from + secs {
+        s.since_last_decrease = Duration::from_secs(t);
+        s.since_last_decrease_unpaused = Duration::from_secs(t);
+        s.measured_send_rate = Some(s.rate);
+        if let Some(r) = c.on_success(&s) {
+            s.rate = r;
+        }
+    }
+    s.rate
+}
+
+#[test]
+fn the_estimate_is_the_units_accepted_in_the_last_minute() {
+    let mut c = PacerController::default();
+    throttle(&mut c, 2500.0, 1500.0, 1);
+    assert_eq!(c.limit_estimate(1), Some(1500.0));
+    // Nothing accepted yet: the lower of the rate and the measured send rate.
+    let mut c = PacerController::default();
+    let mut s = busy(900.0);
+    s.measured_send_rate = Some(700.0);
+    let _ = c.on_throttled(&s);
+    assert_eq!(c.limit_estimate(1), Some(700.0));
+}
+
+#[test]
+fn a_cut_is_shallow_near_the_estimate_or_after_a_long_pause_and_deep_far_above_it() {
+    let table = [
+        // (rate, accepted, Retry-After s, expected cut)
+        (1050.0, 1000.0, 1, 950.0),  // near: 5 % under the estimate
+        (1000.0, 1100.0, 1, 950.0),  // under the estimate: 5 % under the rate
+        (2000.0, 1000.0, 10, 950.0), // a long pause: 5 % under the estimate
+        (2000.0, 1000.0, 1, 950.0),  // far: 0.7 × 2,000 = 1,400, but 950 is lower
+        (1200.0, 1000.0, 1, 840.0),  // far: 0.7 × 1,200 = 840, below 950
+    ];
+    for (rate, accepted, ra, expected) in table {
+        let mut c = PacerController::default();
+        let cut = throttle(&mut c, rate, accepted, ra);
+        assert!(
+            (cut - expected).abs() < 1e-9,
+            "{rate} / {accepted} / {ra} s: {cut}"
+        );
+    }
+}
+
+#[test]
+fn after_a_cut_it_climbs_back_to_the_hold_in_a_line_over_the_recovery_time() {
+    let mut c = PacerController::default();
+    let cut = throttle(&mut c, 1200.0, 1000.0, 1);
+    assert_eq!(cut, 840.0);
+    let hold = 1000.0 * 0.985;
+    for (t, expected) in [(15, 840.0 + (hold - 840.0) / 2.0), (30, hold), (45, hold)] {
+        let mut s = busy(cut);
+        s.since_last_decrease_unpaused = Duration::from_secs(t);
+        let got = c.on_success(&s).unwrap();
+        assert!((got - expected).abs() < 1e-9, "at {t} s: {got}");
+    }
+}
+
+#[test]
+fn it_holds_for_probe_after_times_the_instances_then_probes_gently() {
+    for instances in [1u32, 2, 4] {
+        let mut c = PacerController::default();
+        let per = 1000.0 / f64::from(instances);
+        let mut s = busy(per * 0.95);
+        s.instance_count = instances;
+        s.accepted_per_minute = per;
+        s.since_last_decrease = Duration::from_secs(120);
+        let _ = c.on_throttled(&s);
+        s.rate = per * 0.985;
+        // Reached the hold at 10 s after the cut; the wait is 2 min × instances.
+        let wait = 120 * u64::from(instances);
+        let at_end = run(&mut c, s, 10, wait);
+        assert!((at_end - per * 0.985).abs() < 1e-9, "{instances}: held");
+        assert!(!c.is_probing());
+        let mut s2 = busy(at_end);
+        s2.instance_count = instances;
+        let mut probe = |c: &mut PacerController, after: u64| {
+            s2.since_last_decrease = Duration::from_secs(10 + wait + after);
+            c.on_success(&s2)
+        };
+        // 15 s into the probe: 2 % above the hold; 30 s: 6 %; 45 s: 14 %.
+        for (after, step) in [(15, 0.02), (30, 0.06), (45, 0.14)] {
+            let got = probe(&mut c, after).unwrap();
+            assert!(
+                (got / (per * 0.985) - 1.0 - step).abs() < 1e-9,
+                "{instances} instances, {after} s: {got}"
+            );
+        }
+        assert!(c.is_probing());
+    }
+}
+
+#[test]
+fn a_probe_that_finds_nothing_doubles_the_next_wait_up_to_the_maximum() {
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    let mut waits = Vec::new();
+    for _ in 0..5 {
+        c.probing = true;
+        throttle(&mut c, 1080.0, 1000.0, 1);
+        waits.push(c.probe_after.as_secs());
+    }
+    assert_eq!(waits, [240, 480, 900, 900, 900]);
+    // A probe that found more room keeps an eye on the limit.
+    c.probing = true;
+    throttle(&mut c, 1200.0, 1100.0, 1);
+    assert_eq!(c.probe_after.as_secs(), 120);
+}
+
+#[test]
+fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    assert!(c.firm);
+    // A neighbour takes half: the estimate falls.
+    let cut = throttle(&mut c, 985.0, 500.0, 20);
+    assert_eq!(c.limit_estimate(1), Some(500.0));
+    assert_eq!(cut, 475.0);
+    // Back at the hold at once (a long pause), it probes after 40 s, toward 1,000 over 30 s.
+    let mut s = busy(492.5);
+    s.since_last_decrease = Duration::from_secs(1);
+    assert_eq!(c.on_success(&s), None, "at the hold");
+    s.since_last_decrease = Duration::from_secs(41);
+    assert_eq!(c.on_success(&s), None, "still holding");
+    s.since_last_decrease = Duration::from_secs(56);
+    let halfway = c.on_success(&s).unwrap();
+    assert!(
+        (halfway - (492.5 + (1000.0 - 492.5) / 4.0)).abs() < 1e-9,
+        "{halfway}"
+    );
+    s.since_last_decrease = Duration::from_secs(71);
+    assert_eq!(c.on_success(&s), Some(985.0), "back to the old hold");
+    assert_eq!(c.limit_estimate(1), Some(1000.0), "the old limit again");
+    assert!(!c.is_probing());
+}
+
+#[test]
+fn a_level_only_demand_reached_is_not_kept_as_a_limit() {
+    let mut c = PacerController::default();
+    // The first throttle meets us below our rate, the queue empty: our demand (800) met a
+    // limit, not our rate.
+    let mut s = busy(1200.0);
+    s.queued_units = 0.0;
+    s.measured_send_rate = Some(800.0);
+    s.accepted_per_minute = 800.0;
+    let _ = c.on_throttled(&s);
+    assert!(!c.firm);
+    assert_eq!(c.probe_after.as_secs(), 40, "look again soon");
+    // Then the limit falls; probing back reaches 800 without a throttle.
+    let _ = throttle(&mut c, 790.0, 400.0, 20);
+    let mut s = busy(394.0);
+    s.since_last_decrease = Duration::from_secs(1);
+    let _ = c.on_success(&s);
+    s.since_last_decrease = Duration::from_secs(72);
+    assert_eq!(c.on_success(&s), Some(788.0));
+    assert_eq!(c.limit_estimate(1), None, "the limit above 800 is unknown");
+}
+
+#[test]
+fn a_throttle_below_what_the_server_accepted_without_one_is_measured_from_that() {
+    // Five quiet minutes at our demand: the server accepted 2,000 in a minute, no throttle.
+    let quiet = |c: &mut PacerController| {
+        let mut s = busy(2500.0);
+        s.accepted_per_minute = 2000.0;
+        s.since_last_decrease = Duration::from_secs(300);
+        let _ = c.on_success(&s);
+    };
+    // Then a throttle at 1,800 with nobody waiting, in a burst of demand (sent faster than
+    // the window's average).
+    let met = |c: &mut PacerController| {
+        let mut s = busy(2500.0);
+        s.waited = false;
+        s.queued_units = 0.0;
+        s.measured_send_rate = Some(2200.0);
+        s.accepted_per_minute = 1800.0;
+        s.retry_after = Some(Duration::from_secs(15));
+        s.since_last_decrease = Duration::from_secs(300);
+        let _ = c.on_throttled(&s);
+    };
+    let mut c = PacerController::default();
+    quiet(&mut c);
+    met(&mut c);
+    assert!(
+        !c.firm,
+        "below the 2,000 accepted before: the limit came down to our demand"
+    );
+    assert!(c.ceiling.is_none(), "1,800 is no fall from 2,000");
+    // Requests wait and the window holds 1,500: a fifth below the 2,000, if not the 1,800.
+    throttle(&mut c, 1750.0, 1500.0, 1);
+    assert_eq!(c.limit_estimate(1), Some(1500.0));
+    let ceiling = c.ceiling.expect("the limit fell");
+    assert_eq!(ceiling.limit, 2000.0);
+    assert!(!ceiling.firm, "only our demand reached it");
+    assert_eq!(c.probe_after.as_secs(), 40);
+    // Without the quiet minutes the burst counts as filling the window, and 1,500 is no fall
+    // from 1,800.
+    let mut c = PacerController::default();
+    met(&mut c);
+    assert!(c.firm);
+    throttle(&mut c, 1750.0, 1500.0, 1);
+    assert!(c.ceiling.is_none());
+    assert_eq!(c.limit_estimate(1), Some(1500.0));
+}
+
+#[test]
+fn it_never_climbs_without_waiting_demand_that_uses_the_rate() {
+    let mut c = PacerController::default();
+    let mut s = busy(1000.0);
+    s.accepted_per_minute = 1000.0;
+    s.since_last_decrease = Duration::from_secs(300);
+    assert!(c.on_success(&s).is_some(), "the control case climbs");
+    let mut idle = s;
+    idle.waited = false;
+    idle.queued_units = 0.0;
+    assert_eq!(c.on_success(&idle), None, "nobody waits");
+    let mut unused = s;
+    unused.measured_send_rate = Some(700.0);
+    assert_eq!(c.on_success(&unused), None, "70 % of the rate used");
+    let mut soon = s;
+    soon.since_last_increase = Duration::from_millis(999);
+    assert_eq!(
+        c.on_success(&soon),
+        None,
+        "within a second of the last change"
+    );
+}
+
+#[test]
+fn before_any_throttle_it_grows_by_a_quarter_a_second_but_not_past_lead_times_accepted() {
+    let mut c = PacerController::default();
+    let mut s = busy(1000.0);
+    s.since_last_decrease = Duration::from_secs(300);
+    s.accepted_per_minute = 2000.0;
+    assert_eq!(c.on_success(&s), Some(1250.0));
+    s.accepted_per_minute = 700.0;
+    assert_eq!(c.on_success(&s), None, "1.25 × 700 is below the rate");
+    s.accepted_per_minute = 900.0;
+    assert_eq!(c.on_success(&s), Some(1125.0), "1.25 × 900");
+    // In the first minute, the units since the start count as a minute's worth.
+    s.since_last_decrease = Duration::from_secs(20);
+    s.accepted_per_minute = 400.0; // 1,200 a minute
+    assert_eq!(c.on_success(&s), Some(1250.0));
+}
+
+#[test]
+fn a_stop_longer_than_the_window_keeps_the_estimate() {
+    // A first throttle that is a 120 s stop, demand-bound at 2,000 of a rate of 2,500: the
+    // 2,000 accepted are not the limit. The rate stays, and nothing is estimated.
+    let mut c = PacerController::default();
+    let mut s = busy(2500.0);
+    s.accepted_per_minute = 2000.0;
+    s.retry_after = Some(Duration::from_secs(120));
+    assert_eq!(c.on_throttled(&s), 2500.0);
+    assert_eq!(c.limit_estimate(1), None);
+    // With an estimate, it comes back at the hold (or stays lower) and keeps the estimate.
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    s.accepted_per_minute = 400.0;
+    assert_eq!(c.on_throttled(&s), 985.0);
+    s.rate = 900.0;
+    assert_eq!(c.on_throttled(&s), 900.0);
+    assert_eq!(c.limit_estimate(1), Some(1000.0));
+    // A Retry-After of the window or less is the limit speaking: the estimate moves.
+    s.retry_after = Some(Duration::from_secs(60));
+    let _ = c.on_throttled(&s);
+    assert_eq!(c.limit_estimate(1), Some(400.0));
+}
+
+#[test]
+fn the_fixed_timings_follow_the_quota_window() {
+    // The same story told on a 6 s window (a server 10 times faster): every timing is a
+    // tenth, so the rates match at the matching times.
+    for (window, scale) in [(60u64, 1.0), (6, 0.1)] {
+        let w = Duration::from_secs(window);
+        let at = |secs: f64| Duration::from_secs_f64(secs * scale);
+        let mut c = PacerController::new(PacerControllerOptions {
+            probe_after: at(120.0),
+            max_probe_after: at(900.0),
+            recovery_probe_after: at(40.0),
+            recovery_time: at(30.0),
+            ..PacerControllerOptions::default()
+        })
+        .unwrap();
+        let mut s = busy(1050.0);
+        s.quota_window = w;
+        s.accepted_per_minute = 1000.0;
+        s.since_last_decrease = at(120.0);
+        s.since_last_increase = at(1.0);
+        let _ = c.on_throttled(&s);
+        // Half a second (of the minute's timings) after the last change: too soon.
+        s.rate = 985.0;
+        s.since_last_increase = at(0.5);
+        s.since_last_decrease = at(10.0);
+        assert_eq!(c.on_success(&s), None, "{window} s: too soon");
+        s.since_last_increase = at(1.0);
+        assert_eq!(c.on_success(&s), None, "{window} s: at the hold");
+        // 2 min of hold, then a probe 30 s on: 6 % above the hold (two doublings of 15 s).
+        s.since_last_decrease = at(10.0 + 120.0 + 30.0);
+        let got = c.on_success(&s).unwrap();
+        assert!((got / 985.0 - 1.06).abs() < 1e-9, "{window} s: {got}");
+        // A Retry-After of 5 s (scaled) is long: a shallow cut to the estimate.
+        let mut t = busy(2000.0);
+        t.quota_window = w;
+        t.accepted_per_minute = 1000.0;
+        t.retry_after = Some(at(5.0));
+        let mut fresh = PacerController::default();
+        assert_eq!(fresh.on_throttled(&t), 950.0, "{window} s: a long pause");
+    }
+}
+
+#[test]
+fn the_estimate_is_kept_for_the_whole_budget_so_a_new_instance_count_rescales_it() {
+    let mut c = PacerController::default();
+    let mut s = busy(800.0);
+    s.instance_count = 2;
+    s.accepted_per_minute = 750.0;
+    let _ = c.on_throttled(&s);
+    assert_eq!(c.limit_estimate(2), Some(750.0));
+    assert_eq!(c.limit_estimate(3), Some(500.0));
+}
+
+#[test]
+fn invalid_options_are_named() {
+    let e = PacerController::new(PacerControllerOptions {
+        hold_margin: 0.0,
+        lead: 1.0,
+        max_probe_after: Duration::from_secs(60),
+        recovery_time: Duration::ZERO,
+        ..PacerControllerOptions::default()
+    })
+    .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "HoldMargin = 0: must be greater than 0 and less than 1; Lead = 1: must be greater \
+         than 1; MaxProbeAfter = 60s: must be at least ProbeAfter (120s); RecoveryTime = 0s: \
+         must be greater than 0"
+    );
+}
