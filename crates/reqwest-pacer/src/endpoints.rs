@@ -29,8 +29,15 @@ struct Shard {
 }
 
 struct Slot {
-    limiter: Limiter,
+    endpoint: Arc<Endpoint>,
     touched: Timestamp,
+}
+
+/// One endpoint: its key and its adaptive limiter. A request holds it (one reference count)
+/// for its whole flow, so the key needs no copy of its own.
+pub(crate) struct Endpoint {
+    pub(crate) key: Arc<str>,
+    pub(crate) limiter: Limiter,
 }
 
 impl EndpointLimiters {
@@ -47,15 +54,15 @@ impl EndpointLimiters {
         &self.shards[(self.hasher.hash_one(key) % SHARDS as u64) as usize]
     }
 
-    /// The limiter of `key`, made with `make` if there is none. `evicted` is told of every
-    /// limiter dropped to make room or for idleness.
+    /// The endpoint `key`, with a limiter made with `make` if there is none. `evicted` is told of
+    /// every limiter dropped to make room or for idleness.
     pub(crate) fn get_or_insert(
         &self,
         key: &str,
         now: Timestamp,
         make: impl FnOnce() -> Limiter,
         mut evicted: impl FnMut(&Limiter),
-    ) -> Limiter {
+    ) -> Arc<Endpoint> {
         let mut shard = self.shard(key).lock();
         shard.ops += 1;
         if shard.ops >= SWEEP_EVERY {
@@ -64,7 +71,7 @@ impl EndpointLimiters {
         }
         if let Some(slot) = shard.map.get_mut(key) {
             slot.touched = slot.touched.max(now);
-            return slot.limiter.clone();
+            return Arc::clone(&slot.endpoint);
         }
         if shard.map.len() >= self.shard_capacity {
             shard.sweep(now, self.idle_ttl, &mut evicted);
@@ -72,15 +79,19 @@ impl EndpointLimiters {
                 shard.evict_lru(&mut evicted);
             }
         }
-        let limiter = make();
+        let key: Arc<str> = Arc::from(key);
+        let endpoint = Arc::new(Endpoint {
+            key: Arc::clone(&key),
+            limiter: make(),
+        });
         shard.map.insert(
-            Arc::from(key),
+            key,
             Slot {
-                limiter: limiter.clone(),
+                endpoint: Arc::clone(&endpoint),
                 touched: now,
             },
         );
-        limiter
+        endpoint
     }
 
     /// The limiter of `key`, if there is one.
@@ -89,7 +100,7 @@ impl EndpointLimiters {
             .lock()
             .map
             .get(key)
-            .map(|s| s.limiter.clone())
+            .map(|s| s.endpoint.limiter.clone())
     }
 
     /// Every endpoint key and its limiter (a copy: the map can change meanwhile).
@@ -101,7 +112,7 @@ impl EndpointLimiters {
                 shard
                     .map
                     .iter()
-                    .map(|(k, s)| (Arc::clone(k), s.limiter.clone())),
+                    .map(|(k, s)| (Arc::clone(k), s.endpoint.limiter.clone())),
             );
         }
         all.sort_by(|a, b| a.0.cmp(&b.0));
@@ -130,9 +141,9 @@ impl Shard {
     ) -> usize {
         let before = self.map.len();
         self.map.retain(|_, slot| {
-            let keep = now - slot.touched < idle_ttl || slot.limiter.queue_len() > 0;
+            let keep = now - slot.touched < idle_ttl || slot.endpoint.limiter.queue_len() > 0;
             if !keep {
-                evicted(&slot.limiter);
+                evicted(&slot.endpoint.limiter);
             }
             keep
         });
@@ -140,7 +151,7 @@ impl Shard {
     }
 
     fn evict_lru(&mut self, evicted: &mut impl FnMut(&Limiter)) {
-        let idle = |s: &Slot| s.limiter.queue_len() == 0;
+        let idle = |s: &Slot| s.endpoint.limiter.queue_len() == 0;
         // Usually the least recently used entry is idle; only look further when it is not.
         let oldest = self
             .map
@@ -155,7 +166,7 @@ impl Shard {
             })
             .map(|(k, _)| Arc::clone(k));
         if let Some(slot) = oldest.and_then(|key| self.map.remove(&key)) {
-            evicted(&slot.limiter);
+            evicted(&slot.endpoint.limiter);
         }
     }
 }
@@ -191,11 +202,13 @@ mod tests {
     fn the_same_key_gets_the_same_limiter_and_idle_ones_are_swept() {
         let map = EndpointLimiters::new(100, Duration::from_secs(10));
         let a = map.get_or_insert("a", Timestamp::ZERO, limiter, |_| {});
-        let _ = a.try_acquire(1);
+        assert_eq!(&*a.key, "a");
+        let _ = a.limiter.try_acquire(1);
         let again = map.get_or_insert("a", Timestamp::ZERO, limiter, |_| panic!("no eviction"));
+        assert!(Arc::ptr_eq(&a, &again));
         assert_eq!(
-            a.snapshot().stats.granted_units,
-            again.snapshot().stats.granted_units
+            a.limiter.snapshot().stats.granted_units,
+            again.limiter.snapshot().stats.granted_units
         );
         assert_eq!(
             map.evict_idle(Timestamp::from_nanos(9_000_000_000), |_| {}),

@@ -1,5 +1,6 @@
 //! The request flow: key, cost, wait, send, classify, feed back, retry.
 
+use crate::endpoints::Endpoint;
 use crate::error::{RejectReason, Rejection, WaitCause};
 use crate::named::Named;
 use crate::window_wait::{KeyedWindow, WindowAnswer};
@@ -10,154 +11,219 @@ use pacer_core::{
 };
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tracing::Instrument;
 
-#[async_trait::async_trait]
+thread_local! {
+    /// The buffer each thread builds endpoint keys in: a request whose endpoint is known needs no
+    /// allocation for its key (the endpoint holds it).
+    static KEY: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// A key buffer that grew past this (a very long key) is given back after use.
+const KEY_BUFFER_KEPT: usize = 1024;
+
+/// The future `handle` returns: what `#[async_trait]` makes of an `async fn`.
+type Handled<'a> = Pin<Box<dyn Future<Output = Result<Response>> + Send + 'a>>;
+
+/// `handle` is written out rather than made by `#[async_trait]`: the steps before the first wait
+/// (the limiter, the cost, the endpoint, the span) need no await, so they run at once, and the
+/// boxed future is the flow alone: one future that holds the request once, small enough for the
+/// allocator's fast path.
 impl Middleware for PacerMiddleware {
-    async fn handle(
-        &self,
+    fn handle<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
         req: reqwest::Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> Result<Response> {
+        extensions: &'life1 mut Extensions,
+        next: Next<'life2>,
+    ) -> Handled<'async_trait>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
         // 1. Key: the limiter, then the endpoint within it.
         let chosen = extensions.get::<UseLimiter>().map(|u| u.0.as_ref());
-        let named = Arc::clone(self.named(chosen).map_err(Error::middleware)?);
-        let config = named.config();
-        let key: String = match extensions.get::<EndpointKey>() {
-            Some(k) => k.0.clone(),
-            None => config.key.key(&req),
+        let named: &Named = match self.named(chosen) {
+            Ok(named) => named,
+            Err(e) => return Box::pin(std::future::ready(Err(Error::middleware(e)))),
         };
+        let config = named.config();
         // 2. Cost.
         let units = match extensions.get::<Cost>() {
             Some(c) => c.0,
             None => config.cost.cost(&req),
         };
-        let span = tracing::info_span!(
-            "pacer",
-            limiter = %named.name,
-            endpoint = %key,
-            method = %req.method(),
-            units,
-        );
-        let windows: Vec<KeyedWindow<'_>> = config
-            .windows
-            .iter()
-            .filter_map(|w| {
-                Some(KeyedWindow {
-                    key: w.key_of(&req, &key)?,
-                    window: w,
-                    limiter: &named.name,
-                })
-            })
-            .collect();
+        if units == 0 {
+            let key = match extensions.get::<EndpointKey>() {
+                Some(k) => k.0.clone(),
+                None => config.key.key(&req),
+            };
+            let span = span(named, &key, &req, 0);
+            return Box::pin(free(named, config, key, req, extensions, next).instrument(span));
+        }
+        let now = named.clock.now();
+        let endpoint = match extensions.get::<EndpointKey>() {
+            Some(k) => named.endpoint(&k.0, now),
+            None => KEY.with_borrow_mut(|key| {
+                key.clear();
+                config.key.write_key(&req, key);
+                let endpoint = named.endpoint(key, now);
+                if key.capacity() > KEY_BUFFER_KEPT {
+                    *key = String::new();
+                }
+                endpoint
+            }),
+        };
+        let span = span(named, &endpoint.key, &req, units);
         let request = Request {
-            named: &named,
-            config: &config,
-            key: &key,
-            windows: &windows,
+            named,
+            config,
+            endpoint,
             units,
         };
-        request.run(req, extensions, next).instrument(span).await
+        Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
+}
+
+/// The span of one request: never its URL (a query may hold a secret), only its endpoint key.
+fn span(named: &Named, key: &str, req: &reqwest::Request, units: u64) -> tracing::Span {
+    tracing::info_span!(
+        "pacer",
+        limiter = %named.name,
+        endpoint = %key,
+        method = %req.method(),
+        units,
+    )
+}
+
+/// A request of 0 units neither waits nor moves the rate; its headers still inform the state.
+async fn free(
+    named: &Named,
+    config: Arc<LimiterConfig>,
+    key: String,
+    req: reqwest::Request,
+    extensions: &mut Extensions,
+    next: Next<'_>,
+) -> Result<Response> {
+    let result = next.run(req, extensions).await;
+    if let Ok(response) = &result {
+        let _ = observe(named, &config, &key, response, None);
+    }
+    result
 }
 
 /// One request on its way through a limiter.
 struct Request<'a> {
     named: &'a Named,
-    config: &'a LimiterConfig,
-    key: &'a str,
-    windows: &'a [KeyedWindow<'a>],
+    config: Arc<LimiterConfig>,
+    endpoint: Arc<Endpoint>,
     units: u64,
 }
 
-impl Request<'_> {
-    async fn run(
-        &self,
+impl<'a> Request<'a> {
+    /// Steps 3 to 7; `now` is when the request came in. (Not an `async fn`: its arguments would
+    /// be held twice in the future, once as arguments and once as locals.)
+    #[allow(clippy::manual_async_fn)] // on purpose: see above
+    fn run<'f>(
+        self,
         mut req: reqwest::Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> Result<Response> {
-        let Request {
-            named,
-            config,
-            key,
-            units,
-            ..
-        } = *self;
-        if units == 0 {
-            // A free request neither waits nor moves the rate; its headers still inform the state.
-            let result = next.run(req, extensions).await;
-            if let Ok(response) = &result {
-                let _ = observe(named, config, key, response, None);
-            }
-            return result;
-        }
-        let limiter = named.limiter_for(key, named.clock.now());
-        let max_attempts = config.options.max_attempts.max(1);
-        let mut attempt = 1;
-        let mut last: Option<Response> = None;
-        loop {
-            let retry_copy = if attempt < max_attempts {
-                req.try_clone()
-            } else {
-                None
-            };
-            // 3. Wait, within MaxWait.
-            let sent_at = match self.wait(&limiter).await {
-                Ok(sent_at) => sent_at,
-                Err(error) => {
-                    if let PacerError::Rejected(rejection) = &error {
-                        named.metrics.rejected(rejection.kind());
-                        tracing::info!(
-                            reason = rejection.kind(),
-                            needed_wait_ms = rejection.needed_wait().map(|d| d.as_millis() as u64),
-                            attempt,
-                            "request refused"
-                        );
-                    } else {
-                        tracing::warn!(attempt, "request not sent: {error}");
+        extensions: &'f mut Extensions,
+        next: Next<'f>,
+        now: Timestamp,
+    ) -> impl Future<Output = Result<Response>> + Send + 'f
+    where
+        'a: 'f,
+    {
+        async move {
+            let (named, config, units) = (self.named, &*self.config, self.units);
+            let (key, limiter) = (&*self.endpoint.key, &self.endpoint.limiter);
+            let windows: Vec<KeyedWindow<'_>> = config
+                .windows
+                .iter()
+                .filter_map(|w| {
+                    Some(KeyedWindow {
+                        key: w.key_of(&req, key)?,
+                        window: w,
+                        limiter: &named.name,
+                    })
+                })
+                .collect();
+            let max_attempts = config.options.max_attempts.max(1);
+            let mut attempt = 1;
+            let mut last: Option<Response> = None;
+            loop {
+                let retry_copy = if attempt < max_attempts {
+                    req.try_clone()
+                } else {
+                    None
+                };
+                // 3. Wait, within MaxWait.
+                let start = if attempt == 1 { now } else { named.clock.now() };
+                let waited = match self.go_now(&windows) {
+                    Some(sent_at) => Ok(sent_at),
+                    // Boxed: the rare wait would otherwise make every request's future larger.
+                    None => Box::pin(self.wait(&windows, start)).await,
+                };
+                let sent_at = match waited {
+                    Ok(sent_at) => sent_at,
+                    Err(error) => {
+                        if let PacerError::Rejected(rejection) = &error {
+                            named.metrics.rejected(rejection.kind());
+                            tracing::info!(
+                                reason = rejection.kind(),
+                                needed_wait_ms =
+                                    rejection.needed_wait().map(|d| d.as_millis() as u64),
+                                attempt,
+                                "request refused"
+                            );
+                        } else {
+                            tracing::warn!(attempt, "request not sent: {error}");
+                        }
+                        // A retry that cannot be sent gives the caller the server's last answer.
+                        return match last {
+                            Some(response) => Ok(response),
+                            None => Err(Error::middleware(error)),
+                        };
                     }
-                    // A retry that cannot be sent gives the caller the server's last answer.
-                    return match last {
-                        Some(response) => Ok(response),
-                        None => Err(Error::middleware(error)),
-                    };
+                };
+                drop(last.take());
+                // 4. Send.
+                let result = next.clone().run(req, extensions).await;
+                // 5. Classify and 6. feed back.
+                let signal = match &result {
+                    Ok(response) => observe(named, config, key, response, Some(limiter)),
+                    Err(_) => Signal::Neutral,
+                };
+                let changes = limiter.on_response(Feedback {
+                    units,
+                    sent_at,
+                    signal,
+                });
+                named.record(&changes);
+                if !matches!(signal, Signal::Throttled { .. }) {
+                    return result;
                 }
-            };
-            drop(last.take());
-            // 4. Send.
-            let result = next.clone().run(req, extensions).await;
-            // 5. Classify and 6. feed back.
-            let signal = match &result {
-                Ok(response) => observe(named, config, key, response, Some(&limiter)),
-                Err(_) => Signal::Neutral,
-            };
-            let changes = limiter.on_response(Feedback {
-                units,
-                sent_at,
-                signal,
-            });
-            named.record(&changes);
-            if !matches!(signal, Signal::Throttled { .. }) {
-                return result;
-            }
-            named.metrics.throttled();
-            // 7. Retry a throttled request whose body can be sent again.
-            match (result, retry_copy) {
-                (Ok(response), Some(copy)) => {
-                    tracing::debug!(
-                        attempt,
-                        status = response.status().as_u16(),
-                        "throttled, retrying"
-                    );
-                    last = Some(response);
-                    req = copy;
-                    attempt += 1;
+                named.metrics.throttled();
+                // 7. Retry a throttled request whose body can be sent again.
+                match (result, retry_copy) {
+                    (Ok(response), Some(copy)) => {
+                        tracing::debug!(
+                            attempt,
+                            status = response.status().as_u16(),
+                            "throttled, retrying"
+                        );
+                        last = Some(response);
+                        req = copy;
+                        attempt += 1;
+                    }
+                    (result, _) => return result,
                 }
-                (result, _) => return result,
             }
         }
     }
@@ -179,13 +245,15 @@ fn observe(
         .classifier
         .classify(response.status(), response.headers(), &info);
     // A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers).
-    let from_cache = response
-        .headers()
-        .get(http::header::AGE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok())
-        .is_some_and(|age| age > 0);
-    if !from_cache && (!info.is_empty() || named.headers_seen()) {
+    let from_cache = || {
+        response
+            .headers()
+            .get(http::header::AGE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .is_some_and(|age| age > 0)
+    };
+    if (!info.is_empty() || named.headers_seen()) && !from_cache() {
         named.saw_headers();
         // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
         let bounded = info.bounded(max_retry_after, config.server_stop.max_exhausted_delay());
@@ -198,27 +266,39 @@ fn observe(
 }
 
 impl Request<'_> {
+    /// The time the request may go if it may go at once without looking at anything but the
+    /// adaptive limiter (no strict window, no rate-limit header yet) and that limiter has its
+    /// units now; they are then taken.
+    fn go_now(&self, windows: &[KeyedWindow<'_>]) -> Option<Timestamp> {
+        let (named, units) = (self.named, self.units);
+        if !windows.is_empty() || named.headers_seen() {
+            return None;
+        }
+        let permit = self.endpoint.limiter.try_acquire(units).ok()?;
+        named.metrics.sent(units, Duration::ZERO);
+        Some(permit.granted_at())
+    }
+
     /// Step 3: every wait before a send, in one budget of `MaxWait`: the server-ordered stop,
     /// the strict windows' ETA, the proactive delay, the adaptive queue, then the windows' take.
     /// Returns when the request may go, or why it may not; a refused request takes nothing (but
     /// units of a window taken before another window or the queue refused it).
-    async fn wait(&self, limiter: &Limiter) -> std::result::Result<Timestamp, PacerError> {
-        let Request {
-            named,
-            config,
-            key,
-            windows,
-            units,
-        } = *self;
+    async fn wait(
+        &self,
+        windows: &[KeyedWindow<'_>],
+        start: Timestamp,
+    ) -> std::result::Result<Timestamp, PacerError> {
+        let (named, config, endpoint, units) =
+            (self.named, &*self.config, &self.endpoint, self.units);
+        let (key, limiter) = (&*endpoint.key, &endpoint.limiter);
         let clock = &named.clock;
         let options = &config.options;
         let max_wait = options.max_wait;
         let instance_count = named.instance_count(config);
-        let start = clock.now();
         let _waiting = named.waiting();
         let refuse = |reason| Rejection {
             limiter: Arc::clone(&named.name),
-            endpoint: Arc::from(key),
+            endpoint: Arc::clone(&endpoint.key),
             reason,
         };
         let too_long = |cause, needed| {

@@ -38,6 +38,14 @@ use std::str::FromStr;
 pub trait EndpointKeyExtractor: Send + Sync + fmt::Debug + 'static {
     /// The key of `request`.
     fn key(&self, request: &Request) -> String;
+
+    /// Appends the key of `request` to `out`, which is empty on entry. The middleware calls
+    /// this, not [`key`](Self::key), on every request, into a buffer it reuses: an extractor
+    /// that can write its key without allocating a `String` of its own may override it, and must
+    /// then write what `key` returns. The default appends `key`'s result.
+    fn write_key(&self, request: &Request, out: &mut String) {
+        out.push_str(&self.key(request));
+    }
 }
 
 /// The built-in ways to key requests (`EndpointKey` in configuration).
@@ -79,29 +87,34 @@ impl KeyMode {
     /// The key of `url` in this mode.
     #[must_use]
     pub fn key_of(self, url: &Url) -> String {
+        let mut key = String::new();
+        self.write_key_of(url, &mut key);
+        key
+    }
+
+    /// Appends the key of `url` in this mode to `out`.
+    pub fn write_key_of(self, url: &Url, out: &mut String) {
         let host = url.host_str().unwrap_or("");
         // Built by hand: this runs on every request, and `format!` costs several times more.
-        let origin = |extra: usize| {
+        let origin = |out: &mut String, extra: usize| {
             let port = url.port_or_known_default().unwrap_or(0);
-            let mut key = String::with_capacity(url.scheme().len() + host.len() + 9 + extra);
-            key.push_str(url.scheme());
-            key.push_str("://");
-            key.push_str(host);
-            key.push(':');
-            push_u16(&mut key, port);
-            key
+            out.reserve(url.scheme().len() + host.len() + 9 + extra);
+            out.push_str(url.scheme());
+            out.push_str("://");
+            out.push_str(host);
+            out.push(':');
+            push_u16(out, port);
         };
         match self {
-            KeyMode::SchemeHostPort => origin(0),
-            KeyMode::Host => host.to_owned(),
+            KeyMode::SchemeHostPort => origin(out, 0),
+            KeyMode::Host => out.push_str(host),
             KeyMode::HostAndFirstSegment => {
                 let segment = url.path_segments().and_then(|mut s| s.next()).unwrap_or("");
-                let mut key = origin(segment.len() + 1);
-                key.push('/');
-                key.push_str(segment);
-                key
+                origin(out, segment.len() + 1);
+                out.push('/');
+                out.push_str(segment);
             }
-            KeyMode::Global => "*".to_owned(),
+            KeyMode::Global => out.push('*'),
         }
     }
 }
@@ -127,6 +140,10 @@ fn push_u16(out: &mut String, n: u16) {
 impl EndpointKeyExtractor for KeyMode {
     fn key(&self, request: &Request) -> String {
         self.key_of(request.url())
+    }
+
+    fn write_key(&self, request: &Request, out: &mut String) {
+        self.write_key_of(request.url(), out);
     }
 }
 
@@ -203,7 +220,14 @@ mod tests {
             ("https://a.test/x", KeyMode::Global, "*"),
         ];
         for (url, mode, key) in table {
-            assert_eq!(mode.key_of(&url.parse().unwrap()), key, "{url} {mode:?}");
+            let url = url.parse().unwrap();
+            assert_eq!(mode.key_of(&url), key, "{url} {mode:?}");
+            let mut written = String::new();
+            mode.write_key(
+                &Request::new(reqwest::Method::GET, url.clone()),
+                &mut written,
+            );
+            assert_eq!(written, key, "write_key {url} {mode:?}");
         }
     }
 

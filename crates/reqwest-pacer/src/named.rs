@@ -2,7 +2,7 @@
 //! endpoint, and its metrics.
 
 use crate::LimiterConfig;
-use crate::endpoints::EndpointLimiters;
+use crate::endpoints::{Endpoint, EndpointLimiters};
 use crate::observe::Metrics;
 use pacer_core::{
     Changes, Clock, EndpointStore, InvalidOption, InvalidOptions, Limiter, LimiterOptions,
@@ -94,8 +94,8 @@ impl Named {
         self.apply_options(&options)
     }
 
-    /// The adaptive limiter of `key`, made on first use.
-    pub(crate) fn limiter_for(&self, key: &str, now: Timestamp) -> Limiter {
+    /// The endpoint `key` and its adaptive limiter, made on first use.
+    pub(crate) fn endpoint(&self, key: &str, now: Timestamp) -> Arc<Endpoint> {
         self.endpoints.get_or_insert(
             key,
             now,

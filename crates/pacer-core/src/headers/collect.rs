@@ -118,6 +118,22 @@ pub(crate) struct Collected<'a> {
     pub(crate) found: bool,
 }
 
+/// Whether a field named `name` may be one that a dialect reads: a test of its first bytes, so
+/// that a response without any (most responses) is passed over cheaply. Every name
+/// [`Collected`] picks out passes it.
+pub(crate) fn may_be_field(name: &str) -> bool {
+    match name.as_bytes().first() {
+        Some(b'r') => name.starts_with("ratelimit") || name.starts_with("retry-after"),
+        Some(b'x') => {
+            name.starts_with("x-ratelimit-")
+                || name.starts_with("x-rate-limit-")
+                || name == "x-shopify-shop-api-call-limit"
+        }
+        Some(b'a') => name.starts_with("anthropic-ratelimit-"),
+        _ => false,
+    }
+}
+
 impl<'a> Collected<'a> {
     /// Walks `headers` once.
     pub(crate) fn from_map(headers: &'a HeaderMap) -> Collected<'a> {
@@ -129,8 +145,7 @@ impl<'a> Collected<'a> {
     }
 
     fn add(&mut self, name: &'a str, value: &'a HeaderValue) {
-        // Every field of interest starts with one of these letters.
-        if !matches!(name.as_bytes().first(), Some(b'r' | b'x' | b'a')) {
+        if !may_be_field(name) {
             return;
         }
         let lines = match name {
@@ -229,6 +244,34 @@ mod tests {
             m.append(*k, HeaderValue::from_bytes(v).unwrap());
         }
         m
+    }
+
+    #[test]
+    fn every_field_read_passes_the_quick_test() {
+        let read = [
+            "ratelimit",
+            "ratelimit-policy",
+            "ratelimit-limit",
+            "ratelimit-remaining",
+            "ratelimit-reset",
+            "retry-after",
+            "retry-after-ms",
+            "x-shopify-shop-api-call-limit",
+            "x-ratelimit-limit",
+            "x-rate-limit-remaining",
+            "x-ratelimit-reset-after",
+            "x-ratelimit-bucket",
+            "x-ratelimit-limit-requests",
+            "anthropic-ratelimit-tokens-limit",
+        ];
+        for name in read {
+            assert!(Collected::from_map(&map(&[(name, b"1")])).found, "{name}");
+            assert!(may_be_field(name), "{name}");
+        }
+        for name in ["content-type", "age", "date", "x-request-id", "rate", "r"] {
+            assert!(!may_be_field(name), "{name}");
+            assert!(!Collected::from_map(&map(&[(name, b"1")])).found, "{name}");
+        }
     }
 
     #[test]

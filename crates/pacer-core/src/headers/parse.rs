@@ -6,13 +6,16 @@ use std::time::SystemTime;
 
 use http::HeaderMap;
 
-use super::collect::{Collected, Family};
+use super::collect::{Collected, Family, may_be_field};
 use super::info::RateLimitInfo;
 use super::retry_after::retry_after;
 use super::{ietf, vendors, x_ratelimit};
 
 /// Parses every dialect in `headers` against `now`. Total: never fails, never panics.
 pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
+    if !headers.keys().any(|name| may_be_field(name.as_str())) {
+        return RateLimitInfo::default();
+    }
     let c = Collected::from_map(headers);
     if !c.found {
         return RateLimitInfo::default();

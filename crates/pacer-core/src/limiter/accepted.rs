@@ -26,6 +26,10 @@ pub(crate) struct AcceptedMeter {
     slot_nanos: u64,
     /// Units per window → units per minute.
     per_minute: f64,
+    /// The sum of the slots, kept so that the count up to the newest slot (asked after every
+    /// success) is not a sum of 60 numbers each time. Summed anew when a slot starts, so no
+    /// rounding can build up.
+    total: f64,
 }
 
 impl AcceptedMeter {
@@ -36,6 +40,7 @@ impl AcceptedMeter {
             newest: 0,
             slot_nanos,
             per_minute: MINUTE_SECS / window.as_secs_f64(),
+            total: 0.0,
         };
         m.newest = m.slot_of(now);
         m
@@ -45,13 +50,17 @@ impl AcceptedMeter {
     pub(crate) fn record(&mut self, units: f64, now: Timestamp) {
         self.advance(now);
         self.slots[(self.newest % SLOTS as u64) as usize] += units;
+        self.total += units;
     }
 
     /// The units accepted in the last window (the current slot and the 59 before it).
     pub(crate) fn in_window(&self, now: Timestamp) -> f64 {
+        let slot = self.slot_of(now);
+        if slot <= self.newest {
+            return self.total;
+        }
         let window = SLOTS as u64 - 1;
-        let from = self
-            .slot_of(now)
+        let from = slot
             .saturating_sub(window)
             .max(self.newest.saturating_sub(window));
         (from..=self.newest)
@@ -81,6 +90,7 @@ impl AcceptedMeter {
             self.slots[(s % SLOTS as u64) as usize] = 0.0;
         }
         self.newest = slot;
+        self.total = self.slots.iter().sum();
     }
 
     fn slot_of(&self, t: Timestamp) -> u64 {
