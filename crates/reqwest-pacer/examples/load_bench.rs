@@ -3,13 +3,15 @@
 //! keep-alive server.
 //!
 //! Run: `cargo run --release -p reqwest-pacer --example load_bench -- [SECONDS] [CONCURRENCY] [ROUNDS]`
-//! (defaults 3 s, 32 tasks, 3 rounds; the rounds interleave the three clients so drift in the
-//! machine's load hits them alike). Prints one JSON line per client with the best and median
-//! requests/s, then the ratios.
+//! (defaults 3 s, 32 tasks, 3 rounds; the rounds interleave the clients so drift in the machine's
+//! load hits them alike). The clients: plain reqwest, Pacer, Pacer with `MaxAttempts = 1` (no
+//! retry copy), governor. Prints one JSON line per client with the best and median requests/s,
+//! then the ratios.
 //!
-//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer or governor) sends N requests one after
-//! another through one client and nothing else: run it under `valgrind --tool=callgrind` for
-//! instruction counts per request, which the load of a shared machine does not change.
+//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer, pacer_no_retry or governor) sends N
+//! requests one after another through one client and nothing else: run it under
+//! `valgrind --tool=callgrind` for instruction counts per request, which the load of a shared
+//! machine does not change.
 //!
 //! `load_bench only CLIENT SECONDS CONCURRENCY` runs one client alone under load and prints its
 //! requests/s: run it under `perf record` to see where one client's time goes.
@@ -72,34 +74,41 @@ fn median(v: &mut [f64]) -> f64 {
     v[v.len() / 2]
 }
 
-/// The three clients: plain, through Pacer (limits far above the load), through governor.
-fn clients() -> (
-    ClientWithMiddleware,
-    ClientWithMiddleware,
-    ClientWithMiddleware,
-) {
+/// The clients, by name: plain reqwest; through Pacer (limits far above the load); through Pacer
+/// with `MaxAttempts = 1` (no copy of each request is kept for a retry, so the difference is
+/// what the retries cost); through governor.
+fn clients() -> [(&'static str, ClientWithMiddleware); 4] {
     let reqwest = reqwest::Client::new();
     let plain = ClientBuilder::new(reqwest.clone()).build();
-    let pacer = PacerMiddleware::builder()
-        .limiter("bench", LimiterConfig::new(far_above()))
-        .build()
-        .unwrap();
-    let paced = ClientBuilder::new(reqwest.clone()).with(pacer).build();
-    let governed = ClientBuilder::new(reqwest)
+    let paced = |max_attempts| {
+        let mut options = far_above();
+        options.max_attempts = max_attempts;
+        let pacer = PacerMiddleware::builder()
+            .limiter("bench", LimiterConfig::new(options))
+            .build()
+            .unwrap();
+        ClientBuilder::new(reqwest.clone()).with(pacer).build()
+    };
+    let governed = ClientBuilder::new(reqwest.clone())
         .with(GovernorMiddleware::unlimited())
         .build();
-
-    (plain, paced, governed)
+    [
+        ("plain_reqwest", plain),
+        ("pacer", paced(4)),
+        ("pacer_no_retry", paced(1)),
+        ("governor", governed),
+    ]
 }
 
-/// One of the three clients by name: `pacer`, `governor`, anything else plain.
+/// One client by name (`plain`, `pacer`, `pacer_no_retry`, `governor`); anything else is plain.
 fn client_named(which: &str) -> ClientWithMiddleware {
-    let (plain, paced, governed) = clients();
-    match which {
-        "pacer" => paced,
-        "governor" => governed,
-        _ => plain,
-    }
+    clients()
+        .into_iter()
+        .find(|(name, _)| *name == which)
+        .map_or_else(
+            || ClientBuilder::new(reqwest::Client::new()).build(),
+            |(_, c)| c,
+        )
 }
 
 #[tokio::main]
@@ -134,15 +143,10 @@ async fn main() {
     let concurrency = args.get(1).copied().unwrap_or(32) as usize;
     let rounds = args.get(2).copied().unwrap_or(3) as usize;
     let url = serve().await;
-    let (plain, paced, governed) = clients();
+    let clients = clients();
 
     // Warm the connection pool.
-    run(&plain, &url, 1, concurrency).await;
-    let clients = [
-        ("plain_reqwest", &plain),
-        ("pacer", &paced),
-        ("governor", &governed),
-    ];
+    run(&clients[0].1, &url, 1, concurrency).await;
     let mut results: Vec<Vec<f64>> = vec![Vec::new(); clients.len()];
     for _ in 0..rounds {
         for (i, (_, client)) in clients.iter().enumerate() {
@@ -159,9 +163,10 @@ async fn main() {
         );
     }
     println!(
-        "{{\"pacer_over_plain\":{:.3},\"pacer_over_governor\":{:.3},\"governor_over_plain\":{:.3}}}",
+        "{{\"pacer_over_plain\":{:.3},\"pacer_no_retry_over_plain\":{:.3},\"pacer_over_governor\":{:.3},\"governor_over_plain\":{:.3}}}",
         medians[1] / medians[0],
-        medians[1] / medians[2],
-        medians[2] / medians[0]
+        medians[2] / medians[0],
+        medians[1] / medians[3],
+        medians[3] / medians[0]
     );
 }
