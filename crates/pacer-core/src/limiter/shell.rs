@@ -286,6 +286,9 @@ impl Limiter {
     }
 
     fn log(&self, changes: &Changes) {
+        if changes.is_empty() {
+            return;
+        }
         if let Some(c) = changes.rate {
             if c.reason == RateChangeReason::Server {
                 // Every response with rate-limit headers moves it: not news.
@@ -334,6 +337,10 @@ impl State {
         polling: Option<Ticket>,
         wake: &mut Vec<Waker>,
     ) {
+        if changes.rejected.is_empty() && self.armed.is_none() && self.core.queue_len() == 0 {
+            // Nobody waits: nothing to hand out, no timer to arm (most responses).
+            return;
+        }
         for (ticket, rejected) in &changes.rejected {
             self.finish(*ticket, Err(rejected.clone()), wake);
         }
