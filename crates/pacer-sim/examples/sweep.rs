@@ -4,10 +4,12 @@
 //! ```sh
 //! cargo run --release -p pacer-sim --example sweep
 //! cargo run --release -p pacer-sim --example sweep -- --instances 2 --seeds 5
+//! cargo run --release -p pacer-sim --example sweep -- --instances 1 --demand 4000
 //! ```
 //!
 //! For each instance count (1, 2 and 4 by default), it runs every story with every default mode
-//! on seed 42 and on seeds 1 to 20 (the simulator's other settings are its defaults), and prints
+//! on seed 42 and on seeds 1 to 20 (the simulator's other settings are its defaults; `--demand`
+//! sets the demand per instance), and prints
 //! the minimum, median and maximum share of the quota and 429s of each mode in each story, then,
 //! seed by seed, how often `pacer` and `headers` had at least AIMD's share and at most its 429s.
 
@@ -18,12 +20,15 @@ use std::collections::BTreeMap;
 struct Args {
     instances: Vec<u32>,
     seeds: Vec<u64>,
+    /// Demand per instance, units per minute (the simulator's default unless given).
+    demand: Option<f64>,
 }
 
 fn args() -> Result<Args, String> {
     let mut out = Args {
         instances: vec![1, 2, 4],
         seeds: std::iter::once(42).chain(1..=20).collect(),
+        demand: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -39,9 +44,16 @@ fn args() -> Result<Args, String> {
                 let n: u64 = value.parse().map_err(|_| format!("--seeds {value}"))?;
                 out.seeds = std::iter::once(42).chain(1..=n).collect();
             }
+            "--demand" => {
+                let d: f64 = value.parse().map_err(|_| format!("--demand {value}"))?;
+                if !(d.is_finite() && d > 0.0) {
+                    return Err(format!("--demand {value}: units per minute above 0"));
+                }
+                out.demand = Some(d);
+            }
             other => {
                 return Err(format!(
-                    "unknown flag {other}: --instances 1,2,4 --seeds 20"
+                    "unknown flag {other}: --instances 1,2,4 --seeds 20 --demand 2000"
                 ));
             }
         }
@@ -70,10 +82,12 @@ fn main() {
         // (story, mode) → one RunMetrics per seed, in seed order.
         let mut runs: BTreeMap<(usize, usize), Vec<RunMetrics>> = BTreeMap::new();
         for &seed in &args.seeds {
+            let defaults = SimOptions::default();
             let options = SimOptions {
                 seed,
                 instances,
-                ..SimOptions::default()
+                demand: args.demand.unwrap_or(defaults.demand),
+                ..defaults
             };
             let c = compare(&options, &stories, &modes).expect("the defaults are valid");
             for (i, row) in c.rows.into_iter().enumerate() {
@@ -82,9 +96,10 @@ fn main() {
             }
         }
         println!(
-            "\n### {instances} instance{} — seeds 42 and 1–{}\n",
+            "\n### {instances} instance{} — seeds 42 and 1–{}, demand {} per instance\n",
             if instances == 1 { "" } else { "s" },
-            args.seeds.len() - 1
+            args.seeds.len() - 1,
+            args.demand.unwrap_or(SimOptions::default().demand)
         );
         println!("| story | mode | share min / median / max | 429s min / median / max |");
         println!("|---|---|---:|---:|");

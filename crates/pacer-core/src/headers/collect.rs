@@ -248,26 +248,14 @@ mod tests {
 
     #[test]
     fn every_field_read_passes_the_quick_test() {
-        let read = [
-            "ratelimit",
-            "ratelimit-policy",
-            "ratelimit-limit",
-            "ratelimit-remaining",
-            "ratelimit-reset",
-            "retry-after",
-            "retry-after-ms",
-            "x-shopify-shop-api-call-limit",
-            "x-ratelimit-limit",
-            "x-rate-limit-remaining",
-            "x-ratelimit-reset-after",
-            "x-ratelimit-bucket",
-            "x-ratelimit-limit-requests",
-            "anthropic-ratelimit-tokens-limit",
-        ];
-        for name in read {
-            assert!(Collected::from_map(&map(&[(name, b"1")])).found, "{name}");
-            assert!(may_be_field(name), "{name}");
+        let mut found = 0;
+        for name in crate::headers::hostile::NAMES {
+            if Collected::from_map(&map(&[(name, b"1")])).found {
+                assert!(may_be_field(name), "{name}");
+                found += 1;
+            }
         }
+        assert!(found >= 20, "only {found} of the names were read");
         for name in ["content-type", "age", "date", "x-request-id", "rate", "r"] {
             assert!(!may_be_field(name), "{name}");
             assert!(!Collected::from_map(&map(&[(name, b"1")])).found, "{name}");

@@ -12,7 +12,7 @@ use super::restrictive::compare;
 use crate::{Percentage, RateLimitInfo, ServerStopPolicy, ThrottlingAlgorithm, ThrottlingContext};
 
 /// Every header name a dialect reads, plus neighbours that must be ignored.
-const NAMES: &[&str] = &[
+pub(super) const NAMES: &[&str] = &[
     "ratelimit",
     "ratelimit-policy",
     "ratelimit-limit",
