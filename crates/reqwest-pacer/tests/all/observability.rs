@@ -89,6 +89,70 @@ async fn metrics_are_labelled_with_the_limiter_name_only() {
     assert_eq!(seen.get("pacer_waiting_requests"), Some(&0.0));
 }
 
+/// The value of `name` labelled with `limiter`, if it has one.
+fn gauge(snapshotter: &Snapshotter, name: &str, limiter: &str) -> Option<f64> {
+    snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .find(|(key, _, _, _)| {
+            key.key().name() == name
+                && key
+                    .key()
+                    .labels()
+                    .any(|l| l.key() == "limiter" && l.value() == limiter)
+        })
+        .and_then(|(_, _, _, value)| match value {
+            DebugValue::Gauge(g) => Some(g.into_inner()),
+            _ => None,
+        })
+}
+
+#[tokio::test]
+async fn a_request_counts_as_waiting_only_while_it_waits() {
+    let snapshotter = snapshotter();
+    let server = MockServer::start().await;
+    Mock::given(method("GET"))
+        .respond_with(ok())
+        .mount(&server)
+        .await;
+    // One unit a second and a bucket of one: the first request goes at once, the second waits.
+    let mut options = generous();
+    options.initial_units_per_minute = 60.0;
+    options.min_units_per_minute = 60.0;
+    options.max_units_per_minute = 60.0;
+    let pacer = PacerMiddleware::builder()
+        .limiter("waiting-gauge", LimiterConfig::new(options))
+        .build()
+        .unwrap();
+    let client = client(&pacer);
+    client.get(server.uri()).send().await.unwrap();
+    assert_eq!(
+        gauge(snapshotter, "pacer_waiting_requests", "waiting-gauge").unwrap_or(0.0),
+        0.0,
+        "a request that went at once never waited"
+    );
+    let second = tokio::spawn({
+        let (client, uri) = (client.clone(), server.uri());
+        async move { client.get(uri).send().await.unwrap().status() }
+    });
+    // The second request is waiting for its unit: the gauge says so until it goes.
+    let mut seen = 0.0;
+    for _ in 0..200 {
+        seen = gauge(snapshotter, "pacer_waiting_requests", "waiting-gauge").unwrap_or(0.0);
+        if seen > 0.0 || second.is_finished() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert_eq!(seen, 1.0, "the waiting request was counted");
+    assert_eq!(second.await.unwrap(), 200);
+    assert_eq!(
+        gauge(snapshotter, "pacer_waiting_requests", "waiting-gauge"),
+        Some(0.0)
+    );
+}
+
 #[derive(Clone, Default)]
 struct Captured(Arc<Mutex<Vec<u8>>>);
 
