@@ -4,7 +4,8 @@
 # middleware's own (the inclusive cost of its `handle` and of polling its future, less the send it
 # wraps, `Next::run`'s future). Each is (count at 2,500 requests − count at 500) ÷ 2,000.
 #
-#   scripts/instructions.sh [CLIENT]    CLIENT: pacer (default), pacer_no_retry, governor, plain
+#   scripts/instructions.sh [CLIENT]    CLIENT: pacer (default), pacer_no_retry, pacer_headers,
+#                                       governor, plain
 #
 # Needs valgrind (apt-get install valgrind) and python3. The whole-program figure moves by about
 # ±1,500 between runs (tokio's idle loops); the middleware's own figure is steady to a few dozen.

@@ -8,7 +8,8 @@
 //! retry copy), governor. Prints one JSON line per client with the best and median requests/s,
 //! then the ratios.
 //!
-//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer, pacer_no_retry or governor) sends N
+//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer, pacer_no_retry, governor, or
+//! pacer_headers: Pacer against a route that sends rate-limit fields) sends N
 //! requests one after another through one client and nothing else: run it under
 //! `valgrind --tool=callgrind` for instruction counts per request, which the load of a shared
 //! machine does not change.
@@ -30,8 +31,21 @@ mod support;
 
 use support::{GovernorMiddleware, far_above};
 
+/// A local keep-alive server: `/` answers `ok`; `/limited` answers `ok` with IETF draft-11
+/// rate-limit fields whose quota is far above any load (what most real APIs send).
 async fn serve() -> String {
-    let app = Router::new().route("/", get(|| async { "ok" }));
+    let app = Router::new().route("/", get(|| async { "ok" })).route(
+        "/limited",
+        get(|| async {
+            (
+                [
+                    ("ratelimit-policy", "\"default\";q=1000000000;w=60"),
+                    ("ratelimit", "\"default\";r=999999999;t=60"),
+                ],
+                "ok",
+            )
+        }),
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", listener.local_addr().unwrap());
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -100,11 +114,20 @@ fn clients() -> [(&'static str, ClientWithMiddleware); 4] {
     ]
 }
 
+/// The URL a client is measured against: `pacer_headers` is Pacer against the route that sends
+/// rate-limit fields, so that every request goes through the header state.
+fn url_for(which: &str, base: &str) -> String {
+    match which {
+        "pacer_headers" => format!("{base}limited"),
+        _ => base.to_owned(),
+    }
+}
+
 /// One client by name (`plain`, `pacer`, `pacer_no_retry`, `governor`); anything else is plain.
 fn client_named(which: &str) -> ClientWithMiddleware {
     clients()
         .into_iter()
-        .find(|(name, _)| *name == which)
+        .find(|(name, _)| *name == which || (which == "pacer_headers" && *name == "pacer"))
         .map_or_else(
             || ClientBuilder::new(reqwest::Client::new()).build(),
             |(_, c)| c,
@@ -117,7 +140,7 @@ async fn main() {
     if raw.first().map(String::as_str) == Some("sequential") {
         let which = raw.get(1).map(String::as_str).unwrap_or("plain");
         let n: usize = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
-        let url = serve().await;
+        let url = url_for(which, &serve().await);
         let client = client_named(which);
         for _ in 0..n {
             let r = client.get(&url).send().await.expect("loopback request");
@@ -129,7 +152,7 @@ async fn main() {
         let which = raw.get(1).map(String::as_str).unwrap_or("plain");
         let secs: u64 = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
         let concurrency: usize = raw.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
-        let url = serve().await;
+        let url = url_for(which, &serve().await);
         let client = client_named(which);
         let rps = run(&client, &url, secs, concurrency).await;
         println!("{{\"client\":\"{which}\",\"rps\":{rps:.0}}}");
