@@ -60,6 +60,21 @@ pub(crate) struct Params<'de> {
     pub(crate) pk: Option<Bare<'de>>,
 }
 
+impl<'de> Params<'de> {
+    /// Where the parameter `key` goes; `None` for a parameter the IETF fields do not define.
+    fn slot(&mut self, key: &str) -> Option<&mut Option<Bare<'de>>> {
+        Some(match key {
+            "r" => &mut self.r,
+            "t" => &mut self.t,
+            "q" => &mut self.q,
+            "w" => &mut self.w,
+            "qu" => &mut self.qu,
+            "pk" => &mut self.pk,
+            _ => return None,
+        })
+    }
+}
+
 /// One member of a list: its item and parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Member<'de> {
@@ -147,16 +162,9 @@ fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
             }
             let (n, next) = simple_integer(b, p + 1)?;
             p = next;
-            let slot = match key {
-                "r" => &mut params.r,
-                "t" => &mut params.t,
-                "q" => &mut params.q,
-                "w" => &mut params.w,
-                "qu" => &mut params.qu,
-                "pk" => &mut params.pk,
-                _ => continue,
-            };
-            *slot = Some(Bare::Int(n));
+            if let Some(slot) = params.slot(key) {
+                *slot = Some(Bare::Int(n));
+            }
         }
         members.push(Member { item, params });
         while matches!(b.get(p), Some(b' ' | b'\t')) {
@@ -257,19 +265,9 @@ impl<'de> ParameterVisitor<'de> for ParamCollector<'_, 'de> {
         key: &'de KeyRef,
         value: BareItemFromInput<'de>,
     ) -> Result<(), Self::Error> {
-        let Some(p) = self.0.as_deref_mut() else {
-            return Ok(());
-        };
-        let slot = match key.as_str() {
-            "r" => &mut p.r,
-            "t" => &mut p.t,
-            "q" => &mut p.q,
-            "w" => &mut p.w,
-            "qu" => &mut p.qu,
-            "pk" => &mut p.pk,
-            _ => return Ok(()),
-        };
-        *slot = Some(value.into());
+        if let Some(slot) = self.0.as_deref_mut().and_then(|p| p.slot(key.as_str())) {
+            *slot = Some(value.into());
+        }
         Ok(())
     }
 
