@@ -1,5 +1,4 @@
 use crate::support::*;
-use pacer_core::LimiterOptions;
 use std::time::Duration;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
@@ -12,10 +11,7 @@ async fn dropped_request_futures_free_their_places_and_leak_nothing() {
         .respond_with(script.clone())
         .mount(&server)
         .await;
-    let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 60.0;
-    o.min_units_per_minute = 60.0;
-    o.max_units_per_minute = 60.0;
+    let mut o = fixed_rate(60.0);
     o.max_wait = Duration::from_secs(600);
     let pacer = pacer(o);
     let client = client(&pacer);

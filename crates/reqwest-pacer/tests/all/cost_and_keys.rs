@@ -7,10 +7,7 @@ use wiremock::{Mock, MockServer};
 
 /// 600 units per minute with a 1 s bucket: 10 units at once, then 10 per second.
 fn ten_per_second() -> LimiterOptions {
-    let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 600.0;
-    o.min_units_per_minute = 600.0;
-    o.max_units_per_minute = 600.0;
+    let mut o = fixed_rate(600.0);
     o.max_wait = Duration::from_millis(200);
     o
 }

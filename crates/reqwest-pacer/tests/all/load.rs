@@ -1,8 +1,8 @@
 //! Load and cancellation without a network: the chain ends in a stub that answers at once, so
 //! tens of thousands of requests take seconds.
 
+use crate::support::fixed_rate;
 use http::Extensions;
-use pacer_core::LimiterOptions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
 use reqwest_pacer::{EndpointKey, LimiterConfig, PacerErrorExt, PacerMiddleware};
@@ -37,12 +37,9 @@ pub(crate) fn stubbed(pacer: &PacerMiddleware, stub: &Stub) -> ClientWithMiddlew
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothing_behind() {
     const N: usize = 10_000;
-    let mut o = LimiterOptions::default();
     // 5,000 units/s with a bucket of 500: the last requests wait about two seconds, so the
     // cancellations (within the first 1.5 s) meet requests still waiting.
-    o.initial_units_per_minute = 300_000.0;
-    o.min_units_per_minute = 300_000.0;
-    o.max_units_per_minute = 300_000.0;
+    let mut o = fixed_rate(300_000.0);
     o.burst = Duration::from_millis(100);
     o.queue_limit = N;
     o.max_wait = Duration::from_secs(120);

@@ -28,11 +28,8 @@ async fn metrics_are_labelled_with_the_limiter_name_only() {
         .respond_with(script.clone())
         .mount(&server)
         .await;
-    let mut options = generous();
+    let mut options = fixed_rate(60.0);
     options.queue_limit = 0;
-    options.initial_units_per_minute = 60.0;
-    options.min_units_per_minute = 60.0;
-    options.max_units_per_minute = 60.0;
     let pacer = PacerMiddleware::builder()
         .limiter("observed", LimiterConfig::new(options))
         .build()
@@ -117,12 +114,8 @@ async fn a_request_counts_as_waiting_only_while_it_waits() {
         .mount(&server)
         .await;
     // One unit a second and a bucket of one: the first request goes at once, the second waits.
-    let mut options = generous();
-    options.initial_units_per_minute = 60.0;
-    options.min_units_per_minute = 60.0;
-    options.max_units_per_minute = 60.0;
     let pacer = PacerMiddleware::builder()
-        .limiter("waiting-gauge", LimiterConfig::new(options))
+        .limiter("waiting-gauge", LimiterConfig::new(fixed_rate(60.0)))
         .build()
         .unwrap();
     let client = client(&pacer);

@@ -7,11 +7,7 @@ use wiremock::{Mock, MockServer};
 
 /// 60 units per minute with a bucket of one unit: the second request must wait a second.
 fn slow() -> LimiterOptions {
-    let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 60.0;
-    o.min_units_per_minute = 60.0;
-    o.max_units_per_minute = 60.0;
-    o
+    fixed_rate(60.0)
 }
 
 #[tokio::test]

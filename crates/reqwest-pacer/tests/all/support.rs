@@ -23,6 +23,15 @@ pub(crate) fn generous() -> LimiterOptions {
     o
 }
 
+/// Options that hold the rate at `units_per_minute` (initial, minimum and maximum alike).
+pub(crate) fn fixed_rate(units_per_minute: f64) -> LimiterOptions {
+    let mut o = LimiterOptions::default();
+    o.initial_units_per_minute = units_per_minute;
+    o.min_units_per_minute = units_per_minute;
+    o.max_units_per_minute = units_per_minute;
+    o
+}
+
 pub(crate) fn pacer(options: LimiterOptions) -> PacerMiddleware {
     PacerMiddleware::builder()
         .limiter("api", LimiterConfig::new(options))
