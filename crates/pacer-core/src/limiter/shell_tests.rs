@@ -1,19 +1,11 @@
 //! The async shell on the manual clock: waits, wake-ups, cancellation.
 
+use super::tests::options;
 use super::*;
 use crate::controller::{RateController, RateControllerState};
 use crate::{Clock, ManualClock, Timestamp};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-fn options() -> LimiterOptions {
-    LimiterOptions {
-        initial_units_per_minute: 600.0,
-        min_units_per_minute: 60.0,
-        max_units_per_minute: 1200.0,
-        ..LimiterOptions::default()
-    }
-}
 
 fn limiter(o: LimiterOptions, clock: &ManualClock) -> Limiter {
     Limiter::builder(o)

@@ -18,8 +18,8 @@ fn secs(s: u64) -> Timestamp {
     Timestamp::ZERO + Duration::from_secs(s)
 }
 
-/// 600 units/min = 10 units/s; a 1 s burst holds 10 units.
-fn options() -> LimiterOptions {
+/// 600 units/min = 10 units/s; a 1 s burst holds 10 units. (The shell's tests use it too.)
+pub(super) fn options() -> LimiterOptions {
     LimiterOptions {
         initial_units_per_minute: 600.0,
         min_units_per_minute: 60.0,
