@@ -83,11 +83,7 @@ async fn separate_endpoints_do_not_slow_each_other() {
 
 #[tokio::test]
 async fn an_endpoint_key_extension_and_a_key_mode_group_requests() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ok())
-        .mount(&server)
-        .await;
+    let server = answering_ok().await;
     let pacer = PacerMiddleware::builder()
         .limiter(
             "api",

@@ -1,16 +1,10 @@
 use crate::support::*;
 use pacer_core::LimiterOptions;
 use reqwest_pacer::{KeyMode, LimiterConfig, UpdateError};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
 
 #[tokio::test]
 async fn new_options_clamp_every_endpoints_rate_and_invalid_ones_change_nothing() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ok())
-        .mount(&server)
-        .await;
+    let server = answering_ok().await;
     let pacer = pacer(generous());
     client(&pacer).get(server.uri()).send().await.unwrap();
     let endpoint = crate::retry_after::endpoint(&server);
@@ -43,11 +37,7 @@ async fn new_options_clamp_every_endpoints_rate_and_invalid_ones_change_nothing(
 
 #[tokio::test]
 async fn a_new_config_applies_to_the_next_request() {
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ok())
-        .mount(&server)
-        .await;
+    let server = answering_ok().await;
     let pacer = pacer(generous());
     client(&pacer)
         .get(format!("{}/a/1", server.uri()))

@@ -108,11 +108,7 @@ fn gauge(snapshotter: &Snapshotter, name: &str, limiter: &str) -> Option<f64> {
 #[tokio::test]
 async fn a_request_counts_as_waiting_only_while_it_waits() {
     let snapshotter = snapshotter();
-    let server = MockServer::start().await;
-    Mock::given(method("GET"))
-        .respond_with(ok())
-        .mount(&server)
-        .await;
+    let server = answering_ok().await;
     // One unit a second and a bucket of one: the first request goes at once, the second waits.
     let pacer = PacerMiddleware::builder()
         .limiter("waiting-gauge", LimiterConfig::new(fixed_rate(60.0)))

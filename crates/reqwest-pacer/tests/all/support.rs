@@ -76,6 +76,16 @@ impl Respond for Script {
     }
 }
 
+/// A server that answers every GET with [`ok`].
+pub(crate) async fn answering_ok() -> wiremock::MockServer {
+    let server = wiremock::MockServer::start().await;
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .respond_with(ok())
+        .mount(&server)
+        .await;
+    server
+}
+
 pub(crate) fn ok() -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_string("ok")
 }
