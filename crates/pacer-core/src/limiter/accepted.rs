@@ -71,12 +71,7 @@ impl AcceptedMeter {
     /// [`in_window`](Self::in_window) in units per minute: the same count for the default
     /// one-minute window.
     pub(crate) fn per_minute(&self, now: Timestamp) -> f64 {
-        let units = self.in_window(now);
-        if self.per_minute == 1.0 {
-            units
-        } else {
-            units * self.per_minute
-        }
+        self.in_window(now) * self.per_minute
     }
 
     /// Starts the slot of `now`, clearing the slots skipped.
