@@ -123,25 +123,36 @@ fn url_for(which: &str, base: &str) -> String {
     }
 }
 
-/// One client by name (`plain`, `pacer`, `pacer_no_retry`, `governor`); anything else is plain.
+/// One client by name (`plain`, `pacer`, `pacer_no_retry`, `governor`; `pacer_headers` is
+/// `pacer`); anything else is plain.
 fn client_named(which: &str) -> ClientWithMiddleware {
-    clients()
-        .into_iter()
-        .find(|(name, _)| *name == which || (which == "pacer_headers" && *name == "pacer"))
-        .map_or_else(
-            || ClientBuilder::new(reqwest::Client::new()).build(),
-            |(_, c)| c,
-        )
+    let name = match which {
+        "plain" => "plain_reqwest",
+        "pacer_headers" => "pacer",
+        other => other,
+    };
+    let all = clients();
+    all.iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or(&all[0])
+        .1
+        .clone()
+}
+
+/// For the one-client modes: the client named by the argument after the mode, a server, and the
+/// URL to send to.
+async fn one_client(raw: &[String]) -> (String, ClientWithMiddleware, String) {
+    let which = raw.get(1).map_or("plain", String::as_str);
+    let url = url_for(which, &serve().await);
+    (which.to_owned(), client_named(which), url)
 }
 
 #[tokio::main]
 async fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.first().map(String::as_str) == Some("sequential") {
-        let which = raw.get(1).map(String::as_str).unwrap_or("plain");
         let n: usize = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(1000);
-        let url = url_for(which, &serve().await);
-        let client = client_named(which);
+        let (_, client, url) = one_client(&raw).await;
         for _ in 0..n {
             let r = client.get(&url).send().await.expect("loopback request");
             let _ = r.bytes().await;
@@ -149,11 +160,9 @@ async fn main() {
         return;
     }
     if raw.first().map(String::as_str) == Some("only") {
-        let which = raw.get(1).map(String::as_str).unwrap_or("plain");
         let secs: u64 = raw.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
         let concurrency: usize = raw.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
-        let url = url_for(which, &serve().await);
-        let client = client_named(which);
+        let (which, client, url) = one_client(&raw).await;
         let rps = run(&client, &url, secs, concurrency).await;
         println!("{{\"client\":\"{which}\",\"rps\":{rps:.0}}}");
         return;
