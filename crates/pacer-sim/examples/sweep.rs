@@ -21,14 +21,14 @@ struct Args {
     instances: Vec<u32>,
     seeds: Vec<u64>,
     /// Demand per instance, units per minute (the simulator's default unless given).
-    demand: Option<f64>,
+    demand: f64,
 }
 
 fn args() -> Result<Args, String> {
     let mut out = Args {
         instances: vec![1, 2, 4],
         seeds: std::iter::once(42).chain(1..=20).collect(),
-        demand: None,
+        demand: SimOptions::default().demand,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -49,7 +49,7 @@ fn args() -> Result<Args, String> {
                 if !(d.is_finite() && d > 0.0) {
                     return Err(format!("--demand {value}: units per minute above 0"));
                 }
-                out.demand = Some(d);
+                out.demand = d;
             }
             other => {
                 return Err(format!(
@@ -82,12 +82,11 @@ fn main() {
         // (story, mode) → one RunMetrics per seed, in seed order.
         let mut runs: BTreeMap<(usize, usize), Vec<RunMetrics>> = BTreeMap::new();
         for &seed in &args.seeds {
-            let defaults = SimOptions::default();
             let options = SimOptions {
                 seed,
                 instances,
-                demand: args.demand.unwrap_or(defaults.demand),
-                ..defaults
+                demand: args.demand,
+                ..SimOptions::default()
             };
             let c = compare(&options, &stories, &modes).expect("the defaults are valid");
             for (i, row) in c.rows.into_iter().enumerate() {
@@ -99,7 +98,7 @@ fn main() {
             "\n### {instances} instance{} — seeds 42 and 1–{}, demand {} per instance\n",
             if instances == 1 { "" } else { "s" },
             args.seeds.len() - 1,
-            args.demand.unwrap_or(SimOptions::default().demand)
+            args.demand
         );
         println!("| story | mode | share min / median / max | 429s min / median / max |");
         println!("|---|---|---:|---:|");
