@@ -3,6 +3,7 @@
 use reqwest::{Request, Url};
 use std::fmt;
 use std::str::FromStr;
+use url::Position;
 
 /// Derives the endpoint key of a request. Requests with the same key share one adaptive rate, one
 /// queue and one rate-limit header state within a limiter; different keys never slow each other.
@@ -98,6 +99,18 @@ impl KeyMode {
         // Built by hand: this runs on every request, and `format!` costs several times more.
         let origin = |out: &mut String, extra: usize| {
             let port = url.port_or_known_default().unwrap_or(0);
+            if url.has_host() && url.username().is_empty() && url.password().is_none() {
+                // Without user info the URL's own text starts with `scheme://host[:port]`
+                // (the parser lowercased the scheme and dropped a default port): one copy.
+                let start = &url[..Position::AfterPort];
+                out.reserve(start.len() + 6 + extra);
+                out.push_str(start);
+                if url.port().is_none() {
+                    out.push(':');
+                    push_u16(out, port);
+                }
+                return;
+            }
             out.reserve(url.scheme().len() + host.len() + 9 + extra);
             out.push_str(url.scheme());
             out.push_str("://");
@@ -192,6 +205,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Just;
 
     #[test]
     fn keys_by_mode() {
@@ -228,6 +242,46 @@ mod tests {
                 &mut written,
             );
             assert_eq!(written, key, "write_key {url} {mode:?}");
+        }
+    }
+
+    /// The key from the URL's parts, as the mode documents it.
+    fn origin_from_parts(url: &Url) -> String {
+        format!(
+            "{}://{}:{}",
+            url.scheme(),
+            url.host_str().unwrap_or(""),
+            url.port_or_known_default().unwrap_or(0)
+        )
+    }
+
+    proptest::proptest! {
+        /// Copying the URL's own text gives the key its parts give, whatever the URL.
+        #[test]
+        fn the_origin_copied_from_the_text_is_the_origin_of_the_parts(
+            scheme in "(http|https|HTTPS|ws|wss|ftp|file|x-api)",
+            user in proptest::option::of("[a-z]{1,4}(:[a-z0-9]{0,4})?"),
+            host in "([a-zA-Z][a-zA-Z0-9-]{0,8}(\\.[a-z]{1,5}){0,2}|[0-9]{1,3}(\\.[0-9]{1,3}){3}|\\[::[0-9a-f]{1,4}\\])",
+            port in proptest::option::of(proptest::prop_oneof![Just(80u16), Just(443), 0u16..=65535]),
+            path in "(/[a-z0-9%]{0,6}){0,3}(\\?[a-z=&]{0,8})?",
+        ) {
+            let text = format!(
+                "{scheme}://{}{host}{}{path}",
+                user.map(|u| format!("{u}@")).unwrap_or_default(),
+                port.map(|p| format!(":{p}")).unwrap_or_default(),
+            );
+            let Ok(url) = text.parse::<Url>() else {
+                return Ok(());
+            };
+            let origin = origin_from_parts(&url);
+            proptest::prop_assert_eq!(KeyMode::SchemeHostPort.key_of(&url), origin.clone(), "{}", url);
+            let segment = url.path_segments().and_then(|mut s| s.next()).unwrap_or("");
+            proptest::prop_assert_eq!(
+                KeyMode::HostAndFirstSegment.key_of(&url),
+                format!("{origin}/{segment}"),
+                "{}",
+                url
+            );
         }
     }
 
