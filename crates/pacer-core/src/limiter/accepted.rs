@@ -74,6 +74,20 @@ impl AcceptedMeter {
         self.in_window(now) * self.per_minute
     }
 
+    /// The units of this window's two oldest slots (the part of the count that leaves the
+    /// server's window next), in units per minute.
+    pub(crate) fn leaving_per_minute(&self, now: Timestamp) -> f64 {
+        let slot = self.slot_of(now);
+        // The window is the slots `slot - 59 ..= slot`; slots before the origin hold nothing.
+        let units: f64 = [SLOTS as u64 - 1, SLOTS as u64 - 2]
+            .into_iter()
+            .filter_map(|back| slot.checked_sub(back))
+            .filter(|s| *s <= self.newest && *s + SLOTS as u64 > self.newest)
+            .map(|s| self.slots[(s % SLOTS as u64) as usize])
+            .sum();
+        units / 2.0 * SLOTS as f64 * self.per_minute
+    }
+
     /// Starts the slot of `now`, clearing the slots skipped.
     fn advance(&mut self, now: Timestamp) {
         let slot = self.slot_of(now);
@@ -100,6 +114,41 @@ mod tests {
 
     fn at(ms: u64) -> Timestamp {
         Timestamp::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn the_two_oldest_seconds_are_what_leaves_next() {
+        let mut m = AcceptedMeter::new(MINUTE, at(0));
+        m.record(4.0, at(500));
+        m.record(2.0, at(1_500));
+        m.record(8.0, at(30_000));
+        assert_eq!(
+            m.leaving_per_minute(at(57_999)),
+            0.0,
+            "the window starts at −2 s"
+        );
+        assert_eq!(
+            m.leaving_per_minute(at(58_999)),
+            120.0,
+            "−1 s (nothing) and 0 s (4 units)"
+        );
+        assert_eq!(
+            m.leaving_per_minute(at(59_000)),
+            180.0,
+            "4 and 2 units a second each"
+        );
+        assert_eq!(
+            m.leaving_per_minute(at(60_000)),
+            60.0,
+            "2 units over two seconds"
+        );
+        assert_eq!(m.leaving_per_minute(at(61_000)), 0.0);
+        assert_eq!(
+            m.leaving_per_minute(at(88_000)),
+            240.0,
+            "second 30, in a window of 29–88"
+        );
+        assert_eq!(m.leaving_per_minute(at(200_000)), 0.0, "all left long ago");
     }
 
     #[test]

@@ -40,11 +40,11 @@ fn rows(seed: u64, instances: u32, stories: &[&str]) -> Vec<(String, [RunMetrics
         .collect()
 }
 
-/// `pacer` has at least AIMD's share and at most its 429s.
+/// `pacer` (or `headers`) has at least AIMD's share and at most its 429s.
 fn assert_beats_aimd(story: &str, aimd: &RunMetrics, pacer: &RunMetrics, what: &str) {
     assert!(
         pacer.share >= aimd.share && pacer.throttled <= aimd.throttled,
-        "{what} {story}: pacer {:.4} / {} against aimd {:.4} / {}",
+        "{what} {story}: {:.4} / {} against aimd {:.4} / {}",
         pacer.share,
         pacer.throttled,
         aimd.share,
@@ -75,19 +75,19 @@ fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
     let table = rows(42, 2, &pacer_sim::model::STORY_NAMES);
     // (story, pacer share, pacer 429s, headers share, headers 429s)
     let pinned = [
-        ("free-run", 0.9808, 17, 0.9917, 0),
-        ("noisy-neighbour", 0.9757, 16, 0.9904, 3),
-        ("quota-cut", 0.9114, 24, 0.9801, 49),
-        ("scale-out", 0.9813, 20, 0.9918, 0),
-        ("top-of-hour", 0.9822, 15, 0.9918, 0),
-        ("long-retry-after", 0.9836, 15, 0.9897, 3),
+        ("free-run", 0.9808, 17, 0.9914, 0),
+        ("noisy-neighbour", 0.9757, 16, 0.9907, 5),
+        ("quota-cut", 0.9114, 24, 0.9879, 13),
+        ("scale-out", 0.9813, 20, 0.9905, 0),
+        ("top-of-hour", 0.9822, 15, 0.9914, 0),
+        ("long-retry-after", 0.9836, 15, 0.9889, 5),
     ];
     for ((story, [aimd, pacer, headers]), pin) in table.iter().zip(pinned) {
         assert_eq!(story, pin.0);
         assert_beats_aimd(story, aimd, pacer, "seed 42");
         assert_pinned(&format!("pacer {story}"), pacer, pin.1, pin.2);
         assert_pinned(&format!("headers {story}"), headers, pin.3, pin.4);
-        assert!(headers.share >= aimd.share, "headers {story}");
+        assert_beats_aimd(story, aimd, headers, "seed 42, headers");
     }
     let [_, pacer, headers] = &table[1].1;
     assert!(pacer.share >= 0.97 && pacer.throttled <= 30);
@@ -104,6 +104,9 @@ fn other_seeds_and_instance_counts_keep_pacer_ahead_of_aimd() {
         {
             let what = format!("seed {seed}, {instances} instances");
             assert_beats_aimd(&story, &aimd, &pacer, &what);
+            // The quota cut's echo once gave `headers` more 429s than AIMD here (88 with 4
+            // instances); spreading a sliding window's room over a tenth of it ended that.
+            assert_beats_aimd(&story, &aimd, &headers, &format!("{what}, headers"));
             assert!(pacer.share >= 0.89, "{what} {story}: {}", pacer.share);
             assert!(headers.share >= 0.97, "{what} {story}: {}", headers.share);
             if story == "noisy-neighbour" {
