@@ -135,7 +135,7 @@ impl LimiterCore {
     ///   `rate × Burst` must not outrun the server's count).
     /// - **Nothing left**: every request is held until the reset (capped by `MaxRetryAfter`),
     ///   and the rate after it is this process's share of the policy's pace (`limit / window`) if
-    ///   the server gave one.
+    ///   the server gave one of more than 0 units.
     /// - **A sliding window of `QuotaWindow`** (the policy's window is the limiter's
     ///   `QuotaWindow`): the rate is at most the pace that keeps the window level — this
     ///   process's units leaving it, plus its part of `remaining` over a tenth of the window
@@ -152,7 +152,9 @@ impl LimiterCore {
     pub fn follow_server(&mut self, quota: ServerQuota, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
         let n = f64::from(self.instance_count.max(1));
-        let policy = quota.policy_pace().map(|p| p / n);
+        // A policy of no units (a server stopped, announcing its quota as 0) says nothing of
+        // the pace after the reset: it neither sets the rate then nor is handed to the controller.
+        let policy = quota.policy_pace().filter(|p| *p > 0.0).map(|p| p / n);
         let stop = quota.remaining == 0;
         self.server.following = Some(Following {
             until: now + quota.reset_after.max(ServerQuota::MIN_SPREAD),
@@ -356,6 +358,23 @@ mod tests {
         let mut c = core(1);
         let _ = c.follow_server(quota(0, 3600), secs(0.0));
         assert_eq!(c.paused_until(secs(0.0)), Some(secs(300.0)));
+    }
+
+    /// A server that stops may announce its quota as 0 while stopped: that is no pace for
+    /// after the reset (it once held the rate at the minimum, and every request waiting behind
+    /// the stop was refused as too long a wait).
+    #[test]
+    fn a_policy_of_no_units_sets_no_pace_for_after_the_stop() {
+        let mut c = core(1);
+        let stopped =
+            ServerQuota::new(0, Duration::from_secs(20)).with_policy(0, Duration::from_secs(60));
+        let changes = c.follow_server(stopped, secs(5.0));
+        assert_eq!(changes.paused_until, Some(secs(25.0)));
+        assert_eq!(c.rate(), 600.0, "the rate before the stop, not the minimum");
+        // Stale at the reset: nothing to hand over, the rate is left as it is.
+        let changes = c.on_response(success(secs(4.0)), secs(26.0));
+        assert!(changes.rate.is_none_or(|r| r.rate >= 600.0), "{changes:?}");
+        assert!(c.rate() >= 600.0);
     }
 
     #[test]
