@@ -122,33 +122,18 @@ mod tests {
         m.record(4.0, at(500));
         m.record(2.0, at(1_500));
         m.record(8.0, at(30_000));
-        assert_eq!(
-            m.leaving_per_minute(at(57_999)),
-            0.0,
-            "the window starts at −2 s"
-        );
-        assert_eq!(
-            m.leaving_per_minute(at(58_999)),
-            120.0,
-            "−1 s (nothing) and 0 s (4 units)"
-        );
-        assert_eq!(
-            m.leaving_per_minute(at(59_000)),
-            180.0,
-            "4 and 2 units a second each"
-        );
-        assert_eq!(
-            m.leaving_per_minute(at(60_000)),
-            60.0,
-            "2 units over two seconds"
-        );
-        assert_eq!(m.leaving_per_minute(at(61_000)), 0.0);
-        assert_eq!(
-            m.leaving_per_minute(at(88_000)),
-            240.0,
-            "second 30, in a window of 29–88"
-        );
-        assert_eq!(m.leaving_per_minute(at(200_000)), 0.0, "all left long ago");
+        let table = [
+            (57_999, 0.0, "the window starts at −2 s"),
+            (58_999, 120.0, "−1 s (nothing) and 0 s (4 units)"),
+            (59_000, 180.0, "4 and 2 units a second each"),
+            (60_000, 60.0, "2 units over two seconds"),
+            (61_000, 0.0, "seconds 2 and 3: nothing"),
+            (88_000, 240.0, "second 30, in a window of 29–88"),
+            (200_000, 0.0, "all left long ago"),
+        ];
+        for (ms, per_minute, why) in table {
+            assert_eq!(m.leaving_per_minute(at(ms)), per_minute, "{why}");
+        }
     }
 
     #[test]
