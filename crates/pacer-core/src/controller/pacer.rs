@@ -175,6 +175,12 @@ impl PacerControllerOptions {
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
 ///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or
 ///   where it was, if lower).
+/// - **A lapse.** A long Retry-After (5 s or more) that meets the rate at or under the estimate
+///   is the limit moving under a hold it had allowed (a neighbour came, the server cut the
+///   quota): the units accepted are only our hold, and the estimate falls to them for the time
+///   being. If no throttle comes within a window of the pause's end, the limit came back and the
+///   estimate before the lapse stands again; a throttle in that window (the limit stayed down)
+///   keeps the new one.
 /// - **Before any throttle**, the rate grows by `StartGrowth` (25 %) a second while requests
 ///   wait, but never above `Lead` (1.25) times what the server accepted in the last minute: fast
 ///   from a cold start, gentle after a long quiet spell.
@@ -241,6 +247,19 @@ pub struct PacerController {
     age_at_cut: Duration,
     /// The instance count last seen, the one before it, and the age at the change.
     instances: Option<(u32, u32, Duration)>,
+    /// After a long Retry-After at or under the estimate: the estimate it replaced, until a
+    /// window of units sent after the pause shows whether the limit stayed down.
+    suspended: Option<Suspended>,
+}
+
+/// An estimate set aside by a long Retry-After that met the rate at or under it.
+#[derive(Debug, Clone, Copy)]
+struct Suspended {
+    /// The estimate (whole budget) and whether it was firm.
+    limit: f64,
+    firm: bool,
+    /// The limiter's age a window after the pause ends.
+    until: Duration,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -276,6 +295,7 @@ impl PacerController {
             ramp_from: None,
             age_at_cut: Duration::ZERO,
             instances: None,
+            suspended: None,
         }
     }
 
@@ -380,6 +400,7 @@ impl RateController for PacerController {
         self.accepted_share(state);
         self.age_at_cut += state.since_last_decrease;
         self.held_from = None;
+        self.suspended = None;
         if state.retry_after.is_some_and(|r| r > state.quota_window) {
             // A stop longer than the server's window: our own units would have left the window
             // before it ends, so it is not the limit speaking (maintenance, a penalty) and the
@@ -445,6 +466,26 @@ impl RateController for PacerController {
                 at: t.age,
             });
         }
+        if let (Some(p), Some(limit)) = (previous, self.limit)
+            && t.long_pause
+            && !t.probing
+            && !t.fell
+            && estimate < p
+            && state.rate <= p
+        {
+            // The window held more than the limit by seconds of units, though we sent no faster
+            // than the estimate allowed: the limit moved (a neighbour came, the server cut the
+            // quota), and the units accepted are only our own hold, a little under the estimate.
+            // Taken as the limit, each such throttle would lower the hold by its margin for
+            // good. If it stayed down, the next throttle comes within a window of the pause's
+            // end (its hole comes round, and the window fills with our units); if none does,
+            // the estimate comes back.
+            self.suspended = Some(Suspended {
+                limit,
+                firm: self.firm,
+                until: t.age + state.retry_after.unwrap_or_default() + state.quota_window,
+            });
+        }
         self.limit = Some(estimate * n);
         self.firm = t.probing || t.saturated;
         if self.firm {
@@ -471,6 +512,15 @@ impl RateController for PacerController {
             .measured_send_rate
             .is_none_or(|m| m >= UTILISATION * state.rate);
         let window = state.quota_window;
+        if let Some(s) = self.suspended.filter(|s| self.age(state) >= s.until) {
+            // A window of units sent after the pause, and no throttle: the limit came back.
+            self.suspended = None;
+            if self.limit.is_some_and(|l| l < s.limit) {
+                self.limit = Some(s.limit);
+                self.firm = s.firm;
+                self.held_from = None;
+            }
+        }
         if !self.firm {
             self.demonstrated = self.demonstrated.max(self.share_of(state).0 * n);
         }

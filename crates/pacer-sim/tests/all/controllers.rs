@@ -76,7 +76,7 @@ fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
     // (story, pacer share, pacer 429s, headers share, headers 429s)
     let pinned = [
         ("free-run", 0.9808, 17, 0.9914, 0),
-        ("noisy-neighbour", 0.9757, 16, 0.9907, 5),
+        ("noisy-neighbour", 0.9828, 15, 0.9907, 5),
         ("quota-cut", 0.9114, 24, 0.9879, 13),
         ("scale-out", 0.9813, 20, 0.9905, 0),
         ("top-of-hour", 0.9822, 15, 0.9914, 0),

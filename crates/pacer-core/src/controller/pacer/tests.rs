@@ -163,6 +163,38 @@ fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
 }
 
 #[test]
+fn a_long_retry_after_at_the_hold_lowers_the_estimate_until_a_window_after_the_pause() {
+    // A neighbour comes while we hold under 1,000: the window held more than the limit by 30 s
+    // of units, and what it accepted from us was our hold.
+    let lapse = |c: &mut PacerController| {
+        throttle(c, 1050.0, 1000.0, 1);
+        let cut = throttle(c, 985.0, 980.0, 30);
+        assert_eq!(c.limit_estimate(1), Some(980.0));
+        cut
+    };
+    let mut c = PacerController::default();
+    let cut = lapse(&mut c);
+    // The pause ends 30 s after the cut; until a window after that, the hold is under 980.
+    assert_eq!(run(&mut c, busy(cut), 30, 60), 980.0 * 0.985);
+    assert_eq!(c.limit_estimate(1), Some(980.0));
+    // A window of units after the pause and no throttle: the neighbour left, 1,000 again.
+    assert_eq!(run(&mut c, busy(980.0 * 0.985), 90, 1), 985.0);
+    assert_eq!(c.limit_estimate(1), Some(1000.0));
+    // A throttle within that window: the limit stayed down, and the new estimate stays.
+    let mut c = PacerController::default();
+    lapse(&mut c);
+    throttle(&mut c, 965.0, 950.0, 1);
+    run(&mut c, busy(902.5), 1, 100);
+    assert_eq!(c.limit_estimate(1), Some(950.0));
+    // A short Retry-After is our units at the limit: nothing is set aside.
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    let cut = throttle(&mut c, 985.0, 980.0, 1);
+    run(&mut c, busy(cut), 1, 100);
+    assert_eq!(c.limit_estimate(1), Some(980.0));
+}
+
+#[test]
 fn a_level_only_demand_reached_is_not_kept_as_a_limit() {
     let mut c = PacerController::default();
     // The first throttle meets us below our rate, the queue empty: our demand (800) met a
