@@ -95,7 +95,8 @@ fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
 }
 
 /// A few of the sweep's other seeds and instance counts, in the stories where the margins are
-/// the thinnest: the noisy neighbour and the quota cut.
+/// the thinnest: the noisy neighbour and the quota cut. The noisy neighbour keeps the issue's
+/// 97 % with 4 instances too (95.6–96.7 % before a lapse stopped lowering the estimate).
 #[test]
 fn other_seeds_and_instance_counts_keep_pacer_ahead_of_aimd() {
     for (seed, instances) in [(7, 2), (13, 2), (3, 4), (19, 4)] {
@@ -110,7 +111,7 @@ fn other_seeds_and_instance_counts_keep_pacer_ahead_of_aimd() {
             assert!(pacer.share >= 0.89, "{what} {story}: {}", pacer.share);
             assert!(headers.share >= 0.97, "{what} {story}: {}", headers.share);
             if story == "noisy-neighbour" {
-                assert!(pacer.share >= 0.955, "{what}: {}", pacer.share);
+                assert!(pacer.share >= 0.97, "{what}: {}", pacer.share);
                 assert!(
                     headers.share >= 0.99 && headers.throttled <= 10,
                     "{what}: headers {:.4} / {}",
