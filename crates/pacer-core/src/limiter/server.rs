@@ -138,9 +138,9 @@ impl LimiterCore {
     ///   the server gave one of more than 0 units.
     /// - **A sliding window of `QuotaWindow`** (the policy's window is the limiter's
     ///   `QuotaWindow`): the rate is at most the pace that keeps the window level — this
-    ///   process's units leaving it, plus its part of `remaining` over a tenth of the window
-    ///   — so that room a stop left is not spent in one
-    ///   burst that the window would give back, and take away, a window later.
+    ///   process's units leaving it, plus its part of `remaining` over a tenth of the window —
+    ///   so that room a stop left is not spent in one burst that the window would give back,
+    ///   and take away, a window later.
     /// - **While the numbers are fresh** — until their reset, and for fewer than
     ///   [`ServerQuota::STALE_AFTER_RESPONSES`] responses without new ones — successes do not
     ///   reach the controller: the rate is the server's. A throttle still does (it cuts, and
