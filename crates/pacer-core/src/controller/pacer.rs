@@ -170,7 +170,8 @@ impl PacerControllerOptions {
 ///   window without a throttle, if that is higher: the limit was at least that. The old limit is
 ///   remembered for 10 minutes; the controller probes back toward it every `RecoveryProbeAfter`
 ///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
-///   throttle, it is the estimate again (if it was ever a real limit, not just our demand).
+///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
+///   and the next probe waits `ProbeAfter`, as at any estimate.
 /// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
 ///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or
@@ -180,7 +181,8 @@ impl PacerControllerOptions {
 ///   quota): the units accepted are only our hold, and the estimate falls to them for the time
 ///   being. If no throttle comes within a window of the pause's end, the limit came back and the
 ///   estimate before the lapse stands again; a throttle in that window (the limit stayed down)
-///   keeps the new one.
+///   keeps the new one, and a fall then remembers the estimate before the lapse, not the
+///   lapse's count of our hold.
 /// - **Before any throttle**, the rate grows by `StartGrowth` (25 %) a second while requests
 ///   wait, but never above `Lead` (1.25) times what the server accepted in the last minute: fast
 ///   from a cold start, gentle after a long quiet spell.
@@ -400,7 +402,8 @@ impl RateController for PacerController {
         self.accepted_share(state);
         self.age_at_cut += state.since_last_decrease;
         self.held_from = None;
-        self.suspended = None;
+        // An estimate a lapse set aside, while its window runs: the limit we had before it.
+        let lapsed = self.suspended.take().filter(|s| self.age_at_cut < s.until);
         if state.retry_after.is_some_and(|r| r > state.quota_window) {
             // A stop longer than the server's window: our own units would have left the window
             // before it ends, so it is not the limit speaking (maintenance, a penalty) and the
@@ -423,9 +426,17 @@ impl RateController for PacerController {
         };
         let previous = self.limit_estimate(state.instance_count);
         // While the estimate was only our demand (or there was none), the server has shown that
-        // it accepts more: a fall is measured from the higher of the two (whole budget).
+        // it accepts more: a fall is measured from the higher of the two (whole budget). Within
+        // a lapse's window, from the estimate it set aside: the lapse's own count was only our
+        // hold, a little under it, and remembered as the limit that may come back it would hold
+        // the budget that much under the quota once it does (the quota cut, seed 4, 2
+        // instances: 2,872 remembered instead of 2,968).
         let demonstrated = if self.firm { 0.0 } else { self.demonstrated };
-        let reference = previous.map_or(0.0, |l| l * n).max(demonstrated);
+        let set_aside = lapsed.map_or(0.0, |s| s.limit);
+        let reference = previous
+            .map_or(0.0, |l| l * n)
+            .max(demonstrated)
+            .max(set_aside);
         let t = Throttle {
             estimate,
             previous,
@@ -455,8 +466,9 @@ impl RateController for PacerController {
         self.probe_after = self.next_probe_after(&t);
         if t.fell {
             // Remember the higher limit: it may come back.
-            let firm = match self.ceiling {
-                Some(c) if c.limit > reference => c.firm,
+            let firm = match (self.ceiling, lapsed) {
+                (Some(c), _) if c.limit > reference => c.firm,
+                (_, Some(s)) if s.limit >= reference => s.firm,
                 _ => self.firm,
             };
             let limit = self.ceiling.map_or(reference, |c| c.limit.max(reference));
@@ -574,7 +586,13 @@ impl RateController for PacerController {
                 self.ceiling = None;
                 self.probing = false;
                 self.held_from = None;
-                self.probe_after = o.recovery_probe_after;
+                // Held like any estimate: the next probe after `ProbeAfter`. Probing again after
+                // `RecoveryProbeAfter` sent the instances of the quota cut over the limit
+                // together 80 s after they were back (2 instances: 5–6 429s at 13:40–14:05 in
+                // the seeds lost to AIMD, which had 4–5 after 10:00). It found more room only
+                // because the limit remembered was the lapse's count, 3–4 % under the quota; the
+                // estimate the lapse set aside (above) is within 1.5 % of it.
+                self.probe_after = o.probe_after;
                 self.firm = c.firm;
                 // A firm one is the estimate again; one only our demand ever reached says
                 // nothing of the limit above it.

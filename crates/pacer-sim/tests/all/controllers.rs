@@ -77,7 +77,7 @@ fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
     let pinned = [
         ("free-run", 0.9808, 17, 0.9914, 0),
         ("noisy-neighbour", 0.9828, 15, 0.9907, 5),
-        ("quota-cut", 0.9114, 24, 0.9879, 13),
+        ("quota-cut", 0.9361, 22, 0.9879, 13),
         ("scale-out", 0.9813, 20, 0.9905, 0),
         ("top-of-hour", 0.9822, 15, 0.9914, 0),
         ("long-retry-after", 0.9836, 15, 0.9900, 5),
@@ -96,10 +96,12 @@ fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
 
 /// A few of the sweep's other seeds and instance counts, in the stories where the margins are
 /// the thinnest: the noisy neighbour and the quota cut. The noisy neighbour keeps the issue's
-/// 97 % with 4 instances too (95.6–96.7 % before a lapse stopped lowering the estimate).
+/// 97 % with 4 instances too (95.6–96.7 % before a lapse stopped lowering the estimate). In the
+/// quota cut, seeds 4 and 10 with 2 instances had 3 more 429s than AIMD (32 and 31) until a fall
+/// within a lapse's window remembered the estimate the lapse set aside.
 #[test]
 fn other_seeds_and_instance_counts_keep_pacer_ahead_of_aimd() {
-    for (seed, instances) in [(7, 2), (13, 2), (3, 4), (19, 4)] {
+    for (seed, instances) in [(7, 2), (13, 2), (4, 2), (10, 2), (3, 4), (19, 4)] {
         for (story, [aimd, pacer, headers]) in
             rows(seed, instances, &["noisy-neighbour", "quota-cut"])
         {

@@ -160,6 +160,35 @@ fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
     assert_eq!(c.on_success(&s), Some(985.0), "back to the old hold");
     assert_eq!(c.limit_estimate(1), Some(1000.0), "the old limit again");
     assert!(!c.is_probing());
+    // Held like any estimate: no probe for `ProbeAfter` (2 min), where `RecoveryProbeAfter`
+    // (40 s) would have probed from 112 s.
+    assert_eq!(run(&mut c, busy(985.0), 72, 119), 985.0);
+    assert!(!c.is_probing());
+    assert!(
+        run(&mut c, busy(985.0), 191, 16) > 985.0,
+        "probing after 2 min"
+    );
+}
+
+#[test]
+fn a_fall_within_a_lapses_window_remembers_the_estimate_the_lapse_set_aside() {
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    // A long Retry-After at the hold: the estimate falls to our hold's count, 1,000 set aside.
+    throttle(&mut c, 985.0, 980.0, 30);
+    assert_eq!(c.limit_estimate(1), Some(980.0));
+    // The quota was cut: 62 s later (within a window of the pause's end) the pause's hole
+    // comes round and the window fills at half the units.
+    let mut s = busy(965.0);
+    s.accepted_per_minute = 490.0;
+    s.retry_after = Some(Duration::from_secs(28));
+    s.since_last_decrease = Duration::from_secs(62);
+    let cut = c.on_throttled(&s);
+    assert_eq!(c.limit_estimate(1), Some(490.0));
+    assert_eq!(c.ceiling.map(|c| (c.limit, c.firm)), Some((1000.0, true)));
+    // When the quota comes back, the probe back takes the estimate before the lapse again.
+    run(&mut c, busy(cut), 1, 200);
+    assert_eq!(c.limit_estimate(1), Some(1000.0));
 }
 
 #[test]
