@@ -33,6 +33,9 @@ const FALL_BAND: f64 = 0.2;
 const NEAR_BAND: f64 = 0.1;
 /// A Retry-After at least this long already held the rate at zero for a while.
 const LONG_PAUSE: Duration = Duration::from_secs(5);
+/// A throttle this soon after a cut (two of the limiter's default 5 s cooldowns) found the window
+/// full again: the cut did not bring the rate under what leaves it.
+const AGAIN: Duration = Duration::from_secs(10);
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// The window the timings above are for.
@@ -400,7 +403,16 @@ impl RateController for PacerController {
         let o = self.options;
         let n = f64::from(state.instance_count.max(1));
         self.accepted_share(state);
+        let last_cut = self.age_at_cut;
         self.age_at_cut += state.since_last_decrease;
+        // The instance count changed within a window, before the last cut: it was noticed on a
+        // success, which notes it only while there is no estimate (with one, only a throttle
+        // does), so the budget had not met the limit when it grew.
+        let joined_below = self.instances.is_some_and(|(now, before, at)| {
+            now != before
+                && at < last_cut
+                && self.age_at_cut.saturating_sub(at) < state.quota_window
+        });
         self.held_from = None;
         // An estimate a lapse set aside, while its window runs: the limit we had before it.
         let lapsed = self.suspended.take().filter(|s| self.age_at_cut < s.until);
@@ -504,7 +516,21 @@ impl RateController for PacerController {
             self.demonstrated = 0.0;
         }
         let near = state.rate <= estimate * (1.0 + NEAR_BAND);
-        let cut = if t.probing || t.long_pause || near {
+        // The budget grew while we were under the limit (scale-out with one instance: its
+        // 2,000 units a minute of demand, then two instances asking for 4,000 of a 3,000 quota).
+        // The server's window still holds units sent at the old, slower pace, and until they
+        // leave, the room is only what they free: at seed 4, about 2,000 a minute for the 16 s
+        // after the first throttle at 5:44, against the 2,742 the two shallow cuts leave. The
+        // window filled again every 4 s: 5–15 429s before 6:15 in the seeds, where AIMD, still
+        // climbing, has none. A second throttle this soon after a cut says so: cut like AIMD.
+        // (Scale-out, one instance: 12 → 17 of 21 seeds beat AIMD on both counts, its 429s
+        // over 21 seeds 310 → 274.)
+        let again = joined_below
+            && previous.is_some()
+            && !t.probing
+            && !t.long_pause
+            && state.since_last_decrease < in_window(AGAIN, t.window);
+        let cut = if (t.probing || t.long_pause || near) && !again {
             state.rate.min(estimate) * (1.0 - o.cut_margin)
         } else {
             (state.rate * o.decrease_factor).min(estimate * (1.0 - o.cut_margin))

@@ -71,6 +71,44 @@ fn a_cut_is_shallow_near_the_estimate_or_after_a_long_pause_and_deep_far_above_i
 }
 
 #[test]
+fn a_second_throttle_soon_after_a_cut_when_the_budget_grew_under_the_limit_cuts_deep() {
+    // One instance under the limit for 5 minutes, then a second joins (scale-out): the first
+    // throttle at 5:44 cuts shallow; another 7 s later says the window still holds the single
+    // instance's slower units, and the cut is AIMD's. Without the join, or 12 s later, shallow.
+    let second = |join: bool, after: u64| {
+        let mut c = PacerController::default();
+        let mut s = busy(3000.0);
+        s.accepted_per_minute = 2000.0;
+        s.since_last_decrease = Duration::from_secs(299);
+        let _ = c.on_success(&s);
+        s.instance_count = if join { 2 } else { 1 };
+        s.rate = 1500.0;
+        s.since_last_decrease = Duration::from_secs(300);
+        let _ = c.on_success(&s);
+        s.accepted_per_minute = 1600.0;
+        s.retry_after = Some(SEC);
+        s.since_last_decrease = Duration::from_secs(344);
+        assert!(
+            (c.on_throttled(&s) - 1425.0).abs() < 1e-9,
+            "the first: shallow"
+        );
+        s.rate = 1450.0;
+        s.accepted_per_minute = 1500.0;
+        s.since_last_decrease = Duration::from_secs(after);
+        c.on_throttled(&s)
+    };
+    assert!((second(true, 7) - 1015.0).abs() < 1e-9, "0.7 × 1,450");
+    assert!(
+        (second(false, 7) - 1377.5).abs() < 1e-9,
+        "5 % under the rate"
+    );
+    assert!(
+        (second(true, 12) - 1377.5).abs() < 1e-9,
+        "5 % under the rate"
+    );
+}
+
+#[test]
 fn after_a_cut_it_climbs_back_to_the_hold_in_a_line_over_the_recovery_time() {
     let mut c = PacerController::default();
     let cut = throttle(&mut c, 1200.0, 1000.0, 1);
