@@ -53,8 +53,8 @@ pub struct LimiterCore {
     pub(super) meter: SendRateMeter,
     /// Units of successful responses in the last minute.
     pub(super) accepted: AcceptedMeter,
-    /// What the limiter keeps of the server's rate-limit numbers.
-    pub(super) server: super::server::ServerPacing,
+    /// The server's rate-limit numbers, while the rate follows them.
+    pub(super) following: Option<super::server::Following>,
     pub(super) stats: super::LimiterStats,
 }
 
@@ -105,7 +105,7 @@ impl LimiterCore {
             decreases: 0,
             meter: SendRateMeter::new(now),
             accepted: AcceptedMeter::new(quota_window, now),
-            server: super::server::ServerPacing::default(),
+            following: None,
             stats: super::LimiterStats::default(),
         }
     }

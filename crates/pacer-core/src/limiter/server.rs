@@ -96,13 +96,6 @@ impl ServerQuota {
 /// gave up more of the room a long stop frees; docs/controllers.md has the figures.
 const SURPLUS_SPREAD_DIVISOR: f64 = 10.0;
 
-/// What the limiter keeps of the server's numbers.
-#[derive(Debug, Clone, Default)]
-pub(super) struct ServerPacing {
-    /// While the last numbers are fresh.
-    pub(super) following: Option<Following>,
-}
-
 /// The state of following the server's last numbers.
 #[derive(Debug, Clone)]
 pub(super) struct Following {
@@ -156,7 +149,7 @@ impl LimiterCore {
         // the pace after the reset: it neither sets the rate then nor is handed to the controller.
         let policy = quota.policy_pace().filter(|p| *p > 0.0).map(|p| p / n);
         let stop = quota.remaining == 0;
-        self.server.following = Some(Following {
+        self.following = Some(Following {
             until: now + quota.reset_after.max(ServerQuota::MIN_SPREAD),
             responses: 0,
             handover: policy,
@@ -202,8 +195,7 @@ impl LimiterCore {
     /// Whether the rate follows the server's numbers at `now`.
     #[must_use]
     pub fn is_following_server(&self, now: Timestamp) -> bool {
-        self.server
-            .following
+        self.following
             .as_ref()
             .is_some_and(|f| now < f.until && f.responses < ServerQuota::STALE_AFTER_RESPONSES)
     }
@@ -211,14 +203,14 @@ impl LimiterCore {
     /// Counts a response against the server's numbers and, once they are stale, hands the rate
     /// back to the controller. Returns whether they are still fresh.
     pub(super) fn follow_or_hand_over(&mut self, now: Timestamp, changes: &mut Changes) -> bool {
-        let Some(f) = self.server.following.as_mut() else {
+        let Some(f) = self.following.as_mut() else {
             return false;
         };
         f.responses += 1;
         if self.is_following_server(now) {
             return true;
         }
-        let handover = self.server.following.take().and_then(|f| f.handover);
+        let handover = self.following.take().and_then(|f| f.handover);
         if let Some(rate) = handover {
             self.set_rate_for(rate, RateChangeReason::Server, now, changes);
         }
