@@ -46,12 +46,11 @@ fn a_throttle_cuts_once_per_cooldown_and_never_for_a_request_sent_before_the_cut
 
 #[test]
 fn the_controller_is_asked_only_when_the_limiter_cuts_and_its_answer_never_raises_the_rate() {
-    let rec = Recorder {
+    let (mut c, seen) = Recorder {
         on_throttled: 5000.0,
         ..Recorder::default()
-    };
-    let seen = Arc::clone(&rec.seen);
-    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    }
+    .limiter();
     let _ = c.on_response(throttled(secs(0), None), secs(1));
     assert_eq!(
         c.rate(),
@@ -90,13 +89,12 @@ fn a_retry_after_pauses_every_request_and_is_capped_by_max_retry_after() {
 
 #[test]
 fn the_controller_is_not_asked_on_a_success_during_a_pause() {
-    let rec = Recorder {
+    let (mut c, seen) = Recorder {
         on_success: Some(700.0),
         on_throttled: 420.0,
         ..Recorder::default()
-    };
-    let seen = Arc::clone(&rec.seen);
-    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    }
+    .limiter();
     let _ = c.on_response(throttled(secs(0), Some(Duration::from_secs(10))), secs(1));
     let _ = c.on_response(success(secs(0)), secs(5));
     assert_eq!(seen.lock().unwrap().len(), 1);
@@ -165,12 +163,11 @@ fn the_state_handed_to_the_controller_on_a_throttle() {
 
 #[test]
 fn a_success_with_a_new_rate_restarts_the_increase_clock_and_clears_waited() {
-    let rec = Recorder {
+    let (mut c, seen) = Recorder {
         on_success: Some(600.0),
         ..Recorder::default()
-    };
-    let seen = Arc::clone(&rec.seen);
-    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    }
+    .limiter();
     for _ in 0..11 {
         let _ = c.acquire(1, ms(0));
     }
@@ -339,12 +336,11 @@ fn a_cut_refuses_at_once_the_waiters_that_can_no_longer_make_their_deadline() {
 
 #[test]
 fn the_measured_send_rate_reaches_the_controller() {
-    let rec = Recorder {
+    let (mut c, seen) = Recorder {
         on_throttled: 100.0,
         ..Recorder::default()
-    };
-    let seen = Arc::clone(&rec.seen);
-    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    }
+    .limiter();
     // 4 units per half second = 8 units/s.
     for i in 0..8 {
         let _ = c.on_response(
@@ -365,12 +361,11 @@ fn the_measured_send_rate_reaches_the_controller() {
 
 #[test]
 fn the_controller_sees_the_units_accepted_in_the_last_minute() {
-    let rec = Recorder {
+    let (mut c, seen) = Recorder {
         on_throttled: 300.0,
         ..Recorder::default()
-    };
-    let seen = Arc::clone(&rec.seen);
-    let mut c = LimiterCore::with_controller(options(), Box::new(rec), Timestamp::ZERO).unwrap();
+    }
+    .limiter();
     let response = |units, signal, at: Timestamp| Feedback {
         units,
         sent_at: at.saturating_sub(Duration::from_millis(100)),

@@ -61,9 +61,22 @@ fn queued(a: Result<Acquired, Rejected>) -> (Ticket, Timestamp) {
 /// Records every state the limiter hands its controller, and answers as told.
 #[derive(Debug, Clone, Default)]
 struct Recorder {
-    seen: Arc<Mutex<Vec<(&'static str, RateControllerState)>>>,
+    seen: Seen,
     on_success: Option<f64>,
     on_throttled: f64,
+}
+
+/// What a [`Recorder`] saw: each call's name and the state it was given.
+type Seen = Arc<Mutex<Vec<(&'static str, RateControllerState)>>>;
+
+impl Recorder {
+    /// A limiter with [`options`] and this recorder as its controller, and what it will see.
+    fn limiter(self) -> (LimiterCore, Seen) {
+        let seen = Arc::clone(&self.seen);
+        let core =
+            LimiterCore::with_controller(options(), Box::new(self), Timestamp::ZERO).unwrap();
+        (core, seen)
+    }
 }
 
 impl RateController for Recorder {
