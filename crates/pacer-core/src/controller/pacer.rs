@@ -9,8 +9,11 @@
 //! without a throttle, and less often each time a probe finds nothing new.
 
 use super::{RateController, RateControllerState};
-use crate::validation::{Checker, InvalidOptions, format_duration};
+use crate::validation::InvalidOptions;
 use std::time::Duration;
+
+mod options;
+pub use options::PacerControllerOptions;
 
 // The fixed timings below are for the default one-minute `QuotaWindow`; with another window each
 // is scaled in proportion (see `in_window`).
@@ -47,105 +50,6 @@ fn in_window(timing: Duration, window: Duration) -> Duration {
         timing
     } else {
         timing.mul_f64(window.as_secs_f64() / MINUTE.as_secs_f64())
-    }
-}
-
-/// Options of the [`PacerController`] (`Pacer.*` in configuration).
-///
-/// Rates here are fractions of the limit estimate, so nothing depends on the size of the quota.
-/// Durations for probing are for one instance: with `InstanceCount` = n, each process waits n
-/// times as long before it probes (each probe costs every instance a 429 or so, so the whole
-/// budget probes at one pace).
-///
-/// The defaults suit a server that counts its quota per minute (`QuotaWindow` = 1 min). The
-/// controller's fixed timings (a second between two increases, a probe's step doubling every
-/// 15 s, a Retry-After of 5 s or more counting as long, a fallen limit remembered 10 minutes)
-/// scale with `QuotaWindow` by themselves; for a much longer or shorter window, scale these
-/// durations in proportion too.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[non_exhaustive]
-pub struct PacerControllerOptions {
-    /// `Pacer.HoldMargin`: the rate holds this fraction under the limit estimate. Default 0.015;
-    /// strictly between 0 and 1.
-    pub hold_margin: f64,
-    /// `Pacer.CutMargin`: a throttle near the estimate sets the rate this fraction under the new
-    /// estimate. Default 0.05; strictly between 0 and 1.
-    pub cut_margin: f64,
-    /// `Pacer.DecreaseFactor`: a throttle far above the estimate (a climb that ran ahead of the
-    /// server's window) multiplies the rate by this, or cuts to the estimate less `CutMargin` if
-    /// that is lower. Default 0.7 (AIMD's); strictly between 0 and 1.
-    pub decrease_factor: f64,
-    /// `Pacer.StartGrowth`: while no limit is known, the rate grows by this fraction each second
-    /// that requests wait … Default 0.25; greater than 0.
-    pub start_growth: f64,
-    /// `Pacer.Lead`: … but never to more than this many times the units per minute the server
-    /// accepted over the last `QuotaWindow` (in the first window, the units since the start,
-    /// scaled to a whole window).
-    /// Default 1.25; greater than 1.
-    pub lead: f64,
-    /// `Pacer.ProbeAfter`: how long the rate holds without a throttle before it probes above the
-    /// estimate, for one instance. Default 2 min.
-    pub probe_after: Duration,
-    /// `Pacer.MaxProbeAfter`: each probe that finds no more room doubles the hold before the
-    /// next, up to this, for one instance. Default 15 min.
-    pub max_probe_after: Duration,
-    /// `Pacer.RecoveryProbeAfter`: after the limit fell (the estimate dropped by a fifth or more),
-    /// how long the rate holds before it probes back toward the limit it had, for one instance
-    /// (`√n` times this for n instances). Default 40 s.
-    pub recovery_probe_after: Duration,
-    /// `Pacer.RecoveryTime`: how long a climb back takes: to the hold after a cut (in a line),
-    /// and to the remembered limit when probing after a fall. Default 30 s.
-    pub recovery_time: Duration,
-}
-
-impl Default for PacerControllerOptions {
-    fn default() -> Self {
-        PacerControllerOptions {
-            hold_margin: 0.015,
-            cut_margin: 0.05,
-            decrease_factor: 0.7,
-            start_growth: 0.25,
-            lead: 1.25,
-            probe_after: Duration::from_secs(120),
-            max_probe_after: Duration::from_secs(900),
-            recovery_probe_after: Duration::from_secs(40),
-            recovery_time: Duration::from_secs(30),
-        }
-    }
-}
-
-impl PacerControllerOptions {
-    /// Checks every option; the error names each one that is out of range (as `HoldMargin`; the
-    /// limiter's options prefix it with `Pacer.`).
-    pub fn validate(&self) -> Result<(), InvalidOptions> {
-        let mut c = Checker::new();
-        c.fraction("HoldMargin", self.hold_margin);
-        c.fraction("CutMargin", self.cut_margin);
-        c.fraction("DecreaseFactor", self.decrease_factor);
-        c.positive("StartGrowth", self.start_growth);
-        if self.lead.is_finite() {
-            c.relation(
-                self.lead > 1.0,
-                "Lead",
-                self.lead,
-                "must be greater than 1".into(),
-            );
-        } else {
-            c.positive("Lead", self.lead);
-        }
-        c.nonzero_duration("ProbeAfter", self.probe_after);
-        c.relation(
-            self.max_probe_after >= self.probe_after,
-            "MaxProbeAfter",
-            format_duration(self.max_probe_after),
-            format!(
-                "must be at least ProbeAfter ({})",
-                format_duration(self.probe_after)
-            ),
-        );
-        c.nonzero_duration("RecoveryProbeAfter", self.recovery_probe_after);
-        c.nonzero_duration("RecoveryTime", self.recovery_time);
-        c.finish()
     }
 }
 
