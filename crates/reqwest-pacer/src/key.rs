@@ -105,16 +105,15 @@ impl KeyMode {
                 let start = &url[..Position::AfterPort];
                 out.reserve(start.len() + 6 + extra);
                 out.push_str(start);
-                if url.port().is_none() {
-                    out.push(':');
-                    push_u16(out, port);
+                if url.port().is_some() {
+                    return;
                 }
-                return;
+            } else {
+                out.reserve(url.scheme().len() + host.len() + 9 + extra);
+                out.push_str(url.scheme());
+                out.push_str("://");
+                out.push_str(host);
             }
-            out.reserve(url.scheme().len() + host.len() + 9 + extra);
-            out.push_str(url.scheme());
-            out.push_str("://");
-            out.push_str(host);
             out.push(':');
             push_u16(out, port);
         };
