@@ -8,6 +8,7 @@ use crate::model::Story;
 use crate::{Comparison, Row};
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 /// The CSV header, in the order the issue asks for.
@@ -296,6 +297,65 @@ pub fn json(c: &Comparison) -> String {
     s
 }
 
+/// The rows of `story` second by second, for `seconds` of the run (clipped to its length): the
+/// quota available to our clients, then for each mode the sum of the limiter rates (`-` for a
+/// mode without one), the units accepted that second, the units accepted over the last 60 s
+/// (what the server's window holds of ours) and the 429s; then a line per mode with its share,
+/// 429s, refusals and recovery. Empty when no row is of `story`.
+#[must_use]
+pub fn trace(c: &Comparison, story: &str, seconds: RangeInclusive<usize>) -> String {
+    let rows: Vec<&Row> = c.rows.iter().filter(|r| r.story == story).collect();
+    let Some(first) = rows.first() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    let _ = write!(out, "{:>5} {:>6}", "s", "quota");
+    for row in &rows {
+        let _ = write!(
+            out,
+            " | {:>10} {:>6} {:>4} {:>5} {:>3}",
+            row.mode, "rate", "acc", "win", "429"
+        );
+    }
+    out.push('\n');
+    let len = first.series.accepted.len();
+    let (from, to) = (
+        *seconds.start(),
+        (*seconds.end()).min(len.saturating_sub(1)),
+    );
+    for s in from..=to {
+        if s >= len {
+            break;
+        }
+        let _ = write!(out, "{s:>5} {:>6.0}", first.series.quota[s]);
+        for row in &rows {
+            let series = &row.series;
+            let window: u64 = series.accepted[s.saturating_sub(59)..=s].iter().sum();
+            let rate = series.rate[s].map_or_else(|| "-".to_owned(), |r| format!("{r:.0}"));
+            let _ = write!(
+                out,
+                " | {:>10} {rate:>6} {:>4} {window:>5} {:>4}",
+                "", series.accepted[s], series.throttled[s]
+            );
+        }
+        out.push('\n');
+    }
+    for row in &rows {
+        let m = &row.metrics;
+        let recovery = match recovery_of(m) {
+            Recovery::After(s) => format!("{s} s"),
+            Recovery::Never => "never".to_owned(),
+            Recovery::NoDrop => "no drop".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "{}: share {:.4}, 429s {}, rejected {}, recovery {recovery}",
+            row.mode, m.share, m.throttled, m.rejected
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,6 +459,61 @@ mod tests {
         assert!(csv(&c).contains(",2625.0,,56,"));
         let v: serde_json::Value = serde_json::from_str(&json(&c)).unwrap();
         assert!(v["rows"][0]["share"].is_null());
+    }
+
+    fn traced() -> Comparison {
+        let mut c = comparison();
+        c.rows.truncate(2);
+        c.rows[1].story = "quota-cut".to_owned();
+        let series = &mut c.rows[0].series;
+        *series = Series::new(70);
+        for s in 0..70 {
+            series.accepted[s] = 10 + s as u64;
+            series.quota[s] = 3000.0;
+            series.rate[s] = Some(2400.0 + s as f64);
+        }
+        series.throttled[65] = 2;
+        c
+    }
+
+    #[test]
+    fn the_trace_sums_the_window_and_keeps_to_its_story_and_seconds() {
+        let t = trace(&traced(), "noisy-neighbour", 60..=200);
+        let lines: Vec<&str> = t.lines().collect();
+        assert_eq!(
+            lines.len(),
+            1 + 10 + 1,
+            "header, seconds 60–69 (the run's end), summary\n{t}"
+        );
+        assert!(
+            lines[0].contains("aimd") && !lines[0].contains(" x "),
+            "{t}"
+        );
+        // Second 60: its own 70 units and those of seconds 1–59, 11 to 69.
+        let window: u64 = (1..=60).map(|s| 10 + s).sum();
+        assert_eq!(
+            lines[1].split_whitespace().collect::<Vec<_>>(),
+            ["60", "3000", "|", "2460", "70", &window.to_string(), "0"],
+            "{t}"
+        );
+        assert!(lines[6].ends_with(" 2"), "the 429s of second 65: {t}");
+        assert_eq!(
+            lines[11],
+            "aimd: share 0.9052, 429s 56, rejected 11278, recovery 8 s"
+        );
+        assert_eq!(trace(&traced(), "free-run", 0..=10), "");
+    }
+
+    #[test]
+    fn a_trace_of_a_mode_without_a_limiter_shows_no_rate() {
+        let mut c = traced();
+        c.rows[0].series.rate[3] = None;
+        let t = trace(&c, "noisy-neighbour", 3..=3);
+        assert_eq!(
+            t.lines().nth(1).unwrap().split_whitespace().nth(3),
+            Some("-"),
+            "{t}"
+        );
     }
 
     #[test]
