@@ -184,9 +184,10 @@ impl LimiterCore {
     /// Spread over the half second to the next departure, as the plain rule does, room a stop
     /// left in the window leaves in one burst, which the window gives back a window later as one
     /// burst again, and the gap after it as a gap: an echo every window, whose every edge meets
-    /// requests in flight. Spread over a tenth of the window the burst flattens, and the echo
-    /// dies out in a few windows; room the window gives back steadily (a larger policy's units
-    /// leaving) is in the first term, and used as it comes.
+    /// requests in flight. Spread over a tenth of the window the burst becomes a ramp and the
+    /// gaps close; room the window gives back steadily (a larger policy's units leaving) is in
+    /// the first term, and used as it comes. Room spent at the limiter's maximum rate (a quota
+    /// that doubles) still comes back as a burst every window: docs/controllers.md measures it.
     fn level_pace(&self, remaining: f64, window: Duration, now: Timestamp) -> f64 {
         let surplus_spread = window.as_secs_f64() / SURPLUS_SPREAD_DIVISOR;
         self.accepted.leaving_per_minute(now) + remaining * 60.0 / surplus_spread
