@@ -44,6 +44,12 @@ impl FromStr for LiveMode {
             "aimd" => Ok(LiveMode::Aimd),
             "cubic" => Ok(LiveMode::Cubic),
             "pacer" => Ok(LiveMode::Pacer),
+            "headers" => Err(format!(
+                "mode \"headers\" is not available in live: expected one of {}. The middleware \
+                 follows a server's rate-limit fields in every limiter mode, so run `pacer` \
+                 against a target that sends them (`pacer-sim serve --headers draft11`)",
+                LIVE_MODE_NAMES.join(", ")
+            )),
             _ => Err(format!(
                 "mode {s:?} is not available in live: expected one of {}",
                 LIVE_MODE_NAMES.join(", ")
@@ -176,9 +182,14 @@ mod tests {
     fn modes_parse_and_refuse_the_ones_live_has_not() {
         assert_eq!("AIMD".parse(), Ok(LiveMode::Aimd));
         assert_eq!("none".parse(), Ok(LiveMode::None));
-        let e = "headers".parse::<LiveMode>().unwrap_err();
+        let e = "turbo".parse::<LiveMode>().unwrap_err();
         assert!(
             e.contains("not available in live: expected one of none, fixed, aimd, cubic, pacer"),
+            "{e}"
+        );
+        let e = "headers".parse::<LiveMode>().unwrap_err();
+        assert!(
+            e.contains("run `pacer` against a target that sends them"),
             "{e}"
         );
     }
