@@ -149,8 +149,8 @@ async fn main() {
         w.abort();
     }
 
-    // A sliding window that starts empty accepts at most QUOTA in any WINDOW: over the run,
-    // QUOTA × RUN / WINDOW.
+    // The quota's pace over the run, QUOTA every WINDOW (as the simulator counts its share; a
+    // window that starts empty lets a client that bursts at the start take a little more).
     let most = QUOTA as f64 * RUN.as_secs_f64() / WINDOW.as_secs_f64();
     println!(
         "\n{:<16}{:>10}{:>12}{:>8}{:>9}",
