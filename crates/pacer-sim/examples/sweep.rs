@@ -22,6 +22,8 @@ struct Args {
     seeds: Vec<u64>,
     /// Demand per instance, units per minute (the simulator's default unless given).
     demand: f64,
+    /// The hidden quota's window (the simulator's default, a minute, unless given).
+    window: std::time::Duration,
 }
 
 fn args() -> Result<Args, String> {
@@ -29,6 +31,7 @@ fn args() -> Result<Args, String> {
         instances: vec![1, 2, 4],
         seeds: std::iter::once(42).chain(1..=20).collect(),
         demand: SimOptions::default().demand,
+        window: SimOptions::default().window,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -51,9 +54,13 @@ fn args() -> Result<Args, String> {
                 }
                 out.demand = d;
             }
+            "--window" => {
+                let w: u64 = value.parse().map_err(|_| format!("--window {value}"))?;
+                out.window = std::time::Duration::from_secs(w);
+            }
             other => {
                 return Err(format!(
-                    "unknown flag {other}: --instances 1,2,4 --seeds 20 --demand 2000"
+                    "unknown flag {other}: --instances 1,2,4 --seeds 20 --demand 2000 --window 60"
                 ));
             }
         }
@@ -87,15 +94,24 @@ fn main() {
                 instances,
                 demand: args.demand,
                 ..SimOptions::default()
-            };
-            let c = compare(&options, &stories, &modes).expect("the defaults are valid");
+            }
+            .with_window(args.window);
+            let c = compare(&options, &stories, &modes).unwrap_or_else(|e| {
+                eprintln!("{e}");
+                std::process::exit(2);
+            });
             for (i, row) in c.rows.into_iter().enumerate() {
                 let key = (i / modes.len(), i % modes.len());
                 runs.entry(key).or_default().push(row.metrics);
             }
         }
+        let window = if args.window == SimOptions::default().window {
+            String::new()
+        } else {
+            format!(", a window of {} s", args.window.as_secs())
+        };
         println!(
-            "\n### {instances} instance{} — seeds 42 and 1–{}, demand {} per instance\n",
+            "\n### {instances} instance{} — seeds 42 and 1–{}, demand {} per instance{window}\n",
             if instances == 1 { "" } else { "s" },
             args.seeds.len() - 1,
             args.demand

@@ -40,13 +40,17 @@ fn run() -> Result<(), String> {
             "--instances" => options.instances = value.parse().map_err(|_| bad())?,
             "--seed" => options.seed = value.parse().map_err(|_| bad())?,
             "--demand" => options.demand = value.parse().map_err(|_| bad())?,
+            "--window" => {
+                let w = value.parse().map_err(|_| bad())?;
+                options = options.with_window(std::time::Duration::from_secs(w));
+            }
             "--mode" => modes.push(mode_by_name(&value).map_err(|e| e.to_string())?),
             "--from" => from = value.parse().map_err(|_| bad())?,
             "--to" => to = value.parse().map_err(|_| bad())?,
             other => {
                 return Err(format!(
                     "unknown flag {other}: --story S --instances N --seed S --demand D \
-                     --mode M (repeat) --from SECOND --to SECOND"
+                     --window SECONDS --mode M (repeat) --from SECOND --to SECOND"
                 ));
             }
         }

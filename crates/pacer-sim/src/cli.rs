@@ -12,6 +12,7 @@ use crate::serve::ServeArgs;
 use crate::{Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// `pacer-sim`: compare rate-limiting modes against a model API with a hidden quota.
 #[derive(Debug, Parser)]
@@ -66,6 +67,10 @@ pub struct CompareArgs {
     /// Length of the run, minutes.
     #[arg(long, default_value_t = 15)]
     pub minutes: u32,
+    /// The window of the hidden quota, whole seconds from 1 to 60: the API accepts the quota's
+    /// pace in any sliding window this long, and the limiters' QuotaWindow is set to it.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub window: u64,
     /// The seed of the arrivals and latencies.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
@@ -110,6 +115,7 @@ impl CompareArgs {
             seed: self.seed,
             ..SimOptions::default()
         }
+        .with_window(Duration::from_secs(self.window))
     }
 
     /// The stories to run.

@@ -49,6 +49,11 @@ pub struct SimOptions {
     pub seed: u64,
     /// The options each limiter mode starts from (its `InstanceCount` is set per run).
     pub limiter: LimiterOptions,
+    /// The window of the hidden quota (`--window`): the model API accepts at most
+    /// `quota × window ÷ 60 s` units in any sliding `window`, and says `w` of it in its
+    /// draft-11 fields. Whole seconds, 1 s to 60 s; 60 s unless set. Pacer's estimate counts
+    /// over the limiters' `QuotaWindow`, which should be set to it (the command line does).
+    pub window: Duration,
 }
 
 impl Default for SimOptions {
@@ -60,6 +65,7 @@ impl Default for SimOptions {
             minutes: 15,
             seed: 42,
             limiter: sim_limiter_defaults(),
+            window: Duration::from_secs(60),
         }
     }
 }
@@ -94,7 +100,23 @@ impl SimOptions {
                 self.minutes
             ));
         }
+        let w = self.window;
+        if w.subsec_nanos() != 0 || w.as_secs() == 0 || w.as_secs() > 60 {
+            return Err(format!(
+                "--window {}: must be whole seconds from 1 to 60",
+                w.as_secs_f64()
+            ));
+        }
         self.limiter.validate().map_err(|e| e.to_string())
+    }
+
+    /// The settings with the hidden quota's window `window`, and the limiters' `QuotaWindow` set
+    /// to it.
+    #[must_use]
+    pub fn with_window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self.limiter.quota_window = window;
+        self
     }
 }
 
@@ -112,6 +134,25 @@ mod tests {
         );
         assert_eq!(o.limiter.max_units_per_minute / 2.0, 2812.5);
         assert_eq!(o.duration(), Duration::from_secs(900));
+    }
+
+    #[test]
+    fn the_window_is_whole_seconds_up_to_a_minute_and_sets_quota_window() {
+        let o = SimOptions::default().with_window(Duration::from_secs(10));
+        o.validate().unwrap();
+        assert_eq!(
+            (o.window, o.limiter.quota_window),
+            (Duration::from_secs(10), Duration::from_secs(10))
+        );
+        assert_eq!(SimOptions::default().window, Duration::from_secs(60));
+        for bad in [
+            Duration::ZERO,
+            Duration::from_secs(61),
+            Duration::from_millis(1500),
+        ] {
+            let e = SimOptions::default().with_window(bad).validate().unwrap_err();
+            assert!(e.contains("must be whole seconds from 1 to 60"), "{e}");
+        }
     }
 
     #[test]

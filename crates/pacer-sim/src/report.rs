@@ -229,6 +229,7 @@ struct JsonOptions {
     demand: f64,
     minutes: u32,
     seed: u64,
+    window_s: u64,
     initial_units_per_minute: f64,
     min_units_per_minute: f64,
     max_units_per_minute: f64,
@@ -268,6 +269,7 @@ pub fn json(c: &Comparison) -> String {
             demand: o.demand,
             minutes: o.minutes,
             seed: o.seed,
+            window_s: o.window.as_secs(),
             initial_units_per_minute: o.limiter.initial_units_per_minute,
             min_units_per_minute: o.limiter.min_units_per_minute,
             max_units_per_minute: o.limiter.max_units_per_minute,
@@ -441,6 +443,7 @@ mod tests {
         let v: serde_json::Value = serde_json::from_str(&json(&comparison())).unwrap();
         assert_eq!(v["options"]["quota"], 3000);
         assert_eq!(v["options"]["queue_limit"], 500);
+        assert_eq!(v["options"]["window_s"], 60);
         assert_eq!(v["rows"][0]["share"], 0.9052);
         assert_eq!(v["rows"][0]["recovery_s"], 8);
         assert_eq!(v["rows"][1]["recovery"], "never");

@@ -67,7 +67,7 @@ pub fn run(
         mode,
         wants_headers: mode.wants_headers(),
         max_attempts: options.limiter.max_attempts.max(1),
-        api: ModelApi::new(options.quota, story.clone()),
+        api: ModelApi::with_window(options.quota, story.clone(), options.window),
         clients: Vec::new(),
         waiting: Vec::new(),
         armed: Vec::new(),

@@ -91,6 +91,8 @@ impl LiveSession {
             minutes,
             seed: options.seed,
             limiter: options.limiter.clone(),
+            // `serve`'s model keeps the one-minute window.
+            window: crate::model::QUOTA_WINDOW,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),

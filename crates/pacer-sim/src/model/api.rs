@@ -35,6 +35,8 @@ pub enum Verdict {
 pub struct ModelApi {
     story: Story,
     base_quota: u64,
+    /// The length of the window.
+    span: Duration,
     window: SlidingWindow,
 }
 
@@ -48,13 +50,22 @@ pub fn retry_after_secs(wait: Duration) -> u64 {
 }
 
 impl ModelApi {
-    /// An API with a hidden quota of `base_quota` units per minute, changed by `story`.
+    /// An API with a hidden quota of `base_quota` units per minute in a sliding
+    /// [`QUOTA_WINDOW`], changed by `story`.
     #[must_use]
     pub fn new(base_quota: u64, story: Story) -> Self {
+        ModelApi::with_window(base_quota, story, QUOTA_WINDOW)
+    }
+
+    /// An API whose sliding window is `window` long: it accepts `base_quota × window ÷ 60 s`
+    /// units in it (rounded), the same pace per minute.
+    #[must_use]
+    pub fn with_window(base_quota: u64, story: Story, window: Duration) -> Self {
         ModelApi {
             story,
             base_quota,
-            window: SlidingWindow::new(QUOTA_WINDOW),
+            span: window,
+            window: SlidingWindow::new(window),
         }
     }
 
@@ -65,13 +76,13 @@ impl ModelApi {
     }
 
     /// The window's limit for our clients at `now`, in units: the hidden quota less the
-    /// neighbour's share ([`Story::available_quota`], rounded).
+    /// neighbour's share ([`Story::available_quota`]), for the window's length, rounded.
     #[must_use]
     pub fn limit_at(&self, now: Timestamp) -> u64 {
         let available = self
             .story
             .available_quota(self.base_quota as f64, now.as_duration());
-        available.round() as u64
+        (available * (self.span.as_secs_f64() / QUOTA_WINDOW.as_secs_f64())).round() as u64
     }
 
     /// The units of our clients in the window at `now`.
@@ -93,7 +104,7 @@ impl ModelApi {
             }
             Some(at) => throttled(at - now),
             // Larger than the whole quota: it never fits. Say "a window from now".
-            None => throttled(QUOTA_WINDOW),
+            None => throttled(self.span),
         }
     }
 
@@ -105,7 +116,7 @@ impl ModelApi {
             let ends = Timestamp::from_duration(stop.at + stop.length);
             return ModelHeaders {
                 quota,
-                window_secs: QUOTA_WINDOW.as_secs(),
+                window_secs: self.span.as_secs(),
                 remaining: 0,
                 reset_secs: retry_after_secs(ends - now),
             };
@@ -117,7 +128,7 @@ impl ModelApi {
             .map_or(0, |at| retry_after_secs(at - now));
         ModelHeaders {
             quota,
-            window_secs: QUOTA_WINDOW.as_secs(),
+            window_secs: self.span.as_secs(),
             remaining: quota.saturating_sub(used),
             reset_secs,
         }
@@ -175,6 +186,30 @@ mod tests {
         );
         assert_eq!(api.offer(1, at_ms(60_000)), Verdict::Accepted);
         assert_eq!(api.used(at_ms(60_000)), 10);
+    }
+
+    #[test]
+    fn a_shorter_window_holds_the_same_pace_and_says_its_length() {
+        // 3,000 a minute in a sliding second: 50 units.
+        let mut api = ModelApi::with_window(3000, story("free-run"), Duration::from_secs(1));
+        assert_eq!(api.limit_at(at_ms(0)), 50);
+        for i in 0..50 {
+            assert_eq!(api.offer(1, at_ms(i * 10)), Verdict::Accepted);
+        }
+        // Full at 0.5 s; the first unit leaves at 1 s.
+        assert_eq!(
+            api.offer(1, at_ms(500)),
+            Verdict::Throttled {
+                retry_after: Duration::from_secs(1)
+            }
+        );
+        assert_eq!(api.offer(1, at_ms(1_000)), Verdict::Accepted);
+        let h = api.headers(at_ms(1_005));
+        assert_eq!((h.quota, h.window_secs, h.remaining), (50, 1, 0));
+        // The noisy neighbour's half, in a 10 s window: 250 of 500.
+        let api = ModelApi::with_window(3000, story("noisy-neighbour"), Duration::from_secs(10));
+        assert_eq!(api.limit_at(at_ms(0)), 500);
+        assert_eq!(api.limit_at(at_ms(330_000)), 250);
     }
 
     #[test]
