@@ -150,7 +150,10 @@ mod tests {
             Duration::from_secs(61),
             Duration::from_millis(1500),
         ] {
-            let e = SimOptions::default().with_window(bad).validate().unwrap_err();
+            let e = SimOptions::default()
+                .with_window(bad)
+                .validate()
+                .unwrap_err();
             assert!(e.contains("must be whole seconds from 1 to 60"), "{e}");
         }
     }
