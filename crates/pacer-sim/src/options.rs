@@ -107,6 +107,15 @@ impl SimOptions {
                 w.as_secs_f64()
             ));
         }
+        let per_window = self.quota as f64 * w.as_secs_f64() / 60.0;
+        if per_window.round() < 1.0 {
+            return Err(format!(
+                "--quota {} with --window {}: the window would hold no unit (it holds quota × \
+                 window ÷ 60 s, rounded)",
+                self.quota,
+                w.as_secs()
+            ));
+        }
         self.limiter.validate().map_err(|e| e.to_string())
     }
 
@@ -156,6 +165,13 @@ mod tests {
                 .unwrap_err();
             assert!(e.contains("must be whole seconds from 1 to 60"), "{e}");
         }
+        let tiny = SimOptions {
+            quota: 20,
+            ..SimOptions::default()
+        }
+        .with_window(Duration::from_secs(1));
+        let e = tiny.validate().unwrap_err();
+        assert!(e.contains("the window would hold no unit"), "{e}");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The model API: a hidden quota that accepts or refuses each request the moment it is sent.
 //!
-//! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]), whose limit the story
-//! changes over time. A request fits if the units in the window plus its own are at most the
+//! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]; another length with
+//! [`ModelApi::with_window`], at the same pace a minute), whose limit the story changes over time. A request fits if the units in the window plus its own are at most the
 //! limit; then it is accepted and its units enter the window. Otherwise it gets a 429 with a
 //! `Retry-After` (see [`retry_after_secs`]); refused requests use no quota. A noisy neighbour
 //! takes its share off the top: while it is there, our clients' limit is the quota less its share
