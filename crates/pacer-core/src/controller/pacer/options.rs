@@ -14,8 +14,10 @@ use std::time::Duration;
 /// The defaults suit a server that counts its quota per minute (`QuotaWindow` = 1 min). The
 /// controller's fixed timings (a second between two increases, a probe's step doubling every
 /// 15 s, a Retry-After of 5 s or more counting as long, a fallen limit remembered 10 minutes)
-/// scale with `QuotaWindow` by themselves; for a much longer or shorter window, scale these
-/// durations in proportion too.
+/// scale with `QuotaWindow` by themselves. Keep these durations for a shorter window: scaled with
+/// it they probe too often for round trips that do not shrink with the window (the simulator
+/// with a 10 s window: 93.9 % of the quota with 92 429s instead of 95.2 % with 54; with 1 s,
+/// 58.5 % with 1,075 instead of 79.6 % with 94). Windows longer than a minute are not measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct PacerControllerOptions {
