@@ -139,6 +139,7 @@ impl Speed {
         o.pacer.recovery_probe_after = story.pacer.recovery_probe_after.div_f64(k);
         o.pacer.recovery_time = story.pacer.recovery_time.div_f64(k);
         o.pacer.start_growth *= k;
+        o.pacer = o.pacer.with_time_scale(story.pacer.time_scale() * k);
         o
     }
 }
@@ -201,6 +202,11 @@ mod tests {
         assert_eq!(o.max_retry_after, Duration::from_secs(30));
         assert_eq!(o.quota_window, Duration::from_secs(6));
         assert_eq!(o.pacer.probe_after, Duration::from_secs(12));
+        assert_eq!(
+            o.pacer.time_scale(),
+            10.0,
+            "Pacer's fixed timings run 10 times faster"
+        );
         assert!((o.cubic.scale_constant - 4000.0).abs() < 1e-9);
         assert_eq!(
             (o.queue_limit, o.max_attempts),

@@ -15,8 +15,9 @@ use std::time::Duration;
 mod options;
 pub use options::PacerControllerOptions;
 
-// The fixed timings below are for the default one-minute `QuotaWindow`; with another window each
-// is scaled in proportion (see `in_window`).
+// The fixed timings below are on the real clock, whatever the `QuotaWindow`: they are about round
+// trips and `Retry-After` seconds, which do not shrink with the window. Only a clock that runs
+// faster than the real one divides them (`PacerControllerOptions::with_time_scale`, see `timing`).
 
 /// The least time between two increases.
 const CLIMB_INTERVAL: Duration = Duration::from_secs(1);
@@ -41,17 +42,6 @@ const LONG_PAUSE: Duration = Duration::from_secs(5);
 const AGAIN: Duration = Duration::from_secs(10);
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
-/// The window the timings above are for.
-const MINUTE: Duration = Duration::from_secs(60);
-
-/// `timing` (meant for a one-minute quota window) for the window `window`.
-fn in_window(timing: Duration, window: Duration) -> Duration {
-    if window == MINUTE {
-        timing
-    } else {
-        timing.mul_f64(window.as_secs_f64() / MINUTE.as_secs_f64())
-    }
-}
 
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
@@ -228,6 +218,12 @@ impl PacerController {
         self.probing
     }
 
+    /// A fixed timing on the controller's clock (divided by its time scale, 1 on the real clock).
+    fn timing(&self, t: Duration) -> Duration {
+        let k = self.options.time_scale;
+        if k == 1.0 { t } else { t.div_f64(k) }
+    }
+
     /// The limiter's age: the controller sees only durations since events, so it adds them up.
     fn age(&self, state: &RateControllerState) -> Duration {
         self.age_at_cut + state.since_last_decrease
@@ -368,14 +364,14 @@ impl RateController for PacerController {
                     && estimate * n >= demonstrated * (1.0 - FALL_BAND / 4.0)),
             long_pause: state
                 .retry_after
-                .is_some_and(|r| r >= in_window(LONG_PAUSE, state.quota_window)),
+                .is_some_and(|r| r >= self.timing(LONG_PAUSE)),
             fell: estimate * n < reference * (1.0 - FALL_BAND),
             age: self.age_at_cut,
             window: state.quota_window,
         };
         if self
             .ceiling
-            .is_some_and(|c| t.age.saturating_sub(c.at) > in_window(CEILING_MEMORY, t.window))
+            .is_some_and(|c| t.age.saturating_sub(c.at) > self.timing(CEILING_MEMORY))
         {
             self.ceiling = None;
         }
@@ -433,7 +429,7 @@ impl RateController for PacerController {
             && previous.is_some()
             && !t.probing
             && !t.long_pause
-            && state.since_last_decrease < in_window(AGAIN, t.window);
+            && state.since_last_decrease < self.timing(AGAIN);
         let cut = if (t.probing || t.long_pause || near) && !again {
             state.rate.min(estimate) * (1.0 - o.cut_margin)
         } else {
@@ -466,7 +462,7 @@ impl RateController for PacerController {
         if !self.firm {
             self.demonstrated = self.demonstrated.max(self.share_of(state).0 * n);
         }
-        if !demand || !used || state.since_last_increase < in_window(CLIMB_INTERVAL, window) {
+        if !demand || !used || state.since_last_increase < self.timing(CLIMB_INTERVAL) {
             return None;
         }
         let Some(limit) = self.limit_estimate(state.instance_count) else {
@@ -474,7 +470,7 @@ impl RateController for PacerController {
             let counted = self
                 .age(state)
                 .min(window)
-                .max(in_window(CLIMB_INTERVAL, window))
+                .max(self.timing(CLIMB_INTERVAL))
                 .as_secs_f64();
             let lead_cap = o.lead * self.accepted_share(state) * window.as_secs_f64() / counted;
             let next = (state.rate * (1.0 + o.start_growth)).min(lead_cap);
@@ -504,7 +500,7 @@ impl RateController for PacerController {
         }
         self.probing = true;
         let since = (held - wait).as_secs_f64();
-        let steps = since / in_window(PROBE_DOUBLING, window).as_secs_f64();
+        let steps = since / self.timing(PROBE_DOUBLING).as_secs_f64();
         let mut probe = hold * (1.0 + PROBE_START * (steps.exp2() - 1.0));
         if let Some(c) = self.ceiling {
             let ceiling = c.limit / n;

@@ -393,27 +393,28 @@ fn a_stop_longer_than_the_window_keeps_the_estimate() {
 }
 
 #[test]
-fn the_fixed_timings_follow_the_quota_window() {
-    // The same story told on a 6 s window (a server 10 times faster): every timing is a
-    // tenth, so the rates match at the matching times.
+fn the_fixed_timings_follow_the_time_scale_not_the_quota_window() {
+    // The same story on a clock 10 times faster (and a 6 s window, as a simulator at 10× has):
+    // every timing is a tenth, so the rates match at the matching times.
     for (window, scale) in [(60u64, 1.0), (6, 0.1)] {
         let w = Duration::from_secs(window);
         let at = |secs: f64| Duration::from_secs_f64(secs * scale);
-        let mut c = PacerController::new(PacerControllerOptions {
+        let options = PacerControllerOptions {
             probe_after: at(120.0),
             max_probe_after: at(900.0),
             recovery_probe_after: at(40.0),
             recovery_time: at(30.0),
             ..PacerControllerOptions::default()
-        })
-        .unwrap();
+        }
+        .with_time_scale(1.0 / scale);
+        let mut c = PacerController::new(options).unwrap();
         let mut s = busy(1050.0);
         s.quota_window = w;
         s.accepted_per_minute = 1000.0;
         s.since_last_decrease = at(120.0);
         s.since_last_increase = at(1.0);
         let _ = c.on_throttled(&s);
-        // Half a second (of the minute's timings) after the last change: too soon.
+        // Half a second (scaled) after the last change: too soon.
         s.rate = 985.0;
         s.since_last_increase = at(0.5);
         s.since_last_decrease = at(10.0);
@@ -429,9 +430,35 @@ fn the_fixed_timings_follow_the_quota_window() {
         t.quota_window = w;
         t.accepted_per_minute = 1000.0;
         t.retry_after = Some(at(5.0));
-        let mut fresh = PacerController::default();
+        let mut fresh = PacerController::new(options).unwrap();
         assert_eq!(fresh.on_throttled(&t), 950.0, "{window} s: a long pause");
     }
+    // On the real clock a short window changes none of them: a Retry-After of 2 s is short in a
+    // 10 s window too (a deep cut, × 0.7), and the climb waits a whole second.
+    let mut t = busy(2000.0);
+    t.quota_window = Duration::from_secs(10);
+    t.accepted_per_minute = 1000.0;
+    t.retry_after = Some(Duration::from_secs(2));
+    let mut c = PacerController::default();
+    assert_eq!(c.on_throttled(&t), 950.0_f64.min(2000.0 * 0.7));
+    let mut s = busy(950.0);
+    s.quota_window = Duration::from_secs(10);
+    s.accepted_per_minute = 950.0;
+    s.since_last_increase = Duration::from_millis(500);
+    assert_eq!(c.on_success(&s), None, "half a second: too soon");
+}
+
+#[test]
+fn a_time_scale_must_be_finite_and_above_zero() {
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let e = PacerControllerOptions::default()
+            .with_time_scale(bad)
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("TimeScale"), "{bad}: {e}");
+    }
+    assert_eq!(PacerControllerOptions::default().time_scale(), 1.0);
 }
 
 #[test]
