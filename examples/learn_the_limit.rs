@@ -11,11 +11,15 @@
 //!
 //! Run: `cargo run --example learn_the_limit`
 //!
-//! What to expect (a shared machine moves the figures a little): AIMD climbs 120 a minute every
-//! 10 s, reaches the quota after about 25 s and saws under it; Pacer's controller grows a quarter
-//! a second until the first 429, takes the requests the server accepted over the window as the
-//! limit and holds 1.5 % under it; following the headers, the rate is what the server says is
-//! left, and hardly a request is refused. `docs/controllers.md` explains each.
+//! What to expect (a shared machine moves the figures a little):
+//! - AIMD climbs 120 a minute every 10 s, reaches the quota after about 30 s and saws under it.
+//! - Pacer's controller grows a quarter a second until the first 429. It takes the requests the
+//!   server accepted over the window as the limit and climbs back over 30 s (`RecoveryTime`) to
+//!   1.5 % under it.
+//! - Following the headers, the rate is what the server says is left, and hardly a request is
+//!   refused.
+//!
+//! `docs/controllers.md` explains each.
 
 #[path = "support/demo_api.rs"]
 mod demo_api;
