@@ -68,7 +68,8 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 15)]
     pub minutes: u32,
     /// The window of the hidden quota, whole seconds from 1 to 60: the API accepts the quota's
-    /// pace in any sliding window this long, and the limiters' QuotaWindow is set to it.
+    /// pace in any sliding window this long; the limiters' QuotaWindow is set to it, and their
+    /// Burst to at most a tenth of it.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub window: u64,
     /// The seed of the arrivals and latencies.

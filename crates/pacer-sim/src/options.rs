@@ -119,12 +119,14 @@ impl SimOptions {
         self.limiter.validate().map_err(|e| e.to_string())
     }
 
-    /// The settings with the hidden quota's window `window`, and the limiters' `QuotaWindow` set
-    /// to it.
+    /// The settings with the hidden quota's window `window`, configured for it as
+    /// `docs/configuration.md` advises: the limiters' `QuotaWindow` set to it, and their `Burst`
+    /// at most a tenth of it (a burst of a second's units would fill a 1 s window at once).
     #[must_use]
     pub fn with_window(mut self, window: Duration) -> Self {
         self.window = window;
         self.limiter.quota_window = window;
+        self.limiter.burst = self.limiter.burst.min(window / 10);
         self
     }
 }
@@ -150,8 +152,18 @@ mod tests {
         let o = SimOptions::default().with_window(Duration::from_secs(10));
         o.validate().unwrap();
         assert_eq!(
-            (o.window, o.limiter.quota_window),
-            (Duration::from_secs(10), Duration::from_secs(10))
+            (o.window, o.limiter.quota_window, o.limiter.burst),
+            (
+                Duration::from_secs(10),
+                Duration::from_secs(10),
+                Duration::from_secs(1)
+            )
+        );
+        let one = SimOptions::default().with_window(Duration::from_secs(1));
+        assert_eq!(
+            one.limiter.burst,
+            Duration::from_millis(100),
+            "a tenth of the window"
         );
         assert_eq!(SimOptions::default().window, Duration::from_secs(60));
         for bad in [
