@@ -4,6 +4,7 @@
 //! its simulator used, so that our rows compare with the seed's (`docs/simulation.md` gives the
 //! reasoning for each). The library's defaults stay as they are.
 
+use crate::model::{QUOTA_WINDOW, window_units};
 use pacer_core::LimiterOptions;
 use std::time::Duration;
 
@@ -65,7 +66,7 @@ impl Default for SimOptions {
             minutes: 15,
             seed: 42,
             limiter: sim_limiter_defaults(),
-            window: Duration::from_secs(60),
+            window: QUOTA_WINDOW,
         }
     }
 }
@@ -101,14 +102,14 @@ impl SimOptions {
             ));
         }
         let w = self.window;
-        if w.subsec_nanos() != 0 || w.as_secs() == 0 || w.as_secs() > 60 {
+        if w.subsec_nanos() != 0 || w.is_zero() || w > QUOTA_WINDOW {
             return Err(format!(
-                "--window {}: must be whole seconds from 1 to 60",
-                w.as_secs_f64()
+                "--window {}: must be whole seconds from 1 to {}",
+                w.as_secs_f64(),
+                QUOTA_WINDOW.as_secs()
             ));
         }
-        let per_window = self.quota as f64 * w.as_secs_f64() / 60.0;
-        if per_window.round() < 1.0 {
+        if window_units(self.quota as f64, w).round() < 1.0 {
             return Err(format!(
                 "--quota {} with --window {}: the window would hold no unit (it holds quota × \
                  window ÷ 60 s, rounded)",

@@ -72,6 +72,15 @@ fn recovery_of(m: &RunMetrics) -> Recovery {
     }
 }
 
+/// The recovery as text: `12 s`, `never`, or `no_drop` for a story without a drop.
+fn recovery_text(m: &RunMetrics, no_drop: &str) -> String {
+    match recovery_of(m) {
+        Recovery::After(s) => format!("{s} s"),
+        Recovery::Never => "never".to_owned(),
+        Recovery::NoDrop => no_drop.to_owned(),
+    }
+}
+
 /// The seed's table, one per story.
 #[must_use]
 pub fn table(c: &Comparison) -> String {
@@ -112,11 +121,7 @@ pub fn table(c: &Comparison) -> String {
         let mut lines: Vec<[String; 8]> = Vec::new();
         for r in c.rows.iter().filter(|r| r.story == *story) {
             let m = &r.metrics;
-            let recovery = match recovery_of(m) {
-                Recovery::After(s) => format!("{s} s"),
-                Recovery::Never => "never".to_owned(),
-                Recovery::NoDrop => "–".to_owned(),
-            };
+            let recovery = recovery_text(m, "–");
             lines.push([
                 r.mode.clone(),
                 thousands(m.throughput.round() as u64),
@@ -302,7 +307,7 @@ pub fn json(c: &Comparison) -> String {
 /// The rows of `story` second by second, for `seconds` of the run (clipped to its length): the
 /// quota available to our clients, then for each mode the sum of the limiter rates (`-` for a
 /// mode without one), the units accepted that second, the units accepted over the last 60 s
-/// (what the server's window holds of ours) and the 429s; then a line per mode with its share,
+/// (what a one-minute window holds of ours) and the 429s; then a line per mode with its share,
 /// 429s, refusals and recovery. Empty when no row is of `story`.
 #[must_use]
 pub fn trace(c: &Comparison, story: &str, seconds: RangeInclusive<usize>) -> String {
@@ -320,15 +325,11 @@ pub fn trace(c: &Comparison, story: &str, seconds: RangeInclusive<usize>) -> Str
         );
     }
     out.push('\n');
-    let len = first.series.accepted.len();
-    let (from, to) = (
-        *seconds.start(),
-        (*seconds.end()).min(len.saturating_sub(1)),
-    );
-    for s in from..=to {
-        if s >= len {
-            break;
-        }
+    let end = seconds
+        .end()
+        .saturating_add(1)
+        .min(first.series.accepted.len());
+    for s in *seconds.start()..end {
         let _ = write!(out, "{s:>5} {:>6.0}", first.series.quota[s]);
         for row in &rows {
             let series = &row.series;
@@ -344,11 +345,7 @@ pub fn trace(c: &Comparison, story: &str, seconds: RangeInclusive<usize>) -> Str
     }
     for row in &rows {
         let m = &row.metrics;
-        let recovery = match recovery_of(m) {
-            Recovery::After(s) => format!("{s} s"),
-            Recovery::Never => "never".to_owned(),
-            Recovery::NoDrop => "no drop".to_owned(),
-        };
+        let recovery = recovery_text(m, "no drop");
         let _ = writeln!(
             out,
             "{}: share {:.4}, 429s {}, rejected {}, recovery {recovery}",

@@ -149,6 +149,8 @@ impl LimiterCore {
         // the pace after the reset: it neither sets the rate then nor is handed to the controller.
         let policy = quota.policy_pace().filter(|p| *p > 0.0).map(|p| p / n);
         let stop = quota.remaining == 0;
+        // This process's part of what the server has left.
+        let ours = quota.remaining as f64 / n;
         self.following = Some(Following {
             until: now + quota.reset_after.max(ServerQuota::MIN_SPREAD),
             responses: 0,
@@ -159,18 +161,18 @@ impl LimiterCore {
             self.extend_pause(until, now, &mut changes);
             policy.unwrap_or(self.rate)
         } else {
-            let pace = quota.remaining as f64 * 60.0 / quota.spread().as_secs_f64() / n;
+            let pace = ours * 60.0 / quota.spread().as_secs_f64();
             match quota.window {
                 // The meter covers the server's window: what it will give back is known.
                 Some(window) if window == self.options.quota_window => {
-                    pace.min(self.level_pace(quota.remaining as f64 / n, window, now))
+                    pace.min(self.level_pace(ours, window, now))
                 }
                 _ => pace,
             }
         };
         self.set_rate_for(target, RateChangeReason::Server, now, &mut changes);
         // Never more in the bucket than this process's part of what the server has left.
-        self.bucket.cap_level(quota.remaining as f64 / n, now);
+        self.bucket.cap_level(ours, now);
         if changes.rate.is_some_and(|c| c.rate < c.previous) || changes.paused_until.is_some() {
             self.reject_unreachable(now, &mut changes);
         }

@@ -18,6 +18,12 @@ use std::time::Duration;
 /// The window of the hidden quota.
 pub const QUOTA_WINDOW: Duration = Duration::from_secs(60);
 
+/// The units a sliding `window` holds of a quota of `per_minute` units a minute: the same pace.
+#[must_use]
+pub fn window_units(per_minute: f64, window: Duration) -> f64 {
+    per_minute * (window.as_secs_f64() / QUOTA_WINDOW.as_secs_f64())
+}
+
 /// What the API answers to one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -82,7 +88,7 @@ impl ModelApi {
         let available = self
             .story
             .available_quota(self.base_quota as f64, now.as_duration());
-        (available * (self.span.as_secs_f64() / QUOTA_WINDOW.as_secs_f64())).round() as u64
+        window_units(available, self.span).round() as u64
     }
 
     /// The units of our clients in the window at `now`.

@@ -8,7 +8,7 @@ mod latency;
 mod story;
 mod window;
 
-pub use api::{ModelApi, QUOTA_WINDOW, Verdict, retry_after_secs};
+pub use api::{ModelApi, QUOTA_WINDOW, Verdict, retry_after_secs, window_units};
 pub use demand::{Arrivals, COST_MIX, Request, mean_cost, splitmix64};
 pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
