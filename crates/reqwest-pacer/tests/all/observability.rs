@@ -2,26 +2,20 @@ use crate::support::*;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
 use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
 
-/// The process-wide recorder of this test binary, installed once.
-fn snapshotter() -> &'static Snapshotter {
-    static S: OnceLock<Snapshotter> = OnceLock::new();
-    S.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder
-            .install()
-            .expect("no other recorder in this test binary");
-        snapshotter
-    })
-}
+// Each test records into its own `DebuggingRecorder`, set as the test thread's recorder (the
+// tests run on a current-thread runtime, so every task of theirs records there). A snapshot
+// drains what it reads, counters and gauges alike, so one recorder shared by the tests of this
+// binary let a test's snapshot take another's values.
 
 #[tokio::test]
 async fn metrics_are_labelled_with_the_limiter_name_only() {
-    let snapshotter = snapshotter();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _recording = metrics::set_default_local_recorder(&recorder);
     let server = MockServer::start().await;
     let script = Script::new(vec![throttled("0"), ok()]);
     Mock::given(method("GET"))
@@ -107,7 +101,9 @@ fn gauge(snapshotter: &Snapshotter, name: &str, limiter: &str) -> Option<f64> {
 
 #[tokio::test]
 async fn a_request_counts_as_waiting_only_while_it_waits() {
-    let snapshotter = snapshotter();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = &recorder.snapshotter();
+    let _recording = metrics::set_default_local_recorder(&recorder);
     let server = answering_ok().await;
     // One unit a second and a bucket of one: the first request goes at once, the second waits.
     let pacer = PacerMiddleware::builder()
