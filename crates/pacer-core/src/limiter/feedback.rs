@@ -54,14 +54,19 @@ impl LimiterCore {
         let previous = self.rate;
         let rate = proposed.clamp(self.min_rate(), self.max_rate());
         if rate != previous {
+            // A controller of one's own may lower the rate on a success.
+            let lowered = rate < previous;
             changes.rate = Some(RateChange {
                 previous,
                 rate,
-                reason: RateChangeReason::Increased,
+                reason: if lowered {
+                    RateChangeReason::Lowered
+                } else {
+                    RateChangeReason::Increased
+                },
             });
             self.set_rate(rate, now);
-            if rate < previous {
-                // A controller of one's own may lower the rate on a success.
+            if lowered {
                 self.reject_unreachable(now, changes);
             }
         }

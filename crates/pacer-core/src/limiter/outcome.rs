@@ -95,6 +95,8 @@ pub enum RateChangeReason {
     Throttled,
     /// The controller raised it after a success.
     Increased,
+    /// The controller lowered it after a success (a controller of one's own may).
+    Lowered,
     /// The options or the instance count changed.
     Reconfigured,
     /// The server's rate-limit numbers set it ([`LimiterCore::follow_server`](super::LimiterCore::follow_server)),
@@ -103,12 +105,14 @@ pub enum RateChangeReason {
 }
 
 impl RateChangeReason {
-    /// A short, stable name for logs: `throttled`, `increased`, `reconfigured`, `server`.
+    /// A short, stable name for logs: `throttled`, `increased`, `lowered`, `reconfigured`,
+    /// `server`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             RateChangeReason::Throttled => "throttled",
             RateChangeReason::Increased => "increased",
+            RateChangeReason::Lowered => "lowered",
             RateChangeReason::Reconfigured => "reconfigured",
             RateChangeReason::Server => "server",
         }

@@ -181,6 +181,31 @@ fn a_success_with_a_new_rate_restarts_the_increase_clock_and_clears_waited() {
 }
 
 #[test]
+fn a_success_says_whether_the_controller_raised_or_lowered_the_rate() {
+    for (answer, reason) in [
+        (900.0, RateChangeReason::Increased),
+        (300.0, RateChangeReason::Lowered),
+    ] {
+        let (mut c, _) = Recorder {
+            on_success: Some(answer),
+            ..Recorder::default()
+        }
+        .limiter();
+        let changes = c.on_response(success(ms(0)), secs(3));
+        assert_eq!(
+            changes.rate,
+            Some(RateChange {
+                previous: 600.0,
+                rate: answer,
+                reason
+            })
+        );
+        assert_eq!(c.snapshot(secs(3)).rate, answer);
+    }
+    assert_eq!(RateChangeReason::Lowered.as_str(), "lowered");
+}
+
+#[test]
 fn aimd_climbs_one_share_of_the_step_per_interval_while_requests_wait() {
     // 2 instances: each climbs 60 units/min per 10 s, 720 per minute for the budget.
     let mut c = core(LimiterOptions {
