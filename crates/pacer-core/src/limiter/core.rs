@@ -4,7 +4,7 @@ use super::accepted::AcceptedMeter;
 use super::bucket::Bucket;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
-use super::{Acquired, Changes, LimiterOptions, Rejected, Ticket};
+use super::{Acquired, Changes, LimiterOptions, RateChange, RateChangeReason, Rejected, Ticket};
 use crate::Timestamp;
 use crate::controller::{RateController, RateControllerState};
 use crate::validation::InvalidOptions;
@@ -269,6 +269,29 @@ impl LimiterCore {
         self.rate = rate;
         self.bucket
             .set_rate(rate, self.options.burst.as_secs_f64(), now);
+    }
+
+    /// Moves the rate to `target` within `[min, max]`, recording the change.
+    pub(super) fn set_rate_for(
+        &mut self,
+        target: f64,
+        reason: RateChangeReason,
+        now: Timestamp,
+        changes: &mut Changes,
+    ) {
+        if target.is_nan() {
+            return;
+        }
+        let previous = self.rate;
+        let rate = target.clamp(self.min_rate(), self.max_rate());
+        if rate != previous {
+            self.set_rate(rate, now);
+            changes.rate = Some(RateChange {
+                previous,
+                rate,
+                reason,
+            });
+        }
     }
 
     /// This process's share of a whole-budget value.

@@ -48,27 +48,16 @@ impl LimiterCore {
         };
         self.last_increase_at = now;
         self.waited = false;
-        if proposed.is_nan() {
-            return;
-        }
+        // A controller of one's own may lower the rate on a success.
         let previous = self.rate;
-        let rate = proposed.clamp(self.min_rate(), self.max_rate());
-        if rate != previous {
-            // A controller of one's own may lower the rate on a success.
-            let lowered = rate < previous;
-            changes.rate = Some(RateChange {
-                previous,
-                rate,
-                reason: if lowered {
-                    RateChangeReason::Lowered
-                } else {
-                    RateChangeReason::Increased
-                },
-            });
-            self.set_rate(rate, now);
-            if lowered {
-                self.reject_unreachable(now, changes);
-            }
+        let reason = if proposed < previous {
+            RateChangeReason::Lowered
+        } else {
+            RateChangeReason::Increased
+        };
+        self.set_rate_for(proposed, reason, now, changes);
+        if self.rate < previous {
+            self.reject_unreachable(now, changes);
         }
     }
 

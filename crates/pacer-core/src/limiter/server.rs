@@ -1,7 +1,7 @@
 //! Header-aware control: while the server says how much quota is left and when it resets, the
 //! limiter's rate follows those numbers; when they stop coming, the controller takes over again.
 
-use super::{Changes, LimiterCore, RateChange, RateChangeReason};
+use super::{Changes, LimiterCore, RateChangeReason};
 use crate::{RateLimitInfo, Timestamp};
 use std::time::Duration;
 
@@ -219,29 +219,6 @@ impl LimiterCore {
         }
         self.last_increase_at = now;
         false
-    }
-
-    /// Moves the rate to `target` within `[min, max]`, recording the change.
-    fn set_rate_for(
-        &mut self,
-        target: f64,
-        reason: RateChangeReason,
-        now: Timestamp,
-        changes: &mut Changes,
-    ) {
-        if target.is_nan() {
-            return;
-        }
-        let previous = self.rate;
-        let rate = target.clamp(self.min_rate(), self.max_rate());
-        if rate != previous {
-            self.set_rate(rate, now);
-            changes.rate = Some(RateChange {
-                previous,
-                rate,
-                reason,
-            });
-        }
     }
 }
 

@@ -1,8 +1,9 @@
 //! The model API: a hidden quota that accepts or refuses each request the moment it is sent.
 //!
 //! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]; another length with
-//! [`ModelApi::with_window`], at the same pace a minute), whose limit the story changes over time. A request fits if the units in the window plus its own are at most the
-//! limit; then it is accepted and its units enter the window. Otherwise it gets a 429 with a
+//! [`ModelApi::with_window`], at the same pace a minute), whose limit the story changes over
+//! time. A request fits if the units in the window plus its own are at most the limit; then it
+//! is accepted and its units enter the window. Otherwise it gets a 429 with a
 //! `Retry-After` (see [`retry_after_secs`]); refused requests use no quota. A noisy neighbour
 //! takes its share off the top: while it is there, our clients' limit is the quota less its share
 //! (the seed's "quota drops 50% for 60 s"; `docs/simulation.md` says why its units are not put in
@@ -41,8 +42,6 @@ pub enum Verdict {
 pub struct ModelApi {
     story: Story,
     base_quota: u64,
-    /// The length of the window.
-    span: Duration,
     window: SlidingWindow,
 }
 
@@ -70,7 +69,6 @@ impl ModelApi {
         ModelApi {
             story,
             base_quota,
-            span: window,
             window: SlidingWindow::new(window),
         }
     }
@@ -88,7 +86,7 @@ impl ModelApi {
         let available = self
             .story
             .available_quota(self.base_quota as f64, now.as_duration());
-        window_units(available, self.span).round() as u64
+        window_units(available, self.window.span()).round() as u64
     }
 
     /// The units of our clients in the window at `now`.
@@ -110,7 +108,7 @@ impl ModelApi {
             }
             Some(at) => throttled(at - now),
             // Larger than the whole quota: it never fits. Say "a window from now".
-            None => throttled(self.span),
+            None => throttled(self.window.span()),
         }
     }
 
@@ -122,7 +120,7 @@ impl ModelApi {
             let ends = Timestamp::from_duration(stop.at + stop.length);
             return ModelHeaders {
                 quota,
-                window_secs: self.span.as_secs(),
+                window_secs: self.window.span().as_secs(),
                 remaining: 0,
                 reset_secs: retry_after_secs(ends - now),
             };
@@ -134,7 +132,7 @@ impl ModelApi {
             .map_or(0, |at| retry_after_secs(at - now));
         ModelHeaders {
             quota,
-            window_secs: self.span.as_secs(),
+            window_secs: self.window.span().as_secs(),
             remaining: quota.saturating_sub(used),
             reset_secs,
         }
