@@ -244,6 +244,13 @@ fn observe(
     let signal = config
         .classifier
         .classify(response.status(), response.headers(), &info);
+    // Only a throttle can stop the endpoint: on any other response a Retry-After is a hint
+    // (RFC 9110 §10.2.3) and the rate-limit fields are advice on the pace.
+    let info = if matches!(signal, Signal::Throttled { .. }) {
+        info
+    } else {
+        info.advisory()
+    };
     // A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers).
     let from_cache = || {
         response

@@ -7,6 +7,7 @@
 //! HTTP-dates. Reading them all into one shape, resolved against a passed-in `now`, is what lets
 //! the throttling algorithms stay dialect-free. `docs/headers.md` lists the dialects and rules.
 
+mod advisory;
 mod bounds;
 mod collect;
 mod counters;

@@ -2,7 +2,7 @@
 //! limiter's rate follows those numbers; when they stop coming, the controller takes over again.
 
 use super::{Changes, LimiterCore, RateChangeReason};
-use crate::{RateLimitInfo, Timestamp};
+use crate::{QuotaUnit, RateLimitInfo, Timestamp};
 use std::time::Duration;
 
 /// What a response said of the quota: the units left and when the quota resets (and, when the
@@ -59,12 +59,36 @@ impl ServerQuota {
         self
     }
 
-    /// The most restrictive policy of `info`, when it has a remaining and a reset (an exhausted
-    /// policy without a reset resets after its window, else after 1 s, as
+    /// The most restrictive policy of `info` that counts requests, when it has a remaining and a
+    /// reset (an exhausted policy without a reset resets after its window, else after 1 s, as
     /// [`Policy::effective_reset`](crate::Policy::effective_reset) says).
+    ///
+    /// A policy in another unit (OpenAI's and Anthropic's tokens, IETF `content-bytes`) never
+    /// sets a rate of requests: 1,500 tokens left say nothing of how many requests may go.
+    /// [`from_info_in`](Self::from_info_in) reads the policies of another unit.
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy, QuotaUnit, RateLimitInfo, ServerQuota};
+    /// use std::time::Duration;
+    ///
+    /// let info = RateLimitInfo::new()
+    ///     .with_policy(Policy::new(Dialect::OpenAi).with_name("requests")
+    ///         .with_limit(60).with_remaining(59).with_reset_after(Duration::from_secs(1)))
+    ///     .with_policy(Policy::new(Dialect::OpenAi).with_name("tokens").with_unit(QuotaUnit::Tokens)
+    ///         .with_limit(150_000).with_remaining(100).with_reset_after(Duration::from_secs(360)));
+    /// assert_eq!(info.policy_name(), Some("tokens"), "the scarcer policy");
+    /// assert_eq!(ServerQuota::from_info(&info).map(|q| q.remaining), Some(59), "counts requests");
+    /// ```
     #[must_use]
     pub fn from_info(info: &RateLimitInfo) -> Option<Self> {
-        let policy = info.policy()?;
+        Self::from_info_in(info, &QuotaUnit::Requests)
+    }
+
+    /// The most restrictive policy of `info` that counts `unit`, when it has a remaining and a
+    /// reset.
+    #[must_use]
+    pub fn from_info_in(info: &RateLimitInfo, unit: &QuotaUnit) -> Option<Self> {
+        let policy = info.policies().iter().find(|p| p.unit() == unit)?;
         let remaining = policy.remaining()?;
         let reset_after = policy.effective_reset()?;
         Some(ServerQuota {

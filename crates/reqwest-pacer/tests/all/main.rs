@@ -14,6 +14,7 @@ mod hostile;
 mod live_updates;
 mod load;
 mod observability;
+mod real_servers;
 mod rejection;
 mod retry_after;
 mod streaming;

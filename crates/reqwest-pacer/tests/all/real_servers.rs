@@ -1,0 +1,128 @@
+//! What real servers send beside their answers: a `Retry-After` on a success, rate-limit fields
+//! that say the quota is spent on a request the server accepted. Only a throttle stops an
+//! endpoint for as long as the server says; anything else holds it no longer than the policy it
+//! describes can mean.
+
+use crate::retry_after::endpoint;
+use crate::support::*;
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
+use reqwest_pacer::PacerMiddleware;
+use wiremock::matchers::method;
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+/// A client that does not follow redirects, so that a 301 reaches the middleware as it is.
+fn plain_client(pacer: &PacerMiddleware) -> ClientWithMiddleware {
+    let inner = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    ClientBuilder::new(inner).with(pacer.clone()).build()
+}
+
+/// Sends `n` requests one after the other; returns how many came back with a response.
+async fn send(client: &ClientWithMiddleware, url: &str, n: usize) -> usize {
+    let mut answered = 0;
+    for _ in 0..n {
+        if client.get(url).send().await.is_ok() {
+            answered += 1;
+        }
+    }
+    answered
+}
+
+#[tokio::test]
+async fn a_retry_after_on_a_200_202_or_301_changes_nothing() {
+    for status in [200, 202, 301] {
+        let server = MockServer::start().await;
+        let mut answer = ResponseTemplate::new(status).insert_header("retry-after", "120");
+        if status == 301 {
+            answer = answer.insert_header("location", "/elsewhere");
+        }
+        let script = Script::new(vec![answer]);
+        Mock::given(method("GET"))
+            .respond_with(script.clone())
+            .mount(&server)
+            .await;
+        let pacer = pacer(generous());
+        let answered = send(&plain_client(&pacer), &server.uri(), 20).await;
+        assert_eq!(answered, 20, "{status}: every request was answered");
+        assert_eq!(
+            script.calls(),
+            20,
+            "{status}: every request reached the server"
+        );
+        let state = pacer.state("api", &endpoint(&server)).unwrap();
+        assert_eq!(state.headers, None, "{status}: no stop is kept");
+        let limiter = state.limiter.unwrap();
+        assert_eq!(limiter.stats.throttled, 0, "{status}");
+        assert!(limiter.paused_for.is_none(), "{status}: no pause");
+    }
+}
+
+#[tokio::test]
+async fn a_503_or_a_429_with_retry_after_still_stops() {
+    for status in [429, 503] {
+        let server = MockServer::start().await;
+        let script = Script::new(vec![
+            ResponseTemplate::new(status).insert_header("retry-after", "120"),
+            ok(),
+        ]);
+        Mock::given(method("GET"))
+            .respond_with(script.clone())
+            .mount(&server)
+            .await;
+        let pacer = pacer(generous()); // MaxWait 30 s: a stop of 120 s is refused at once
+        let client = plain_client(&pacer);
+        let first = client.get(server.uri()).send().await.unwrap();
+        assert_eq!(first.status(), status, "the server's answer, not retried");
+        let second = client.get(server.uri()).send().await;
+        assert!(second.is_err(), "{status}: the next request is held back");
+        assert_eq!(script.calls(), 1, "{status}");
+    }
+}
+
+#[tokio::test]
+async fn a_success_that_says_the_quota_is_spent_holds_no_longer_than_its_policy_can_mean() {
+    let server = MockServer::start().await;
+    // 120 units, none left, reset in 60 s, no window: as a stop, 60 s (over MaxWait, so every
+    // later request would be refused); bounded to one unit's interval, 60 s / 120 = 500 ms.
+    let spent = ResponseTemplate::new(200)
+        .insert_header("x-ratelimit-limit", "120")
+        .insert_header("x-ratelimit-remaining", "0")
+        .insert_header("x-ratelimit-reset", "60");
+    let script = Script::new(vec![spent]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(generous());
+    let answered = send(&plain_client(&pacer), &server.uri(), 4).await;
+    assert_eq!(answered, 4);
+    assert_eq!(script.calls(), 4);
+    for i in 1..4 {
+        assert!(
+            script.gap(i - 1, i) >= std::time::Duration::from_millis(480),
+            "held for one interval: {:?}",
+            script.gap(i - 1, i)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_403_the_classifier_calls_a_throttle_stops_for_its_retry_after() {
+    // GitHub's secondary limits: a 403 with Retry-After.
+    let server = MockServer::start().await;
+    let script = Script::new(vec![
+        ResponseTemplate::new(403).insert_header("retry-after", "120"),
+        ok(),
+    ]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(generous());
+    let client = plain_client(&pacer);
+    assert_eq!(client.get(server.uri()).send().await.unwrap().status(), 403);
+    assert!(client.get(server.uri()).send().await.is_err());
+    assert_eq!(script.calls(), 1);
+}
