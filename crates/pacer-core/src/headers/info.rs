@@ -18,7 +18,9 @@ use super::restrictive::compare;
 ///
 /// Parsing is total: [`from_headers`](Self::from_headers) never fails and never panics; fields
 /// it cannot understand are left out, and absurd durations are clamped to
-/// [`MAX_RESET_AFTER`](Self::MAX_RESET_AFTER) and [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER).
+/// [`MAX_RESET_AFTER`](Self::MAX_RESET_AFTER) and [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER). A
+/// policy for which the server sent a field that could not be read, was out of range or
+/// contradicted the others is kept but unsound ([`is_sound`](Self::is_sound)).
 ///
 /// ```
 /// use http::HeaderMap;
