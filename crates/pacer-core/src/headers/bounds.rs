@@ -30,3 +30,18 @@ pub(crate) const EPOCH_SECONDS_FROM: u64 = 1_000_000_000;
 /// Integer resets from 10^11 (year 5138 as epoch seconds, 1973 as epoch milliseconds) are epoch
 /// milliseconds.
 pub(crate) const EPOCH_MILLIS_FROM: u64 = 100_000_000_000;
+
+/// Integer resets from [`EPOCH_MILLIS_FROM`] up to 10^12 are no reset a server means: as epoch
+/// seconds they lie past the year 5138, as epoch milliseconds before 2001-09-09, before any
+/// server sent one. They fail closed (the longest reset, the policy unsound).
+pub(crate) const EPOCH_MILLIS_MEANT_FROM: u64 = 1_000_000_000_000;
+
+/// The longest field value read, after joining repeated lines: 4 KiB. A longer one is
+/// malformed and ignored whole. Real rate-limit fields are a few dozen bytes; the bound keeps
+/// parsing time proportional to what a server could mean.
+pub(crate) const MAX_FIELD_BYTES: usize = 4 * 1024;
+
+/// The most members (comma-separated values, repeated lines included) a field may list, and
+/// the most named policies one response may carry: 64. A field with more is malformed and
+/// ignored whole; further named policies are ignored.
+pub(crate) const MAX_MEMBERS: usize = 64;

@@ -3,22 +3,38 @@
 //! `HeaderName`s are lowercase, so matching is case-insensitive for free. Repeated lines of a
 //! field are kept together ([`Lines`]) and combined the way RFC 9110 §5.3 says: joined with
 //! commas. A line that is not visible ASCII poisons its field, which is then ignored whole
-//! (draft-11: "malformed fields MUST be ignored").
+//! (draft-11: "malformed fields MUST be ignored"); so does a field longer than
+//! [`MAX_FIELD_BYTES`] or of more than [`MAX_MEMBERS`] lines, so that no response can make the
+//! parser's work grow without bound.
 
 use std::borrow::Cow;
 
 use http::{HeaderMap, HeaderValue};
+
+use super::bounds::{MAX_FIELD_BYTES, MAX_MEMBERS};
 
 /// The lines of one header field, in order.
 #[derive(Debug, Default)]
 pub(crate) struct Lines<'a> {
     first: Option<&'a str>,
     more: Vec<&'a str>,
+    /// The length of the joined value so far, plus the `", "` after it.
+    bytes: usize,
     poisoned: bool,
 }
 
 impl<'a> Lines<'a> {
     fn push(&mut self, value: &'a HeaderValue) {
+        if self.poisoned {
+            return;
+        }
+        let lines = usize::from(self.first.is_some()) + self.more.len();
+        self.bytes = self.bytes.saturating_add(value.len() + 2);
+        if self.bytes > MAX_FIELD_BYTES + 2 || lines >= MAX_MEMBERS {
+            self.poisoned = true;
+            self.more = Vec::new();
+            return;
+        }
         match value.to_str() {
             Ok(s) if self.first.is_none() => self.first = Some(s),
             Ok(s) => self.more.push(s),
@@ -31,8 +47,8 @@ impl<'a> Lines<'a> {
         self.first.is_some() || self.poisoned
     }
 
-    /// The field value with its lines joined by `", "`; `None` when the field is absent or a
-    /// line is not visible ASCII.
+    /// The field value with its lines joined by `", "`; `None` when the field is absent or
+    /// malformed (a line not visible ASCII, too long, too many lines).
     pub(crate) fn joined(&self) -> Option<Cow<'a, str>> {
         if self.poisoned {
             return None;
@@ -72,11 +88,27 @@ pub(crate) enum Counter {
     Reset,
 }
 
+/// The counters by the name they have in a field name.
+const COUNTERS: [(&str, Counter); 3] = [
+    ("limit", Counter::Limit),
+    ("remaining", Counter::Remaining),
+    ("reset", Counter::Reset),
+];
+
+fn counter_of(name: &str) -> Option<Counter> {
+    COUNTERS.iter().find(|(n, _)| *n == name).map(|(_, c)| *c)
+}
+
 /// The family of a field whose name carries a policy name: `x-ratelimit-limit-requests`,
-/// `anthropic-ratelimit-input-tokens-limit`.
+/// `x-ratelimit-requests-limit`, `x-ratelimit-userlimit`, `anthropic-ratelimit-input-tokens-limit`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Family {
+    /// `x-ratelimit-{counter}-{name}`: OpenAI, Kong's windows.
     XRateLimit,
+    /// `x-ratelimit-{name}-{counter}`: Linear.
+    NameFirst,
+    /// `x-ratelimit-{name}{counter}`: Imgur.
+    Glued,
     Anthropic,
 }
 
@@ -166,6 +198,7 @@ impl<'a> Collected<'a> {
                 } else if let Some((policy, counter)) = name
                     .strip_prefix("anthropic-ratelimit-")
                     .and_then(|rest| rest.rsplit_once('-'))
+                    .and_then(|(p, c)| Some((p, counter_of(c)?)))
                 {
                     self.add_named(Family::Anthropic, policy, counter, value);
                 }
@@ -187,9 +220,7 @@ impl<'a> Collected<'a> {
             "reset-after" => &mut x.reset_after,
             "bucket" => &mut x.bucket,
             _ => {
-                if let Some((counter, policy)) = rest.split_once('-') {
-                    self.add_named(Family::XRateLimit, policy, counter, value);
-                }
+                self.add_x_named(rest, value);
                 return;
             }
         };
@@ -197,13 +228,36 @@ impl<'a> Collected<'a> {
         self.found = true;
     }
 
-    fn add_named(&mut self, family: Family, name: &'a str, counter: &str, value: &'a HeaderValue) {
-        let counter = match counter {
-            "limit" => Counter::Limit,
-            "remaining" => Counter::Remaining,
-            "reset" => Counter::Reset,
-            _ => return,
-        };
+    /// `limit-requests` (OpenAI, Kong), `requests-limit` (Linear) or `userlimit` (Imgur).
+    fn add_x_named(&mut self, rest: &'a str, value: &'a HeaderValue) {
+        if let Some((counter, policy)) = rest
+            .split_once('-')
+            .and_then(|(c, p)| Some((counter_of(c)?, p)))
+        {
+            self.add_named(Family::XRateLimit, policy, counter, value);
+            return;
+        }
+        if let Some((policy, counter)) = rest.rsplit_once('-') {
+            if let Some(counter) = counter_of(counter) {
+                self.add_named(Family::NameFirst, policy, counter, value);
+            }
+            return;
+        }
+        for (suffix, counter) in COUNTERS {
+            if let Some(policy) = rest.strip_suffix(suffix) {
+                self.add_named(Family::Glued, policy, counter, value);
+                return;
+            }
+        }
+    }
+
+    fn add_named(
+        &mut self,
+        family: Family,
+        name: &'a str,
+        counter: Counter,
+        value: &'a HeaderValue,
+    ) {
         if name.is_empty() {
             return;
         }
@@ -213,6 +267,7 @@ impl<'a> Collected<'a> {
             .position(|n| n.family == family && n.name == name)
         {
             Some(i) => i,
+            None if self.named.len() >= MAX_MEMBERS => return,
             None => {
                 self.named.push(Named {
                     family,

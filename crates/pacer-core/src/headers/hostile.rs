@@ -32,6 +32,10 @@ pub(super) const NAMES: &[&str] = &[
     "x-ratelimit-remaining-tokens",
     "x-ratelimit-reset-tokens",
     "x-ratelimit-remaining-minute",
+    "x-ratelimit-requests-limit",
+    "x-ratelimit-complexity-reset",
+    "x-ratelimit-userlimit",
+    "x-ratelimit-clientremaining",
     "anthropic-ratelimit-input-tokens-reset",
     "anthropic-ratelimit-tokens-remaining",
     "x-shopify-shop-api-call-limit",
@@ -113,6 +117,58 @@ proptest! {
         let decision = Percentage::default().evaluate(&ThrottlingContext::new(&later, "k"));
         prop_assert!(decision.delay() <= Percentage::DEFAULT_MAX_DELAY);
     }
+}
+
+#[test]
+fn absurd_sizes_are_malformed_and_parse_in_bounded_time() {
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
+    let long = "9".repeat(8 * 1024);
+    let long_list = vec!["5"; 2000].join(",");
+    for name in NAMES {
+        for value in [long.as_str(), long_list.as_str()] {
+            let mut map = HeaderMap::new();
+            map.insert(*name, HeaderValue::from_str(value).unwrap());
+            let info = RateLimitInfo::from_headers(&map, now);
+            check(&info).unwrap();
+            assert!(info.policies().iter().all(|p| !p.has_numbers()), "{name}");
+            assert_eq!(info.retry_after(), None, "{name}");
+        }
+        let mut map = HeaderMap::new();
+        for _ in 0..200 {
+            map.append(*name, HeaderValue::from_static("5"));
+        }
+        let info = RateLimitInfo::from_headers(&map, now);
+        check(&info).unwrap();
+        assert!(info.policies().iter().all(|p| !p.has_numbers()), "{name}");
+    }
+    // The limit and remaining fields, too long: reported, unsound.
+    let mut map = HeaderMap::new();
+    map.insert("x-ratelimit-limit", HeaderValue::from_static("100"));
+    for _ in 0..200 {
+        map.append("x-ratelimit-remaining", HeaderValue::from_static("5"));
+    }
+    let info = RateLimitInfo::from_headers(&map, now);
+    assert_eq!((info.limit(), info.remaining()), (Some(100), None));
+    assert!(!info.is_sound());
+    // 64 lines are still read.
+    let mut map = HeaderMap::new();
+    for _ in 0..64 {
+        map.append("x-ratelimit-remaining", HeaderValue::from_static("5"));
+    }
+    assert_eq!(RateLimitInfo::from_headers(&map, now).remaining(), Some(5));
+}
+
+#[test]
+fn many_named_policies_are_capped() {
+    let names: Vec<HeaderName> = (0..200)
+        .map(|i| HeaderName::try_from(format!("x-ratelimit-remaining-p{i}")).unwrap())
+        .collect();
+    let mut map = HeaderMap::new();
+    for name in names {
+        map.insert(name, HeaderValue::from_static("5"));
+    }
+    let info = RateLimitInfo::from_headers(&map, SystemTime::UNIX_EPOCH);
+    assert_eq!(info.policies().len(), 64);
 }
 
 #[test]

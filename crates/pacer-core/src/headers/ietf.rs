@@ -11,15 +11,23 @@
 //!
 //! Both structured fields are parsed strictly with `sfv` (RFC 9651): a syntax error, a member of
 //! the wrong type, a missing required parameter (`r`, `q`), a negative number or `w=0` discards
-//! that whole field ("malformed fields MUST be ignored", draft-11), never just the member.
+//! that whole field ("malformed fields MUST be ignored", draft-11), never just the member; so
+//! does a List of more than 64 members. A `t` or `w` beyond 365 days and a `q` of 0 are read but
+//! make their policy unsound.
 
 use std::time::{Duration, SystemTime};
 
+use super::bounds::MAX_MEMBERS;
 use super::collect::Collected;
 use super::counters::read_counters;
 use super::num::trim_ows;
 use super::policy::{Dialect, Policy, QuotaUnit};
-use super::sf::{Bare, Member, parse_draft07, parse_list};
+use super::sf::{Bare, Member, parse_draft07, parse_list as parse_any_list};
+
+/// A structured List of at most [`MAX_MEMBERS`] members; a longer one is malformed.
+fn parse_list(field: &str) -> Option<Vec<Member<'_>>> {
+    parse_any_list(field).filter(|m| m.len() <= MAX_MEMBERS)
+}
 
 /// Appends every IETF policy in `c` to `out`.
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
@@ -155,6 +163,9 @@ fn merge(policies: &mut Vec<Policy>, entries: Vec<Policy>) {
     for e in entries {
         match policies.iter_mut().find(|p| same_name(p, &e)) {
             Some(p) => {
+                if !e.is_sound() {
+                    p.mark_unsound();
+                }
                 p.set_remaining(e.remaining());
                 p.set_reset_after(e.reset_after());
                 if let Some(pk) = e.partition_key() {
@@ -408,5 +419,65 @@ mod tests {
                 .with_window(secs(60))
         );
         assert_eq!(got[1].window(), Some(secs(1)));
+    }
+
+    #[test]
+    fn draft_polli_00_window_and_draft06_parameters() {
+        let got = read_map(&[
+            ("RateLimit-Limit", "100, 100;window=60"),
+            ("RateLimit-Remaining", r#"50;comment="x""#),
+            ("RateLimit-Reset", "30;foo=1"),
+        ]);
+        let want = Policy::new(Dialect::IetfLegacy)
+            .with_limit(100)
+            .with_window(secs(60))
+            .with_remaining(50)
+            .with_reset_after(secs(30));
+        assert_eq!(got, vec![want]);
+        assert!(got[0].is_sound());
+    }
+
+    #[test]
+    fn out_of_range_values_are_read_but_unsound() {
+        let year = crate::RateLimitInfo::MAX_RESET_AFTER;
+        let got = read_map(&[
+            ("RateLimit-Policy", r#""a";q=10;w=99999999999"#),
+            ("RateLimit", r#""a";r=5;t=99999999999"#),
+        ]);
+        let want = ietf("a")
+            .with_limit(10)
+            .with_window(year)
+            .with_remaining(5)
+            .with_reset_after(year)
+            .unsound();
+        assert_eq!(got, vec![want]);
+        // The RateLimit entry alone is out of range: the merged policy is unsound.
+        let got = read_map(&[
+            ("RateLimit-Policy", r#""a";q=10;w=60"#),
+            ("RateLimit", r#""a";r=5;t=31536001"#),
+        ]);
+        assert!(!got[0].is_sound());
+        let got = read_map(&[("RateLimit", "limit=10, remaining=5, reset=99999999999")]);
+        assert_eq!(got[0].reset_after(), Some(year));
+        assert!(!got[0].is_sound());
+        let got = read_map(&[("RateLimit-Reset", "5"), ("RateLimit-Remaining", "5")]);
+        assert!(got[0].is_sound());
+    }
+
+    #[test]
+    fn lists_of_more_than_64_members_are_discarded() {
+        let policies = |n: usize| {
+            (0..n)
+                .map(|i| format!(r#""p{i}";q=10"#))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        for (n, want) in [(64, 64), (65, 0)] {
+            let mut m = HeaderMap::new();
+            m.insert("ratelimit-policy", policies(n).parse().unwrap());
+            let mut out = Vec::new();
+            read(&Collected::from_map(&m), SystemTime::UNIX_EPOCH, &mut out);
+            assert_eq!(out.len(), want, "{n}");
+        }
     }
 }

@@ -18,7 +18,9 @@ use super::restrictive::compare;
 ///
 /// Parsing is total: [`from_headers`](Self::from_headers) never fails and never panics; fields
 /// it cannot understand are left out, and absurd durations are clamped to
-/// [`MAX_RESET_AFTER`](Self::MAX_RESET_AFTER) and [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER).
+/// [`MAX_RESET_AFTER`](Self::MAX_RESET_AFTER) and [`MAX_RETRY_AFTER`](Self::MAX_RETRY_AFTER). A
+/// policy for which the server sent a field that could not be read, was out of range or
+/// contradicted the others is kept but unsound ([`is_sound`](Self::is_sound)).
 ///
 /// ```
 /// use http::HeaderMap;
@@ -156,6 +158,57 @@ impl RateLimitInfo {
     #[must_use]
     pub fn is_valid(&self) -> bool {
         self.policies.iter().any(Policy::has_numbers)
+    }
+
+    /// `true` when every policy is sound ([`Policy::is_sound`]): nothing the server sent for a
+    /// policy was unreadable, out of range or contradictory. An info without policies is sound.
+    ///
+    /// ```
+    /// use http::HeaderMap;
+    /// use pacer_core::RateLimitInfo;
+    /// use std::time::SystemTime;
+    ///
+    /// let mut h = HeaderMap::new();
+    /// h.insert("x-ratelimit-limit", "100".parse()?);
+    /// h.insert("x-ratelimit-remaining", "40".parse()?);
+    /// h.insert("x-ratelimit-reset", "soon".parse()?);
+    /// let info = RateLimitInfo::from_headers(&h, SystemTime::UNIX_EPOCH);
+    /// assert_eq!(info.remaining(), Some(40));
+    /// assert!(!info.is_sound());
+    /// # Ok::<(), http::header::InvalidHeaderValue>(())
+    /// ```
+    #[must_use]
+    pub fn is_sound(&self) -> bool {
+        self.policies.iter().all(Policy::is_sound)
+    }
+
+    /// The same info without its unsound policies; the Retry-After is kept.
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy, RateLimitInfo};
+    /// use std::time::Duration;
+    ///
+    /// let info = RateLimitInfo::new()
+    ///     .with_policy(Policy::new(Dialect::OpenAi).with_name("requests").with_remaining(9))
+    ///     .with_policy(Policy::new(Dialect::OpenAi).with_name("tokens").with_remaining(0).unsound())
+    ///     .with_retry_after(Duration::from_secs(2));
+    /// let sound = info.without_unsound();
+    /// assert_eq!(sound.policies().len(), 1);
+    /// assert_eq!(sound.policy_name(), Some("requests"));
+    /// assert_eq!(sound.retry_after(), Some(Duration::from_secs(2)));
+    /// assert!(sound.is_sound());
+    /// ```
+    #[must_use]
+    pub fn without_unsound(&self) -> RateLimitInfo {
+        RateLimitInfo {
+            policies: self
+                .policies
+                .iter()
+                .filter(|p| p.is_sound())
+                .cloned()
+                .collect(),
+            retry_after: self.retry_after,
+        }
     }
 
     /// `true` when the most restrictive policy has no quota left (and so at least one has none).

@@ -2,10 +2,11 @@
 //! [`RateLimitInfo`].
 //!
 //! Servers tell clients their quota in a dozen ways: the IETF drafts (three generations),
-//! `X-RateLimit-*`, and vendor dialects (GitHub, OpenAI, Anthropic, Shopify, Discord). Resets come
-//! as delta seconds, milliseconds, epoch seconds or milliseconds, Go durations, RFC 3339 or
-//! HTTP-dates. Reading them all into one shape, resolved against a passed-in `now`, is what lets
-//! the throttling algorithms stay dialect-free. `docs/headers.md` lists the dialects and rules.
+//! `X-RateLimit-*`, and vendor dialects (GitHub, Reddit, Discord, OpenAI, Linear, Imgur,
+//! Anthropic, Shopify). Resets come as delta seconds, milliseconds, epoch seconds or
+//! milliseconds, Go durations, RFC 3339 or HTTP-dates. Reading them all into one shape, resolved
+//! against a passed-in `now`, is what lets the throttling algorithms stay dialect-free.
+//! `docs/headers.md` lists the dialects and rules.
 
 mod advisory;
 mod bounds;

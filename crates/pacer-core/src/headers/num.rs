@@ -20,6 +20,53 @@ pub(crate) fn parse_u64(s: &str) -> Option<u64> {
     Some(n)
 }
 
+/// A count, `DIGITS [ "." DIGITS ]`, rounded down (Reddit writes `597.0`): rounding a
+/// remaining down is the conservative reading. `None` for signs, exponents, a bare or trailing
+/// `.`, and an integer part above `u64::MAX`.
+pub(crate) fn parse_count(s: &str) -> Option<u64> {
+    let s = trim_ows(s);
+    match s.split_once('.') {
+        None => parse_u64(s),
+        Some((int, frac)) => {
+            let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+            if !digits(int) || !digits(frac) {
+                return None;
+            }
+            parse_u64(int)
+        }
+    }
+}
+
+/// The members of a list-valued field: its comma-separated parts, commas inside quoted strings
+/// (`comment="a,b"`) left alone.
+pub(crate) fn members(value: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(value);
+    std::iter::from_fn(move || {
+        let s = rest?;
+        let (mut quoted, mut escaped) = (false, false);
+        for (i, b) in s.bytes().enumerate() {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' if quoted => escaped = true,
+                b'"' => quoted = !quoted,
+                b',' if !quoted => {
+                    rest = Some(&s[i + 1..]);
+                    return Some(&s[..i]);
+                }
+                _ => {}
+            }
+        }
+        rest = None;
+        Some(s)
+    })
+}
+
+/// A member without its parameters: `50` of `50;comment="x"` (draft-06: parameters after the
+/// value are ignored).
+pub(crate) fn bare_value(member: &str) -> &str {
+    member.split_once(';').map_or(member, |(v, _)| v)
+}
+
 /// A non-negative decimal number of seconds, `DIGITS [ "." DIGITS ]`, as a `Duration`.
 ///
 /// Fraction digits past the ninth are truncated; an integer part above `u64::MAX` saturates.
@@ -86,6 +133,39 @@ mod tests {
         for (s, want) in cases {
             assert_eq!(parse_u64(s), *want, "{s:?}");
         }
+    }
+
+    #[test]
+    fn counts_are_rounded_down() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("597", Some(597)),
+            ("597.0", Some(597)),
+            (" 597.9 ", Some(597)),
+            ("0.5", Some(0)),
+            ("18446744073709551615.9", Some(u64::MAX)),
+            ("18446744073709551616.0", None),
+            ("5.", None),
+            (".5", None),
+            ("-1", None),
+            ("-1.0", None),
+            ("1 .0", None),
+            ("1e3", None),
+            ("1.0.0", None),
+        ];
+        for (s, want) in cases {
+            assert_eq!(parse_count(s), *want, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn members_split_outside_quotes() {
+        let got: Vec<_> = members(r#"50;comment="a,b", 7"#).collect();
+        assert_eq!(got, [r#"50;comment="a,b""#, " 7"]);
+        let got: Vec<_> = members(r#"1;c="x\",y", 2,"#).collect();
+        assert_eq!(got, [r#"1;c="x\",y""#, " 2", ""]);
+        assert_eq!(members("").collect::<Vec<_>>(), [""]);
+        assert_eq!(bare_value(" 30;foo=1"), " 30");
+        assert_eq!(bare_value("30"), "30");
     }
 
     #[test]

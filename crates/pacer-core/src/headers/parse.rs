@@ -32,9 +32,18 @@ pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
                 }
                 None => vendors::openai(named, now, &mut policies),
             },
+            Family::NameFirst => vendors::linear(named, now, &mut policies),
+            Family::Glued => vendors::imgur(named, now, &mut policies),
         }
     }
     policies.extend(vendors::shopify(&c.shopify));
+    // A limit of 0 is out of range: no request could ever be sent. (OpenAI's "not reported"
+    // zero has been dropped above.)
+    for p in &mut policies {
+        if p.limit() == Some(0) {
+            p.mark_unsound();
+        }
+    }
     let retry_after = retry_after(&c.retry_after, &c.retry_after_ms, now);
     RateLimitInfo::from_parts(policies, retry_after)
 }

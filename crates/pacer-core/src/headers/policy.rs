@@ -91,6 +91,16 @@ pub enum Dialect {
     Anthropic,
     /// Shopify's `X-Shopify-Shop-Api-Call-Limit: used/limit`.
     Shopify,
+    /// Linear's `X-RateLimit-{Name}-{Limit,Remaining,Reset}` (`X-RateLimit-Requests-Limit`,
+    /// `X-RateLimit-Complexity-Remaining`): the policy name before the counter, as any server
+    /// that writes it so.
+    Linear,
+    /// Imgur's `X-RateLimit-UserLimit`, `X-RateLimit-ClientRemaining`: the policy name glued to
+    /// the counter.
+    Imgur,
+    /// Reddit's `x-ratelimit-used` and `x-ratelimit-remaining` without a limit (the limit is
+    /// their sum).
+    Reddit,
 }
 
 /// One limit a server reported: its quota, what remains, when it resets.
@@ -109,6 +119,7 @@ pub enum Dialect {
 ///     .with_reset_after(Duration::from_secs(30));
 /// assert_eq!(p.remaining_fraction(), Some(0.08));
 /// assert!(!p.is_exhausted());
+/// assert!(p.is_sound());
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
@@ -120,6 +131,7 @@ pub struct Policy {
     partition_key: Option<Box<[u8]>>,
     unit: QuotaUnit,
     dialect: Dialect,
+    sound: bool,
 }
 
 impl Policy {
@@ -135,6 +147,7 @@ impl Policy {
             partition_key: None,
             unit: QuotaUnit::Requests,
             dialect,
+            sound: true,
         }
     }
 
@@ -185,6 +198,49 @@ impl Policy {
     pub fn with_unit(mut self, unit: QuotaUnit) -> Policy {
         self.unit = unit;
         self
+    }
+
+    /// Marks the policy unsound (see [`is_sound`](Self::is_sound)): for tests and hand-built
+    /// infos that stand for a response the parser could not trust.
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy};
+    ///
+    /// let p = Policy::new(Dialect::XRateLimit).with_remaining(7).unsound();
+    /// assert!(!p.is_sound());
+    /// assert_eq!(p.remaining(), Some(7));
+    /// ```
+    #[must_use]
+    pub fn unsound(mut self) -> Policy {
+        self.sound = false;
+        self
+    }
+
+    /// `false` when a field the server sent for this policy was unreadable (`-1`, garbage, a
+    /// line that is not visible ASCII, a value too large), out of range (a limit of 0, a reset
+    /// or window beyond 365 days, a number no server means as a reset) or contradicts the
+    /// others. The values that could be read are kept, and a reset out of range reads as
+    /// [`crate::RateLimitInfo::MAX_RESET_AFTER`], never as zero. `docs/headers.md` lists the
+    /// rules.
+    ///
+    /// ```
+    /// use http::HeaderMap;
+    /// use pacer_core::RateLimitInfo;
+    /// use std::time::SystemTime;
+    ///
+    /// let mut h = HeaderMap::new();
+    /// h.insert("x-ratelimit-limit", "100".parse()?);
+    /// h.insert("x-ratelimit-remaining", "-1".parse()?);
+    /// let info = RateLimitInfo::from_headers(&h, SystemTime::UNIX_EPOCH);
+    /// let p = &info.policies()[0];
+    /// assert_eq!(p.limit(), Some(100));
+    /// assert_eq!(p.remaining(), None);
+    /// assert!(!p.is_sound());
+    /// # Ok::<(), http::header::InvalidHeaderValue>(())
+    /// ```
+    #[must_use]
+    pub fn is_sound(&self) -> bool {
+        self.sound
     }
 
     /// The policy name, if the server named it.
@@ -299,12 +355,26 @@ impl Policy {
         self.remaining = remaining;
     }
 
+    /// Sets the reset as the server sent it: one beyond 365 days is no reset a server means,
+    /// so it is clamped and the policy marked unsound.
     pub(crate) fn set_reset_after(&mut self, reset: Option<Duration>) {
+        if reset.is_some_and(|r| r > MAX_RESET_AFTER) {
+            self.sound = false;
+        }
         self.reset_after = reset.map(|r| r.min(MAX_RESET_AFTER));
     }
 
+    /// Sets the window as the server sent it: one beyond 365 days is clamped and the policy
+    /// marked unsound.
     pub(crate) fn set_window(&mut self, window: Option<Duration>) {
+        if window.is_some_and(|w| w > MAX_WINDOW) {
+            self.sound = false;
+        }
         self.window = window.map(|w| w.min(MAX_WINDOW));
+    }
+
+    pub(crate) fn mark_unsound(&mut self) {
+        self.sound = false;
     }
 
     pub(crate) fn set_partition_key(&mut self, key: Option<Box<[u8]>>) {
@@ -398,5 +468,31 @@ mod tests {
             Some(MAX_RESET_AFTER)
         );
         assert_eq!(p().with_window(huge).window(), Some(MAX_WINDOW));
+        assert!(p().with_reset_after(huge).with_window(huge).is_sound());
+    }
+
+    #[test]
+    fn what_the_server_sent_beyond_a_year_is_unsound() {
+        let mut x = p();
+        x.set_reset_after(Some(MAX_RESET_AFTER));
+        x.set_window(Some(MAX_WINDOW));
+        assert!(x.is_sound());
+        x.set_reset_after(Some(MAX_RESET_AFTER + Duration::from_secs(1)));
+        assert_eq!(x.reset_after(), Some(MAX_RESET_AFTER));
+        assert!(!x.is_sound());
+        let mut y = p();
+        y.set_window(Some(Duration::MAX));
+        assert_eq!(y.window(), Some(MAX_WINDOW));
+        assert!(!y.is_sound());
+    }
+
+    #[test]
+    fn soundness_is_part_of_equality_and_survives_ageing() {
+        let x = p()
+            .with_remaining(3)
+            .with_reset_after(Duration::from_secs(10));
+        assert_ne!(x, x.clone().unsound());
+        let aged = x.clone().unsound().aged(Duration::from_secs(4));
+        assert!(aged.is_some_and(|a| !a.is_sound()));
     }
 }

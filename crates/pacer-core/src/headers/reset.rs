@@ -12,17 +12,23 @@
 //! | `n < 172 800` (48 h)          | delta seconds      | the draft-polli#41 bound for delta-seconds  |
 //! | `172 800 ≤ n < 10^9`          | delta milliseconds | 2.9 min .. 11.6 days; too long as seconds   |
 //! | `10^9 ≤ n < 10^11`            | epoch seconds      | 2001 .. year 5138                           |
-//! | `n ≥ 10^11`                   | epoch milliseconds | 1973 onwards                                |
+//! | `10^11 ≤ n < 10^12`           | no reset           | past 5138 as seconds, before 2001 as ms     |
+//! | `n ≥ 10^12`                   | epoch milliseconds | 2001-09-09 onwards                          |
 //!
 //! An epoch in the past gives zero (withcoral/coral#89: a past epoch must not become a huge
-//! wait); every result is clamped to 365 days.
+//! wait). Results are *not* clamped here: a reset beyond 365 days, and a number in the band no
+//! server means (returned as `Duration::MAX`), reach `Policy::set_reset_after`, which clamps them
+//! to 365 days and marks the policy unsound. They fail closed: never zero, never "go now".
 
 use std::time::{Duration, SystemTime};
 
-use super::bounds::{DELTA_SECONDS_BELOW, EPOCH_MILLIS_FROM, EPOCH_SECONDS_FROM, MAX_RESET_AFTER};
+use super::bounds::{
+    DELTA_SECONDS_BELOW, EPOCH_MILLIS_FROM, EPOCH_MILLIS_MEANT_FROM, EPOCH_SECONDS_FROM,
+    MAX_MEMBERS,
+};
 use super::datetime::{parse_http_date, parse_rfc3339, until};
 use super::go_duration::parse_go_duration;
-use super::num::{millis_from_secs_reading, parse_decimal_secs, trim_ows};
+use super::num::{bare_value, members, millis_from_secs_reading, parse_decimal_secs, trim_ows};
 
 /// How a bare number in a reset field is read (see the module docs for the bands).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +36,8 @@ pub(crate) enum NumberReading {
     DeltaSeconds,
     DeltaMillis,
     EpochSeconds,
+    /// No reset a server means (see [`EPOCH_MILLIS_MEANT_FROM`]).
+    Meaningless,
     EpochMillis,
 }
 
@@ -42,6 +50,8 @@ impl NumberReading {
             NumberReading::DeltaMillis
         } else if secs < EPOCH_MILLIS_FROM {
             NumberReading::EpochSeconds
+        } else if secs < EPOCH_MILLIS_MEANT_FROM {
+            NumberReading::Meaningless
         } else {
             NumberReading::EpochMillis
         }
@@ -54,11 +64,13 @@ fn number_reset(n: Duration, now: SystemTime) -> Duration {
         NumberReading::DeltaSeconds => n,
         NumberReading::DeltaMillis => millis_from_secs_reading(n),
         NumberReading::EpochSeconds => until(n.as_nanos() as i128, now),
+        NumberReading::Meaningless => Duration::MAX,
         NumberReading::EpochMillis => until(millis_from_secs_reading(n).as_nanos() as i128, now),
     }
 }
 
-/// Parses one reset value in any supported form to the time from `now`, clamped to 365 days.
+/// Parses one reset value in any supported form to the time from `now`, unclamped (see the
+/// module docs).
 pub(crate) fn parse_reset(value: &str, now: SystemTime) -> Option<Duration> {
     let v = trim_ows(value);
     let first = *v.as_bytes().first()?;
@@ -71,31 +83,35 @@ pub(crate) fn parse_reset(value: &str, now: SystemTime) -> Option<Duration> {
     } else {
         until(parse_http_date(v, now)?, now)
     };
-    Some(reset.min(MAX_RESET_AFTER))
+    Some(reset)
 }
 
 /// Parses a reset field that may hold several comma-separated members (repeated header lines):
 /// the whole value first (an HTTP-date has a comma), else every member, keeping the latest
-/// reset. Any member that does not parse makes the field unknown.
+/// reset. Parameters after a value are ignored (draft-06). Any member that does not parse, or
+/// more than [`MAX_MEMBERS`], make the field unknown.
 pub(crate) fn parse_reset_field(value: &str, now: SystemTime) -> Option<Duration> {
     if let Some(r) = parse_reset(value, now) {
         return Some(r);
     }
     if !value.contains(',') {
-        return None;
+        return parse_reset(bare_value(value), now);
     }
     let mut latest: Option<Duration> = None;
-    for member in value.split(',') {
-        let r = parse_reset(member, now)?;
+    for (i, member) in members(value).enumerate() {
+        if i >= MAX_MEMBERS {
+            return None;
+        }
+        let r = parse_reset(bare_value(member), now)?;
         latest = Some(latest.map_or(r, |l| l.max(r)));
     }
     latest
 }
 
 /// Parses a reset that the dialect defines as (possibly fractional) delta seconds, like Discord's
-/// `X-RateLimit-Reset-After`; clamped to 365 days.
+/// `X-RateLimit-Reset-After`; unclamped, like [`parse_reset`].
 pub(crate) fn parse_delta_seconds(value: &str) -> Option<Duration> {
-    parse_decimal_secs(value).map(|d| d.min(MAX_RESET_AFTER))
+    parse_decimal_secs(value)
 }
 
 #[cfg(test)]
@@ -123,7 +139,9 @@ mod tests {
             (999_999_999, DeltaMillis),
             (1_000_000_000, EpochSeconds),
             (99_999_999_999, EpochSeconds),
-            (100_000_000_000, EpochMillis),
+            (100_000_000_000, Meaningless),
+            (999_999_999_999, Meaningless),
+            (1_000_000_000_000, EpochMillis),
             (u64::MAX, EpochMillis),
         ];
         for (n, want) in cases {
@@ -159,11 +177,7 @@ mod tests {
             // Epoch milliseconds.
             (ms_in_1500.as_str(), Some(Duration::from_millis(1500))),
             (ms_ago.as_str(), s(0)),
-            ("100000000000", s(0)),
-            // The year 3000 as epoch seconds and as epoch milliseconds: clamped.
-            ("32503680000", Some(YEAR)),
-            ("32503680000000", Some(YEAR)),
-            ("99999999999999999999999999", Some(YEAR)),
+            ("1000000000000", s(0)),
             // Go durations (OpenAI).
             ("6m0s", s(360)),
             ("20ms", Some(Duration::from_millis(20))),
@@ -184,6 +198,34 @@ mod tests {
     }
 
     #[test]
+    fn resets_no_server_means_are_returned_beyond_a_year() {
+        for v in [
+            // Epoch seconds past the year 5138: the last second of 9999, read as milliseconds
+            // before 2001.
+            "253402300799",
+            "100000000000",
+            "999999999999",
+            // The year 3000 as epoch seconds and as epoch milliseconds.
+            "32503680000",
+            "32503680000000",
+            "99999999999999999999999999",
+            "3000-01-01T00:00:00Z",
+            "Wed, 01 Jan 3000 00:00:00 GMT",
+            "9000h",
+        ] {
+            assert!(parse_reset(v, now()).is_some_and(|r| r > YEAR), "{v:?}");
+        }
+        assert_eq!(parse_reset("253402300799", now()), Some(Duration::MAX));
+    }
+
+    #[test]
+    fn parameters_after_a_reset_are_ignored() {
+        assert_eq!(parse_reset_field("30;foo=1", now()), s(30));
+        assert_eq!(parse_reset_field("5;a=1, 30;b=2", now()), s(30));
+        assert_eq!(parse_reset_field(";foo=1", now()), None);
+    }
+
+    #[test]
     fn a_repeated_field_keeps_the_latest_reset() {
         assert_eq!(parse_reset_field("5, 30", now()), s(30));
         assert_eq!(parse_reset_field("5, x", now()), None);
@@ -200,7 +242,10 @@ mod tests {
             parse_delta_seconds("1.234"),
             Some(Duration::from_millis(1234))
         );
-        assert_eq!(parse_delta_seconds("1767225601"), Some(YEAR));
+        assert_eq!(
+            parse_delta_seconds("1767225601"),
+            Some(Duration::from_secs(1_767_225_601))
+        );
         assert_eq!(parse_delta_seconds("-1"), None);
     }
 }

@@ -1,14 +1,20 @@
-//! Vendor specifics: what GitHub, Discord, OpenAI, Anthropic and Shopify add to or do instead of
-//! the common fields.
+//! Vendor specifics: what GitHub, Reddit, Discord, OpenAI, Linear, Imgur, Anthropic and Shopify
+//! add to or do instead of the common fields.
 //!
 //! * **GitHub**: `X-RateLimit-Resource` (`core`, `search`, `graphql`, …) names the policy;
 //!   `X-RateLimit-Used` gives the remaining when `-Remaining` is missing. Resets are epoch
-//!   seconds (read by magnitude like every reset).
+//!   seconds (read by magnitude like every reset). A `used` above the limit contradicts it.
+//! * **Reddit**: `x-ratelimit-used` and `x-ratelimit-remaining` (written `597.0`) without a
+//!   limit and without a resource: the limit is their sum.
 //! * **Discord**: `X-RateLimit-Reset-After` (fractional delta seconds, "if you can't sync your
 //!   clocks") wins over the epoch `X-RateLimit-Reset`; `X-RateLimit-Bucket` is the partition key.
 //! * **OpenAI** (and Azure OpenAI): `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`,
 //!   one policy each, resets as Go durations (`6m0s`, `20ms`). A limit of `0` or `-1` means "not
 //!   reported" there, so such a policy is dropped.
+//! * **Linear**: `x-ratelimit-{requests,complexity}-{limit,remaining,reset}`, the name before
+//!   the counter, resets as epoch milliseconds; complexity points are their own unit.
+//! * **Imgur**: `X-RateLimit-{User,Client}{Limit,Remaining,Reset}`, the name glued to the
+//!   counter; both policies count requests.
 //! * **Anthropic**: `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-*`, one
 //!   policy each, resets as RFC 3339 times.
 //! * **Shopify**: `X-Shopify-Shop-Api-Call-Limit: 32/40` is *used/size* of a leaky bucket. The
@@ -19,10 +25,19 @@ use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use super::collect::{Lines, Named, XFields};
-use super::counters::{CounterPolicy, read_counters};
-use super::num::{parse_u64, trim_ows};
+use super::counters::{CounterPolicy, read_counters, unreadable};
+use super::num::{parse_count, parse_u64, trim_ows};
 use super::policy::{Dialect, Policy, QuotaUnit};
 use super::reset::parse_delta_seconds;
+
+/// The `X-RateLimit-Used` count; a field sent but unreadable marks the policy unsound.
+fn used(x: &XFields<'_>, policy: &mut Policy) -> Option<u64> {
+    let used = x.used.singleton().and_then(parse_count);
+    if unreadable(&x.used, &used) {
+        policy.mark_unsound();
+    }
+    used
+}
 
 /// GitHub: policy name from the resource, remaining from `used` when missing.
 pub(crate) fn github(x: &XFields<'_>, policy: &mut Policy) {
@@ -34,17 +49,32 @@ pub(crate) fn github(x: &XFields<'_>, policy: &mut Policy) {
     {
         policy.set_name(Cow::Owned(resource.to_owned()));
     }
-    if policy.remaining().is_none() {
-        let used = x.used.singleton().and_then(parse_u64);
-        if let (Some(limit), Some(used)) = (policy.limit(), used) {
+    let used = used(x, policy);
+    if let (Some(limit), Some(used)) = (policy.limit(), used) {
+        if used > limit {
+            policy.mark_unsound();
+        }
+        if policy.remaining().is_none() {
             policy.set_remaining(Some(limit.saturating_sub(used)));
         }
     }
 }
 
+/// Reddit: no limit is sent; it is `used + remaining`.
+pub(crate) fn reddit(x: &XFields<'_>, policy: &mut Policy) {
+    let used = used(x, policy);
+    if let (None, Some(used), Some(remaining)) = (policy.limit(), used, policy.remaining()) {
+        policy.set_limit(Some(used.saturating_add(remaining)));
+    }
+}
+
 /// Discord: the reset-after wins over the epoch reset; the bucket is the partition key.
 pub(crate) fn discord(x: &XFields<'_>, policy: &mut Policy) {
-    if let Some(after) = x.reset_after.singleton().and_then(parse_delta_seconds) {
+    let after = x.reset_after.singleton().and_then(parse_delta_seconds);
+    if unreadable(&x.reset_after, &after) {
+        policy.mark_unsound();
+    }
+    if let Some(after) = after {
         policy.set_reset_after(Some(after));
     }
     if let Some(bucket) = x.bucket.singleton().map(trim_ows).filter(|b| !b.is_empty()) {
@@ -54,12 +84,15 @@ pub(crate) fn discord(x: &XFields<'_>, policy: &mut Policy) {
 
 /// A policy name, without allocating for the names vendors use.
 fn policy_name(name: &str) -> Cow<'static, str> {
-    const KNOWN: [&str; 5] = [
+    const KNOWN: [&str; 8] = [
         "requests",
         "tokens",
         "input-tokens",
         "output-tokens",
         "tokens_usage_based",
+        "complexity",
+        "user",
+        "client",
     ];
     match KNOWN.iter().find(|k| **k == name) {
         Some(k) => Cow::Borrowed(k),
@@ -74,18 +107,40 @@ fn unit_of(name: &str) -> QuotaUnit {
         "input-tokens" => QuotaUnit::InputTokens,
         "output-tokens" => QuotaUnit::OutputTokens,
         n if n.contains("token") => QuotaUnit::Tokens,
-        n => QuotaUnit::from_name(n),
+        n => match QuotaUnit::from_name(n) {
+            // Linear's `endpoint-requests`.
+            QuotaUnit::Other(_) if n.ends_with("-requests") => QuotaUnit::Requests,
+            unit => unit,
+        },
     }
 }
 
-/// OpenAI: one policy per `x-ratelimit-*-NAME` group.
+/// OpenAI: one policy per `x-ratelimit-*-NAME` group. A limit of `0` or `-1` means "not
+/// reported" (Azure OpenAI), so such a policy is dropped.
 pub(crate) fn openai(named: &Named<'_>, now: SystemTime, out: &mut Vec<Policy>) {
-    named_policy(Dialect::OpenAi, named, now, out, |p| p.limit() != Some(0));
+    let not_reported = named.limit.joined().is_some_and(|v| {
+        let v = trim_ows(&v);
+        v == "-1" || parse_count(v) == Some(0)
+    });
+    if !not_reported {
+        named_policy(Dialect::OpenAi, named, now, out, unit_of(named.name));
+    }
+}
+
+/// Linear (and any server naming the policy before the counter): one policy per
+/// `x-ratelimit-NAME-*` group.
+pub(crate) fn linear(named: &Named<'_>, now: SystemTime, out: &mut Vec<Policy>) {
+    named_policy(Dialect::Linear, named, now, out, unit_of(named.name));
+}
+
+/// Imgur: one policy per `x-ratelimit-NAME{limit,remaining,reset}` group, counting requests.
+pub(crate) fn imgur(named: &Named<'_>, now: SystemTime, out: &mut Vec<Policy>) {
+    named_policy(Dialect::Imgur, named, now, out, QuotaUnit::Requests);
 }
 
 /// Anthropic: one policy per `anthropic-ratelimit-NAME-*` group.
 pub(crate) fn anthropic(named: &Named<'_>, now: SystemTime, out: &mut Vec<Policy>) {
-    named_policy(Dialect::Anthropic, named, now, out, |_| true);
+    named_policy(Dialect::Anthropic, named, now, out, unit_of(named.name));
 }
 
 fn named_policy(
@@ -93,21 +148,18 @@ fn named_policy(
     named: &Named<'_>,
     now: SystemTime,
     out: &mut Vec<Policy>,
-    keep: impl Fn(&Policy) -> bool,
+    unit: QuotaUnit,
 ) {
     let Some(CounterPolicy { policy, quota_only }) =
         read_counters(dialect, &named.limit, &named.remaining, &named.reset, now)
     else {
         return;
     };
-    let unit = unit_of(named.name);
     let policy = policy
         .with_name(policy_name(named.name))
         .with_unit(unit.clone());
-    if keep(&policy) {
-        out.extend(quota_only.into_iter().map(|q| q.with_unit(unit.clone())));
-        out.push(policy);
-    }
+    out.extend(quota_only.into_iter().map(|q| q.with_unit(unit.clone())));
+    out.push(policy);
 }
 
 /// Shopify: `used/size` of the REST Admin leaky bucket.
@@ -177,6 +229,128 @@ mod tests {
     }
 
     #[test]
+    fn github_used_that_contradicts_or_cannot_be_read() {
+        let got = info(&[
+            ("x-ratelimit-limit", "30"),
+            ("x-ratelimit-used", "31"),
+            ("x-ratelimit-resource", "search"),
+        ]);
+        assert_eq!(got.remaining(), Some(0));
+        assert!(!got.is_sound());
+        let got = info(&[
+            ("x-ratelimit-limit", "30"),
+            ("x-ratelimit-remaining", "14"),
+            ("x-ratelimit-used", "n/a"),
+            ("x-ratelimit-resource", "core"),
+        ]);
+        assert_eq!(got.remaining(), Some(14));
+        assert!(!got.is_sound());
+    }
+
+    #[test]
+    fn reddit_limit_is_used_plus_remaining() {
+        let got = info(&[
+            ("x-ratelimit-used", "3"),
+            ("x-ratelimit-remaining", "597.0"),
+            ("x-ratelimit-reset", "423"),
+        ]);
+        let want = Policy::new(Dialect::Reddit)
+            .with_limit(600)
+            .with_remaining(597)
+            .with_reset_after(secs(423));
+        assert_eq!(got.policies(), [want]);
+        assert!(got.is_sound());
+        let got = info(&[
+            ("x-ratelimit-used", "599"),
+            ("x-ratelimit-remaining", "0.4"),
+        ]);
+        assert_eq!((got.limit(), got.remaining()), (Some(599), Some(0)));
+        let got = info(&[("x-ratelimit-used", "3"), ("x-ratelimit-remaining", "-1")]);
+        assert_eq!(got.limit(), None);
+        assert!(!got.is_sound());
+    }
+
+    #[test]
+    fn linear_name_before_counter_with_epoch_millis() {
+        let got = info(&[
+            ("X-RateLimit-Requests-Limit", "1500"),
+            ("X-RateLimit-Requests-Remaining", "1499"),
+            ("X-RateLimit-Requests-Reset", "1767229200000"),
+            ("X-RateLimit-Complexity-Limit", "250000"),
+            ("X-RateLimit-Complexity-Remaining", "249000"),
+            ("X-RateLimit-Complexity-Reset", "1767229200000"),
+        ]);
+        let requests = Policy::new(Dialect::Linear)
+            .with_name("requests")
+            .with_limit(1500)
+            .with_remaining(1499)
+            .with_reset_after(secs(3600));
+        let complexity = Policy::new(Dialect::Linear)
+            .with_name("complexity")
+            .with_unit(QuotaUnit::Other("complexity".into()))
+            .with_limit(250_000)
+            .with_remaining(249_000)
+            .with_reset_after(secs(3600));
+        assert_eq!(got.policies(), [complexity, requests]);
+        assert!(got.is_sound());
+        let got = info(&[
+            ("X-RateLimit-Endpoint-Requests-Limit", "100"),
+            ("X-RateLimit-Endpoint-Requests-Remaining", "0"),
+            ("X-RateLimit-Endpoint-Name", "issueCreate"),
+        ]);
+        assert_eq!(got.policy_name(), Some("endpoint-requests"));
+        assert_eq!(got.quota_unit(), Some(&QuotaUnit::Requests));
+        assert!(got.is_exhausted());
+    }
+
+    #[test]
+    fn imgur_user_and_client() {
+        let reset = (NOW + 1800).to_string();
+        let got = info(&[
+            ("X-RateLimit-UserLimit", "2000"),
+            ("X-RateLimit-UserRemaining", "1999"),
+            ("X-RateLimit-UserReset", &reset),
+            ("X-RateLimit-ClientLimit", "12500"),
+            ("X-RateLimit-ClientRemaining", "12499"),
+        ]);
+        let user = Policy::new(Dialect::Imgur)
+            .with_name("user")
+            .with_limit(2000)
+            .with_remaining(1999)
+            .with_reset_after(secs(1800));
+        let client = Policy::new(Dialect::Imgur)
+            .with_name("client")
+            .with_limit(12_500)
+            .with_remaining(12_499);
+        assert_eq!(got.policies(), [user, client]);
+    }
+
+    #[test]
+    fn kong_and_openai_beside_the_new_spellings() {
+        let got = info(&[
+            ("x-ratelimit-limit-minute", "3"),
+            ("x-ratelimit-remaining-minute", "1"),
+            ("x-ratelimit-limit-requests", "60"),
+            ("x-ratelimit-remaining-requests", "59"),
+            ("x-ratelimit-requests-limit", "1500"),
+            ("x-ratelimit-requests-remaining", "1499"),
+        ]);
+        let dialects: Vec<_> = got
+            .policies()
+            .iter()
+            .map(|p| (p.dialect(), p.name()))
+            .collect();
+        assert_eq!(
+            dialects,
+            [
+                (Dialect::XRateLimit, Some("minute")),
+                (Dialect::OpenAi, Some("requests")),
+                (Dialect::Linear, Some("requests")),
+            ]
+        );
+    }
+
+    #[test]
     fn discord() {
         let got = info(&[
             ("X-RateLimit-Limit", "5"),
@@ -198,6 +372,12 @@ mod tests {
             ("X-RateLimit-Bucket", "b"),
         ]);
         assert_eq!(got.reset_after(), Some(Duration::from_millis(60_500)));
+        let got = info(&[
+            ("X-RateLimit-Remaining", "1"),
+            ("X-RateLimit-Reset-After", "soon"),
+            ("X-RateLimit-Bucket", "b"),
+        ]);
+        assert!(!got.is_sound());
     }
 
     #[test]
@@ -244,6 +424,13 @@ mod tests {
         ]);
         assert!(got.is_empty());
         assert!(!got.is_exhausted());
+        // Elsewhere a limit of 0 is kept, unsound.
+        let got = info(&[
+            ("anthropic-ratelimit-requests-limit", "0"),
+            ("anthropic-ratelimit-requests-remaining", "0"),
+        ]);
+        assert_eq!(got.limit(), Some(0));
+        assert!(!got.is_sound());
     }
 
     #[test]

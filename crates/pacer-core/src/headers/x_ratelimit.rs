@@ -4,12 +4,14 @@
 //! * `X-RateLimit-Limit`, `-Remaining`, `-Reset`: one policy. The limit may list policies
 //!   (Envoy: `10, 10;w=1`); the reset is normalised by magnitude and shape (see `reset.rs`:
 //!   delta seconds, delta milliseconds, epoch seconds, epoch milliseconds, dates).
-//! * GitHub adds `X-RateLimit-Used` and `X-RateLimit-Resource`; Discord adds
+//! * GitHub adds `X-RateLimit-Used` and `X-RateLimit-Resource`; Reddit sends `-Used` without a
+//!   limit; Discord adds
 //!   `X-RateLimit-Reset-After` and `X-RateLimit-Bucket` (see `vendors.rs`).
 //! * Window-in-name fields (Kong): `X-RateLimit-Limit-Minute: 3`,
 //!   `X-RateLimit-Remaining-Minute: 0`, one policy per window unit (`second`, `minute`, `hour`,
 //!   `day`, `week`, `month` (30 days), `year` (365 days)), named after the unit.
-//! * Other names (`X-RateLimit-Limit-Requests`) are OpenAI's style (see `vendors.rs`).
+//! * Other names are OpenAI's style (`X-RateLimit-Limit-Requests`), Linear's
+//!   (`X-RateLimit-Requests-Limit`) or Imgur's (`X-RateLimit-UserLimit`); see `vendors.rs`.
 
 use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
@@ -22,8 +24,10 @@ use super::vendors;
 /// Appends the policy of the plain `X-RateLimit-*` fields (generic, GitHub or Discord).
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     let x = &c.x;
-    let dialect = if x.resource.is_present() || x.used.is_present() {
+    let dialect = if x.resource.is_present() || (x.used.is_present() && x.limit.is_present()) {
         Dialect::GitHub
+    } else if x.used.is_present() {
+        Dialect::Reddit
     } else if x.reset_after.is_present() || x.bucket.is_present() {
         Dialect::Discord
     } else {
@@ -38,6 +42,7 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     };
     match dialect {
         Dialect::GitHub => vendors::github(x, &mut policy),
+        Dialect::Reddit => vendors::reddit(x, &mut policy),
         Dialect::Discord => vendors::discord(x, &mut policy),
         _ => {}
     }
@@ -180,7 +185,7 @@ mod tests {
                 Some(4),
                 Some(secs(600)),
             ),
-            // Garbage reset: the counters still count.
+            // Garbage reset: the counters are kept, the policy is unsound (tested below).
             (
                 vec![
                     ("x-ratelimit-limit", "20"),
@@ -250,6 +255,158 @@ mod tests {
         let minute = &got.policies()[1];
         assert_eq!(minute.name(), Some("minute"));
         assert_eq!(minute.window(), Some(secs(60)));
+    }
+
+    #[test]
+    fn a_field_that_cannot_be_read_marks_its_policy_unsound() {
+        type Case = (
+            Vec<(&'static str, &'static str)>,
+            Option<u64>,
+            Option<u64>,
+            Option<Duration>,
+            bool,
+        );
+        let cases: Vec<Case> = vec![
+            (
+                vec![("x-ratelimit-limit", "20"), ("x-ratelimit-remaining", "7")],
+                Some(20),
+                Some(7),
+                None,
+                true,
+            ),
+            (
+                vec![
+                    ("x-ratelimit-limit", "20"),
+                    ("x-ratelimit-remaining", "7"),
+                    (
+                        "x-ratelimit-reset",
+                        "Tue Feb 16 2021 09:02:42 GMT+0100 (CET)",
+                    ),
+                ],
+                Some(20),
+                Some(7),
+                None,
+                false,
+            ),
+            (
+                vec![("x-ratelimit-limit", "20"), ("x-ratelimit-remaining", "-1")],
+                Some(20),
+                None,
+                None,
+                false,
+            ),
+            (
+                vec![
+                    ("x-ratelimit-limit", "lots"),
+                    ("x-ratelimit-remaining", "7"),
+                ],
+                None,
+                Some(7),
+                None,
+                false,
+            ),
+            (
+                vec![
+                    ("x-ratelimit-limit", "18446744073709551616"),
+                    ("x-ratelimit-remaining", "7"),
+                    ("x-ratelimit-reset", "30"),
+                ],
+                None,
+                Some(7),
+                Some(secs(30)),
+                false,
+            ),
+            // Nothing readable: still reported, empty and unsound.
+            (
+                vec![("x-ratelimit-remaining", "-1")],
+                None,
+                None,
+                None,
+                false,
+            ),
+            // Repeated lines with one bad member.
+            (
+                vec![
+                    ("x-ratelimit-limit", "20"),
+                    ("x-ratelimit-remaining", "7"),
+                    ("x-ratelimit-remaining", "x"),
+                ],
+                Some(20),
+                None,
+                None,
+                false,
+            ),
+            // A limit of 0 is out of range.
+            (
+                vec![("x-ratelimit-limit", "0"), ("x-ratelimit-remaining", "0")],
+                Some(0),
+                Some(0),
+                None,
+                false,
+            ),
+            // A window beyond a year.
+            (
+                vec![
+                    ("x-ratelimit-limit", "10, 10;w=99999999999"),
+                    ("x-ratelimit-remaining", "7"),
+                ],
+                Some(10),
+                Some(7),
+                None,
+                false,
+            ),
+        ];
+        for (i, (h, limit, remaining, reset, sound)) in cases.into_iter().enumerate() {
+            let got = info(&h);
+            assert_eq!(got.policies().len(), 1, "case {i}");
+            assert_eq!(
+                (
+                    got.limit(),
+                    got.remaining(),
+                    got.reset_after(),
+                    got.is_sound()
+                ),
+                (limit, remaining, reset, sound),
+                "case {i}"
+            );
+        }
+        let mut m = HeaderMap::new();
+        m.append("x-ratelimit-limit", HeaderValue::from_static("20"));
+        m.append(
+            "x-ratelimit-remaining",
+            HeaderValue::from_bytes(b"7\xff").unwrap(),
+        );
+        let got = RateLimitInfo::from_headers(&m, SystemTime::UNIX_EPOCH);
+        assert_eq!((got.limit(), got.remaining()), (Some(20), None));
+        assert!(!got.is_sound());
+    }
+
+    #[test]
+    fn resets_no_server_means_fail_closed() {
+        let max = RateLimitInfo::MAX_RESET_AFTER;
+        for reset in [
+            // The last second of 9999 as epoch seconds: not epoch milliseconds of 1978.
+            "253402300799",
+            // The year 3000, as epoch seconds, epoch milliseconds and a date.
+            "32503680000",
+            "32503680000000",
+            "3000-01-01T00:00:00Z",
+            "99999999999999999999",
+        ] {
+            let got = info(&[
+                ("x-ratelimit-limit", "10"),
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", reset),
+            ]);
+            assert_eq!(got.reset_after(), Some(max), "{reset}");
+            assert!(!got.is_sound(), "{reset}");
+        }
+        // A stale epoch is normal: zero, and sound.
+        for reset in ["1655120964", "1655120964000", "2022-06-13T11:49:24Z"] {
+            let got = info(&[("x-ratelimit-remaining", "0"), ("x-ratelimit-reset", reset)]);
+            assert_eq!(got.reset_after(), Some(Duration::ZERO), "{reset}");
+            assert!(got.is_sound(), "{reset}");
+        }
     }
 
     #[test]
