@@ -277,7 +277,7 @@ async fn quirks_never_change_which_requests_the_quota_accepts() {
 #[tokio::test]
 async fn live_names_the_target_s_quirks() {
     let server = serve(120, 6.0, HeaderDialect::Draft11, &[Quirk::Junk]).await;
-    let session = LiveSession::connect(&LiveOptions::new(&server.url()))
+    let session = LiveSession::connect(&LiveOptions::new(server.url()))
         .await
         .unwrap();
     let d = session.describe();
