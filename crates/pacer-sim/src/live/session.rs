@@ -114,6 +114,10 @@ impl LiveSession {
     #[must_use]
     pub fn describe(&self) -> String {
         let what = match (&self.target.served, self.quota) {
+            (Some(served), Some(q)) if !served.quirks.is_empty() => format!(
+                "pacer-sim serve, quota {q} units/min, quirks {}",
+                served.quirks.join(",")
+            ),
             (Some(_), Some(q)) => format!("pacer-sim serve, quota {q} units/min"),
             (None, Some(q)) => format!("quota {q} units/min as given"),
             (_, None) => "quota unknown: share n/a".to_owned(),

@@ -1,6 +1,6 @@
 //! The command line of `serve`.
 
-use super::{HeaderDialect, ServeOptions, Server};
+use super::{HeaderDialect, Quirk, ServeOptions, Server};
 use crate::model::Story;
 use crate::{SimError, Speed};
 use clap::Args;
@@ -29,6 +29,11 @@ pub struct ServeArgs {
     /// s, a story minute 60/K s, a Retry-After of R s is sent as R/K s.
     #[arg(long, default_value = "1")]
     pub speed: Speed,
+    /// An odd behaviour of real servers to add (repeat for more): retry-after-on-success
+    /// (every 50th accepted request gets Retry-After: 120 story seconds, alternately on a 200
+    /// and a 202) or junk (every 5th gets one broken or absurd set of rate-limit fields).
+    #[arg(long = "quirk", value_name = "QUIRK")]
+    pub quirks: Vec<Quirk>,
 }
 
 fn parse_story(s: &str) -> Result<String, String> {
@@ -53,6 +58,7 @@ impl ServeArgs {
             story,
             speed: self.speed,
             headers: self.headers,
+            quirks: self.quirks.iter().copied().collect(),
         })
     }
 }
@@ -67,13 +73,14 @@ pub fn execute(args: &ServeArgs) -> Result<String, SimError> {
             .await
             .map_err(|e| SimError::Io(format!("cannot listen on {}: {e}", options.addr)))?;
         eprintln!(
-            "pacer-sim serve: {} — story {}, quota {} units/min, speed {}×, headers {} \
-             (GET /stats, POST /reset; Ctrl-C stops)",
+            "pacer-sim serve: {} — story {}, quota {} units/min, speed {}×, headers {}, \
+             quirks {} (GET /stats, POST /reset; Ctrl-C stops)",
             server.url(),
             options.story.name,
             options.quota,
             options.speed,
-            options.headers
+            options.headers,
+            options.quirks
         );
         tokio::signal::ctrl_c()
             .await
@@ -106,6 +113,7 @@ mod tests {
             (o.speed.get(), o.headers),
             (1.0, super::HeaderDialect::None)
         );
+        assert_eq!(o.quirks, super::super::Quirks::none());
 
         let cli = parse(&[
             "serve",
@@ -119,6 +127,12 @@ mod tests {
             "noisy-neighbour",
             "--speed",
             "30",
+            "--quirk",
+            "junk",
+            "--quirk",
+            "retry-after-on-success",
+            "--quirk",
+            "junk",
         ])
         .unwrap();
         let Some(Command::Serve(a)) = cli.command else {
@@ -133,6 +147,7 @@ mod tests {
             (o.speed.get(), o.headers),
             (30.0, super::HeaderDialect::Github)
         );
+        assert_eq!(o.quirks.names(), ["retry-after-on-success", "junk"]);
     }
 
     #[test]
@@ -147,6 +162,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown story \"mars\""), "{e}");
+        let e = parse(&["serve", "--quirk", "slow"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("unknown quirk \"slow\": expected retry-after-on-success or junk"),
+            "{e}"
+        );
+        assert!(e.contains("--quirk <QUIRK>"), "{e}");
         let Some(Command::Serve(a)) = parse(&["serve", "--quota", "0"]).unwrap().command else {
             panic!("serve");
         };

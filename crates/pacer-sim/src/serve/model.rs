@@ -1,7 +1,7 @@
 //! The model API on the real clock: the very [`ModelApi`] of `compare`, whose `now` is the real
 //! time since the start (or the last reset) times the speed.
 
-use super::{HeaderDialect, SERVER_NAME, ServerStats};
+use super::{HeaderDialect, Quirks, SERVER_NAME, ServerStats};
 use crate::Speed;
 use crate::model::{ModelApi, QUOTA_WINDOW, Story, Verdict};
 use http::{HeaderMap, HeaderValue, StatusCode};
@@ -14,6 +14,7 @@ pub struct ServedModel {
     clock: Arc<dyn Clock>,
     speed: Speed,
     dialect: HeaderDialect,
+    quirks: Quirks,
     base_quota: u64,
     story: Story,
     state: Mutex<State>,
@@ -46,21 +47,23 @@ impl State {
 /// One answer of the model API, ready to send.
 #[derive(Debug)]
 pub struct Answer {
-    /// 200, 429, or 400 for a bad cost.
+    /// 200, 429, or 400 for a bad cost; 202 for some accepted requests under
+    /// `retry-after-on-success`.
     pub status: StatusCode,
-    /// `Retry-After` on a 429, and the dialect's fields.
+    /// `Retry-After` on a 429, the dialect's fields, and what the quirks add.
     pub headers: HeaderMap,
 }
 
 impl ServedModel {
     /// A model of `base_quota` units per story minute playing `story` at `speed`, whose story
-    /// time starts now on `clock`.
+    /// time starts now on `clock`, sending the `dialect`'s fields and the `quirks`.
     pub fn new(
         clock: Arc<dyn Clock>,
         base_quota: u64,
         story: Story,
         speed: Speed,
         dialect: HeaderDialect,
+        quirks: Quirks,
     ) -> Self {
         let origin = clock.now();
         ServedModel {
@@ -68,6 +71,7 @@ impl ServedModel {
             clock,
             speed,
             dialect,
+            quirks,
             base_quota,
             story,
         }
@@ -103,10 +107,12 @@ impl ServedModel {
         let now = self.story_now(&state);
         let verdict = state.api.offer(units, now);
         let values = self.dialect.sends_headers().then(|| state.api.headers(now));
-        let status = match verdict {
+        let mut accepted = None;
+        let mut status = match verdict {
             Verdict::Accepted => {
                 state.accepted_units += units;
                 state.accepted_requests += 1;
+                accepted = Some(state.accepted_requests);
                 StatusCode::OK
             }
             Verdict::Throttled { retry_after } => {
@@ -123,6 +129,10 @@ impl ServedModel {
         if let Some(values) = values {
             self.dialect
                 .write(&values, self.speed, self.clock.system_now(), &mut headers);
+        }
+        if let Some(nth) = accepted {
+            self.quirks
+                .dress(nth, self.speed, &mut status, &mut headers);
         }
         Answer { status, headers }
     }
@@ -141,6 +151,7 @@ impl ServedModel {
             story: self.story.name.to_owned(),
             speed: self.speed.get(),
             headers: self.dialect.to_string(),
+            quirks: self.quirks.names(),
             base_quota: self.base_quota,
             quota,
             window_s: QUOTA_WINDOW.as_secs(),
@@ -166,6 +177,7 @@ impl ServedModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::serve::Quirk;
     use pacer_core::ManualClock;
     use std::time::Duration;
 
@@ -175,6 +187,16 @@ mod tests {
         speed: f64,
         dialect: HeaderDialect,
     ) -> (ManualClock, ServedModel) {
+        served_with(quota, story, speed, dialect, Quirks::none())
+    }
+
+    fn served_with(
+        quota: u64,
+        story: &str,
+        speed: f64,
+        dialect: HeaderDialect,
+        quirks: Quirks,
+    ) -> (ManualClock, ServedModel) {
         let clock = ManualClock::new();
         let model = ServedModel::new(
             Arc::new(clock.clone()),
@@ -182,8 +204,92 @@ mod tests {
             Story::by_name(story).unwrap(),
             Speed::new(speed).unwrap(),
             dialect,
+            quirks,
         );
         (clock, model)
+    }
+
+    fn all_quirks() -> Quirks {
+        [Quirk::RetryAfterOnSuccess, Quirk::Junk]
+            .into_iter()
+            .collect()
+    }
+
+    #[test]
+    fn quirks_never_change_what_the_quota_accepts() {
+        for dialect in [
+            HeaderDialect::None,
+            HeaderDialect::Draft11,
+            HeaderDialect::Github,
+        ] {
+            let (plain_clock, plain) = served(150, "quota-cut", 10.0, dialect);
+            let (quirky_clock, quirky) = served_with(150, "quota-cut", 10.0, dialect, all_quirks());
+            for i in 0..1000 {
+                let cost = [1, 2, 5][i % 3];
+                let a = plain.answer(Some(Ok(cost)));
+                let b = quirky.answer(Some(Ok(cost)));
+                let throttled = a.status == StatusCode::TOO_MANY_REQUESTS;
+                assert_eq!(
+                    throttled,
+                    b.status == StatusCode::TOO_MANY_REQUESTS,
+                    "{dialect} request {i}"
+                );
+                if throttled {
+                    assert_eq!(a.headers, b.headers, "{dialect}: a 429 is never dressed");
+                } else {
+                    assert!(b.status.is_success(), "{dialect} request {i}");
+                }
+                plain_clock.advance(Duration::from_millis(20));
+                quirky_clock.advance(Duration::from_millis(20));
+            }
+            let mut b = quirky.stats();
+            assert_eq!(b.quirks, ["retry-after-on-success", "junk"]);
+            b.quirks.clear();
+            let a = plain.stats();
+            assert_eq!(a, b, "{dialect}");
+            assert!(a.accepted_requests >= 100 && a.throttled >= 100, "{a:?}");
+        }
+    }
+
+    #[test]
+    fn quirks_count_accepted_requests_only_and_start_over_on_reset() {
+        let q: Quirks = [Quirk::RetryAfterOnSuccess].into_iter().collect();
+        let (_clock, m) = served_with(49, "free-run", 1.0, HeaderDialect::None, q);
+        for _ in 0..49 {
+            assert!(m.answer(None).headers.is_empty());
+        }
+        for _ in 0..5 {
+            let a = m.answer(None);
+            assert_eq!(a.status, StatusCode::TOO_MANY_REQUESTS);
+            assert_eq!(
+                a.headers[http::header::RETRY_AFTER],
+                "60",
+                "the model's own"
+            );
+        }
+        assert_eq!(m.answer(Some(Err(()))).status, StatusCode::BAD_REQUEST);
+        m.reset();
+        for _ in 0..49 {
+            assert!(m.answer(None).headers.is_empty());
+        }
+        let s = m.reset();
+        assert_eq!(s.quirks, ["retry-after-on-success"]);
+        let (_clock, m) = served_with(
+            50,
+            "free-run",
+            1.0,
+            HeaderDialect::None,
+            [Quirk::RetryAfterOnSuccess].into_iter().collect(),
+        );
+        for _ in 0..49 {
+            m.answer(None);
+        }
+        let a = m.answer(None);
+        assert_eq!(
+            (a.status, &a.headers[http::header::RETRY_AFTER]),
+            (StatusCode::OK, &HeaderValue::from_static("120")),
+            "the 50th accepted request"
+        );
     }
 
     #[test]

@@ -4,12 +4,12 @@
 //! |---|---|
 //! | `GET /stats` | [`ServerStats`] as JSON |
 //! | `POST /reset` | starts the story over (story time 0, an empty window, zero counters); the stats after |
-//! | anything else | the model API: costs the `x-cost` header (default 1); `200` with an empty body, or `429` with `Retry-After`; the `--headers` fields on both; `400` for a bad `x-cost` |
+//! | anything else | the model API: costs the `x-cost` header (default 1); `200` with an empty body, or `429` with `Retry-After`; the `--headers` fields on both, and the `--quirk`s on some accepted requests; `400` for a bad `x-cost` |
 //!
 //! Bodies are empty (`Content-Length: 0`) so a client that drops a response without reading
 //! it still gets its keep-alive connection back.
 
-use super::{HeaderDialect, ServedModel, ServerStats};
+use super::{HeaderDialect, Quirks, ServedModel, ServerStats};
 use crate::Speed;
 use crate::model::Story;
 use axum::Router;
@@ -40,10 +40,13 @@ pub struct ServeOptions {
     pub speed: Speed,
     /// The rate-limit fields sent besides `Retry-After`.
     pub headers: HeaderDialect,
+    /// The odd headers sent on top of the dialect's.
+    pub quirks: Quirks,
 }
 
 impl Default for ServeOptions {
-    /// Loopback port 8080, 3,000 units per minute, `free-run`, real time, no rate-limit fields.
+    /// Loopback port 8080, 3,000 units per minute, `free-run`, real time, no rate-limit fields,
+    /// no quirk.
     fn default() -> Self {
         ServeOptions {
             addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
@@ -51,6 +54,7 @@ impl Default for ServeOptions {
             story: Story::by_name("free-run").expect("a built-in story"),
             speed: Speed::REAL_TIME,
             headers: HeaderDialect::None,
+            quirks: Quirks::none(),
         }
     }
 }
@@ -115,6 +119,7 @@ impl Server {
             options.story.clone(),
             options.speed,
             options.headers,
+            options.quirks.clone(),
         ));
         let app = router(Arc::clone(&model));
         let (stop, stopped) = oneshot::channel::<()>();

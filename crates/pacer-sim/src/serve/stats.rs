@@ -17,6 +17,10 @@ pub struct ServerStats {
     pub speed: f64,
     /// `--headers`: `none`, `draft11` or `github`.
     pub headers: String,
+    /// `--quirk`: the quirks on, in the order of [`QUIRK_NAMES`](super::QUIRK_NAMES); empty
+    /// when none is (and when a server from before quirks answers).
+    #[serde(default)]
+    pub quirks: Vec<String>,
     /// `--quota`: the hidden quota before the story changes it, units per story minute.
     pub base_quota: u64,
     /// The quota available to clients now (the story's, less a neighbour's share; 0 during a

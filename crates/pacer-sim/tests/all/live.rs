@@ -9,7 +9,7 @@ use axum::Router;
 use axum::routing::any;
 use pacer_sim::live::{LiveMode, LiveOptions, LiveSession, ModeRun, run_live};
 use pacer_sim::metrics::RunMetrics;
-use pacer_sim::serve::{HeaderDialect, ServeOptions, Server};
+use pacer_sim::serve::{HeaderDialect, Quirks, ServeOptions, Server};
 use pacer_sim::{SimOptions, Speed, Story};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -21,6 +21,7 @@ async fn serve(story: &str, quota: u64, speed: f64) -> Server {
         story: Story::by_name(story).unwrap(),
         speed: Speed::new(speed).unwrap(),
         headers: HeaderDialect::None,
+        quirks: Quirks::none(),
     };
     Server::start(&options).await.unwrap()
 }

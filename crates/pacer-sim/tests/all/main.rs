@@ -7,6 +7,7 @@ mod extension;
 mod fidelity;
 mod live;
 mod model;
+mod quirks;
 
 use pacer_sim::{Comparison, Mode, SimOptions, Story, compare, mode_by_name};
 
