@@ -50,7 +50,12 @@ impl RateLimitInfo {
     /// ```
     #[must_use]
     pub fn advisory(&self) -> RateLimitInfo {
-        let policies = self.policies().iter().filter_map(paced).collect();
+        let policies = self
+            .policies()
+            .iter()
+            .filter(|p| p.is_sound())
+            .filter_map(paced)
+            .collect();
         RateLimitInfo::from_parts(policies, None)
     }
 }
@@ -151,6 +156,18 @@ mod tests {
                 "{p:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_policy_that_contradicts_itself_is_dropped_whole() {
+        let p = Policy::new(Dialect::XRateLimit)
+            .with_limit(100)
+            .with_remaining(3)
+            .with_reset_after(secs(30));
+        let info = RateLimitInfo::new()
+            .with_policy(p.clone().unsound())
+            .with_policy(p.clone().with_remaining(50));
+        assert_eq!(info.advisory().policies(), [p.with_remaining(50)]);
     }
 
     #[test]
