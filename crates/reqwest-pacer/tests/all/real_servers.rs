@@ -126,3 +126,86 @@ async fn a_403_the_classifier_calls_a_throttle_stops_for_its_retry_after() {
     assert!(client.get(server.uri()).send().await.is_err());
     assert_eq!(script.calls(), 1);
 }
+
+#[tokio::test]
+async fn a_reset_in_the_year_9999_on_a_429_fails_closed() {
+    // 253402300799 is the last second of 9999 in epoch seconds; read by magnitude alone it would
+    // be epoch milliseconds of 1978, a reset in the past, and the retry would go at once.
+    let server = MockServer::start().await;
+    let script = Script::new(vec![
+        ResponseTemplate::new(429)
+            .insert_header("x-ratelimit-limit", "100")
+            .insert_header("x-ratelimit-remaining", "0")
+            .insert_header("x-ratelimit-reset", "253402300799"),
+        ok(),
+    ]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(generous()); // MaxWait 30 s
+    let client = plain_client(&pacer);
+    let first = client.get(server.uri()).send().await.unwrap();
+    assert_eq!(first.status(), 429, "not retried at once");
+    assert_eq!(script.calls(), 1);
+    let stopped = client.get(server.uri()).send().await.unwrap_err();
+    let rejection = reqwest_pacer::PacerErrorExt::rejection(&stopped).expect("refused");
+    let needed = rejection.needed_wait().unwrap();
+    assert!(
+        needed > std::time::Duration::from_secs(60)
+            && needed <= std::time::Duration::from_secs(300),
+        "bounded by the 5 min exhausted-stop cap, never zero: {needed:?}"
+    );
+    assert_eq!(script.calls(), 1);
+}
+
+/// Broken and absurd rate-limit fields a server may add to its successes (as `pacer-sim serve
+/// --quirk junk` sends them).
+fn junk() -> Vec<ResponseTemplate> {
+    let ok = || ResponseTemplate::new(200);
+    let mut many = ok();
+    for _ in 0..90 {
+        many = many.append_header("x-ratelimit-remaining", "0");
+    }
+    vec![
+        ok().insert_header("retry-after", "99999999999"),
+        ok().insert_header("retry-after", "-5"),
+        ok().insert_header("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+        ok().insert_header("x-ratelimit-limit", "0")
+            .insert_header("x-ratelimit-remaining", "-1"),
+        ok().insert_header("x-ratelimit-remaining", "0")
+            .insert_header("x-ratelimit-reset", "99999999999999999999"),
+        ok().insert_header("x-ratelimit-remaining", "0")
+            .insert_header("x-ratelimit-reset", "253402300799"),
+        ok().insert_header("ratelimit", "\"default\";r=0;t=99999999999")
+            .insert_header("ratelimit-policy", "\"default\";q=0;w=1"),
+        ok().insert_header("ratelimit", "\"default\";r=;t="),
+        ok().insert_header(
+            "ratelimit-policy",
+            format!("\"default\";q=1;w=1;pad=\"{}\"", "x".repeat(8_000)).as_str(),
+        ),
+        many,
+    ]
+}
+
+#[tokio::test]
+async fn junk_on_successes_never_holds_an_endpoint_back() {
+    for (i, answer) in junk().into_iter().enumerate() {
+        let server = MockServer::start().await;
+        let script = Script::new(vec![answer]);
+        Mock::given(method("GET"))
+            .respond_with(script.clone())
+            .mount(&server)
+            .await;
+        let pacer = pacer(generous());
+        let answered = send(&plain_client(&pacer), &server.uri(), 10).await;
+        assert_eq!(answered, 10, "junk #{i}: every request answered");
+        assert_eq!(script.calls(), 10, "junk #{i}: every request sent");
+        let limiter = pacer
+            .state("api", &endpoint(&server))
+            .unwrap()
+            .limiter
+            .unwrap();
+        assert!(limiter.paused_for.is_none(), "junk #{i}: no pause");
+    }
+}
