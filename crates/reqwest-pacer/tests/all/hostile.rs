@@ -182,10 +182,12 @@ async fn negative_garbage_past_and_fractional_retry_afters_are_safe() {
 }
 
 #[tokio::test]
-async fn a_reset_in_the_wrong_unit_is_bounded_by_the_exhausted_stop_cap() {
-    // Epoch milliseconds far in the future where seconds were expected, with nothing remaining.
+async fn a_reset_in_the_wrong_unit_on_a_throttle_is_bounded_by_the_exhausted_stop_cap() {
+    // Epoch milliseconds far in the future where seconds were expected, with nothing remaining,
+    // on a 429: it fails closed, bounded by the cap. (On a success the same fields are unsound
+    // and dropped: real_servers.rs.)
     let exhausted = response(
-        "200 OK",
+        "429 Too Many Requests",
         &[
             ("x-ratelimit-limit", b"100"),
             ("x-ratelimit-remaining", b"0"),
@@ -194,7 +196,7 @@ async fn a_reset_in_the_wrong_unit_is_bounded_by_the_exhausted_stop_cap() {
     );
     let (url, served) = hostile(vec![exhausted, ok_act()]).await;
     let pacer = pacer(generous());
-    assert_eq!(client(&pacer).get(&url).send().await.unwrap().status(), 200);
+    assert_eq!(client(&pacer).get(&url).send().await.unwrap().status(), 429);
     let e = client(&pacer).get(&url).send().await.unwrap_err();
     match e.rejection().map(|r| r.reason()) {
         Some(RejectReason::WaitTooLong { cause, needed, .. }) => {
