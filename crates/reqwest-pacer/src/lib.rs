@@ -66,6 +66,7 @@
 //! | `pacer_rate` | gauge | the sum of the endpoints' rates, units per minute for this process |
 //! | `pacer_waiting_requests` | gauge | requests waiting now (for a stop, a delay or units) |
 
+mod body;
 mod classify;
 mod config;
 mod cost;
@@ -80,11 +81,13 @@ mod observe;
 mod window;
 mod window_wait;
 
-pub use classify::{DefaultClassifier, ThrottleClassifier};
+pub use classify::{
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, insufficient_quota,
+};
 pub use config::{ControllerFactory, LimiterConfig};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
-pub use extensions::{Cost, EndpointKey, UseLimiter};
+pub use extensions::{Cost, EndpointKey, PacerResponseExt, QuotaExhausted, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
