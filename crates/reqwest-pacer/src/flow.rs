@@ -264,7 +264,9 @@ async fn read_body(
         Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => r,
         other => return (other, None),
     };
-    let (mut response, verdict) = crate::body::classify_body(&*config.classifier, response).await;
+    // Boxed: the rare read would otherwise make every request's future larger.
+    let (mut response, verdict) =
+        Box::pin(crate::body::classify_body(&*config.classifier, response)).await;
     if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
         tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
         response.extensions_mut().insert(QuotaExhausted {
