@@ -1,4 +1,5 @@
-//! Classify: is a response a throttle, a success, or neither?
+//! Classify: is a response a throttle, a success, or neither? And, for a 429, does its body say
+//! that waiting will not help (an account out of credit)?
 
 use http::{HeaderMap, StatusCode};
 use pacer_core::{RateLimitInfo, Signal};
@@ -33,9 +34,131 @@ use std::fmt;
 /// let s = SoftThrottle.classify(StatusCode::OK, &h, &RateLimitInfo::new());
 /// assert_eq!(s, Signal::Throttled { retry_after: None });
 /// ```
+///
+/// # A rule that reads the body
+///
+/// The middleware shows [`classify_body`](ThrottleClassifier::classify_body) the first
+/// [`BODY_LIMIT`] bytes of a 429 with a JSON content type (and only of such a response). A
+/// provider that says "out of credit" in its own words:
+///
+/// ```
+/// use http::{HeaderMap, StatusCode};
+/// use pacer_core::{RateLimitInfo, Signal};
+/// use reqwest_pacer::{BodyVerdict, DefaultClassifier, ThrottleClassifier};
+///
+/// #[derive(Debug)]
+/// struct Billing;
+///
+/// impl ThrottleClassifier for Billing {
+///     fn classify(&self, status: StatusCode, headers: &HeaderMap, info: &RateLimitInfo) -> Signal {
+///         DefaultClassifier::default().classify(status, headers, info)
+///     }
+///
+///     fn classify_body(&self, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Option<BodyVerdict> {
+///         let needle = b"billing_hard_limit_reached";
+///         if body.windows(needle.len()).any(|w| w == needle) {
+///             return Some(BodyVerdict::QuotaExhausted { code: "billing_hard_limit_reached".into() });
+///         }
+///         // Keep the built-in rule (`insufficient_quota`).
+///         DefaultClassifier::default().classify_body(status, headers, body)
+///     }
+/// }
+///
+/// let body = br#"{"error":{"code":"billing_hard_limit_reached"}}"#;
+/// let verdict = Billing.classify_body(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), body);
+/// assert_eq!(verdict, Some(BodyVerdict::QuotaExhausted { code: "billing_hard_limit_reached".into() }));
+/// let openai = br#"{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}"#;
+/// let verdict = Billing.classify_body(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), openai);
+/// assert_eq!(verdict, Some(BodyVerdict::QuotaExhausted { code: "insufficient_quota".into() }));
+/// ```
 pub trait ThrottleClassifier: Send + Sync + fmt::Debug + 'static {
     /// The signal of a response with `status` and `headers`, whose rate-limit state is `info`.
     fn classify(&self, status: StatusCode, headers: &HeaderMap, info: &RateLimitInfo) -> Signal;
+
+    /// What the body of a 429 says beyond its status, or `None` for nothing (the response is
+    /// then what [`classify`](ThrottleClassifier::classify) says). `body` is the whole body,
+    /// at most [`BODY_LIMIT`] bytes; a longer body is never shown. The middleware calls this
+    /// only for a 429 whose content type is JSON (`application/json` or `*/*+json`).
+    ///
+    /// The default is Pacer's built-in rule, [`insufficient_quota`]: OpenAI's
+    /// `{"error":{"type":"insufficient_quota",…}}` is [`BodyVerdict::QuotaExhausted`].
+    fn classify_body(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> Option<BodyVerdict> {
+        let _ = (status, headers);
+        insufficient_quota(body)
+    }
+}
+
+/// The most of a 429's body the middleware reads to classify it: 8 KiB. An error document is
+/// far smaller (OpenAI's is about 300 bytes); a longer body is not an error document, and is
+/// handed on unread past this prefix.
+pub const BODY_LIMIT: usize = 8 * 1024;
+
+/// What a 429's body says beyond its status: the answer of
+/// [`ThrottleClassifier::classify_body`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BodyVerdict {
+    /// The account is out of credit (or in another state waiting will not fix). The response is
+    /// not a throttle: it neither cuts the rate nor stops the endpoint, and it is not retried.
+    /// The caller gets it unchanged, marked with a [`QuotaExhausted`](crate::QuotaExhausted)
+    /// (see [`PacerResponseExt`](crate::PacerResponseExt)).
+    QuotaExhausted {
+        /// The provider's code for it (`insufficient_quota`), for logs and for the caller.
+        code: String,
+    },
+    /// A throttle like any other for the rate, but not retried (what `x-should-retry: false`
+    /// says in a header).
+    NoRetry,
+}
+
+/// Pacer's built-in body rule: a JSON body whose `error.type` or `error.code` is
+/// `insufficient_quota` (OpenAI's answer when the account has no credit left, sent with a 429)
+/// is [`BodyVerdict::QuotaExhausted`]. Anything else, or a body that is not JSON, is `None`.
+///
+/// ```
+/// use reqwest_pacer::{insufficient_quota, BodyVerdict};
+///
+/// let body = br#"{"error":{"message":"You exceeded your current quota...","type":"insufficient_quota","code":"insufficient_quota"}}"#;
+/// assert_eq!(insufficient_quota(body), Some(BodyVerdict::QuotaExhausted { code: "insufficient_quota".into() }));
+/// assert_eq!(insufficient_quota(br#"{"error":{"type":"requests","code":"rate_limit_exceeded"}}"#), None);
+/// ```
+#[must_use]
+pub fn insufficient_quota(body: &[u8]) -> Option<BodyVerdict> {
+    const CODE: &str = "insufficient_quota";
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let error = value.get("error")?;
+    let says = |field| error.get(field).and_then(serde_json::Value::as_str) == Some(CODE);
+    (says("type") || says("code")).then(|| BodyVerdict::QuotaExhausted {
+        code: CODE.to_owned(),
+    })
+}
+
+/// True if the response's `x-should-retry` header is `false` (any case): the server asks that
+/// the request not be sent again. The OpenAI and Anthropic SDKs honour it, and so does Pacer.
+#[must_use]
+pub(crate) fn forbids_retry(headers: &HeaderMap) -> bool {
+    headers
+        .get("x-should-retry")
+        .is_some_and(|v| v.as_bytes().trim_ascii().eq_ignore_ascii_case(b"false"))
+}
+
+/// True if the content type is JSON: `application/json`, or a `+json` type
+/// (`application/problem+json`), any parameters aside.
+pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+    let Some(value) = headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let media = value.split(';').next().unwrap_or("").trim();
+    media.eq_ignore_ascii_case("application/json")
+        || (media.len() > 5 && media[media.len() - 5..].eq_ignore_ascii_case("+json"))
 }
 
 /// The default classifier:
@@ -46,7 +169,8 @@ pub trait ThrottleClassifier: Send + Sync + fmt::Debug + 'static {
 /// - **success**: any other 1xx–3xx;
 /// - **neutral**: any other 4xx or 5xx.
 ///
-/// The `Retry-After` of a throttle is the one parsed from the headers.
+/// The `Retry-After` of a throttle is the one parsed from the headers. Its body rule is the
+/// default one, [`insufficient_quota`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefaultClassifier {
     throttled: Vec<StatusCode>,
@@ -187,6 +311,97 @@ mod tests {
         for (status, headers, expected) in table {
             assert_eq!(classify(status, &headers), expected, "{status} {headers:?}");
         }
+    }
+
+    #[test]
+    fn the_insufficient_quota_rule() {
+        let quota = Some(BodyVerdict::QuotaExhausted {
+            code: "insufficient_quota".into(),
+        });
+        let table: [(&str, Option<BodyVerdict>); 9] = [
+            (
+                r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#,
+                quota.clone(),
+            ),
+            (r#"{"error":{"type":"insufficient_quota"}}"#, quota.clone()),
+            (r#"{"error":{"code":"insufficient_quota"}}"#, quota.clone()),
+            (
+                r#"{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}"#,
+                None,
+            ),
+            (r#"{"type":"insufficient_quota"}"#, None),
+            (r#"{"error":"insufficient_quota"}"#, None),
+            (r#"{"error":{"message":"insufficient_quota"}}"#, None),
+            (r#"{"error":{"type":"insufficient_quota""#, None),
+            ("insufficient_quota", None),
+        ];
+        for (body, expected) in table {
+            assert_eq!(insufficient_quota(body.as_bytes()), expected, "{body}");
+        }
+    }
+
+    fn headers(name: &str, value: &str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(
+            http::HeaderName::from_bytes(name.as_bytes()).unwrap(),
+            value.parse().unwrap(),
+        );
+        h
+    }
+
+    #[test]
+    fn x_should_retry_false_forbids_a_retry_and_nothing_else_does() {
+        let table = [
+            ("false", true),
+            ("FALSE", true),
+            ("False", true),
+            ("true", false),
+            ("0", false),
+            ("no", false),
+            ("", false),
+        ];
+        for (value, forbids) in table {
+            assert_eq!(
+                forbids_retry(&headers("x-should-retry", value)),
+                forbids,
+                "{value:?}"
+            );
+        }
+        assert!(!forbids_retry(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn json_content_types() {
+        let table = [
+            ("application/json", true),
+            ("application/json; charset=utf-8", true),
+            ("Application/JSON", true),
+            ("application/problem+json", true),
+            ("text/plain", false),
+            ("text/html; charset=utf-8", false),
+            ("application/jsonp", false),
+            ("+json", false),
+        ];
+        for (value, json) in table {
+            assert_eq!(is_json(&headers("content-type", value)), json, "{value}");
+        }
+        assert!(!is_json(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn a_classifier_of_ones_own_keeps_the_built_in_body_rule() {
+        #[derive(Debug)]
+        struct Plain;
+        impl ThrottleClassifier for Plain {
+            fn classify(&self, _: StatusCode, _: &HeaderMap, _: &RateLimitInfo) -> Signal {
+                Signal::Neutral
+            }
+        }
+        let body = br#"{"error":{"type":"insufficient_quota"}}"#;
+        assert!(matches!(
+            Plain.classify_body(StatusCode::TOO_MANY_REQUESTS, &HeaderMap::new(), body),
+            Some(BodyVerdict::QuotaExhausted { .. })
+        ));
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! Per-request choices, set with `RequestBuilder::with_extension`.
+//! Per-request choices, set with `RequestBuilder::with_extension`, and the mark the middleware
+//! leaves on a response it learned something of.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// Sends this request through the named limiter instead of the middleware's default.
 ///
@@ -38,5 +40,65 @@ impl EndpointKey {
     /// The key `key`.
     pub fn new(key: impl Into<String>) -> Self {
         EndpointKey(key.into())
+    }
+}
+
+/// The mark on a response whose body says the account is out of credit
+/// ([`BodyVerdict::QuotaExhausted`](crate::BodyVerdict::QuotaExhausted), e.g. OpenAI's
+/// `insufficient_quota` 429). Waiting will not help: the middleware did not cut the rate, did not
+/// stop the endpoint and did not retry, and handed the response on unchanged (its body readable)
+/// with this in its extensions. Read it with [`PacerResponseExt::quota_exhausted`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuotaExhausted {
+    pub(crate) code: String,
+    pub(crate) limiter: Arc<str>,
+    pub(crate) endpoint: Arc<str>,
+}
+
+impl QuotaExhausted {
+    /// The provider's code for it (`insufficient_quota`).
+    #[must_use]
+    pub fn code(&self) -> &str {
+        &self.code
+    }
+
+    /// The limiter the request went through.
+    #[must_use]
+    pub fn limiter(&self) -> &str {
+        &self.limiter
+    }
+
+    /// The request's endpoint key.
+    #[must_use]
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+}
+
+/// What the middleware learned of a response it handed on.
+///
+/// ```no_run
+/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
+/// use reqwest_pacer::PacerResponseExt;
+/// let response = client.post("https://api.openai.com/v1/responses").send().await?;
+/// if let Some(code) = response.quota_exhausted().map(|q| q.code().to_owned()) {
+///     let message = response.text().await?; // the server's own words, unchanged
+///     eprintln!("out of credit ({code}): {message}");
+/// }
+/// # Ok(()) }
+/// ```
+pub trait PacerResponseExt {
+    /// The mark of a response whose body says the account is out of credit, if it has one.
+    fn quota_exhausted(&self) -> Option<&QuotaExhausted>;
+
+    /// True if the response says the account is out of credit.
+    fn is_quota_exhausted(&self) -> bool {
+        self.quota_exhausted().is_some()
+    }
+}
+
+impl PacerResponseExt for reqwest::Response {
+    fn quota_exhausted(&self) -> Option<&QuotaExhausted> {
+        self.extensions().get::<QuotaExhausted>()
     }
 }

@@ -1,10 +1,14 @@
 //! The request flow: key, cost, wait, send, classify, feed back, retry.
 
+use crate::classify::forbids_retry;
 use crate::endpoints::Endpoint;
 use crate::error::{RejectReason, Rejection, WaitCause};
 use crate::named::Named;
 use crate::window_wait::{KeyedWindow, WindowAnswer};
-use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, UseLimiter};
+use crate::{
+    BodyVerdict, Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, QuotaExhausted,
+    UseLimiter,
+};
 use http::Extensions;
 use pacer_core::{
     Feedback, Limiter, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
@@ -112,8 +116,9 @@ async fn free(
     next: Next<'_>,
 ) -> Result<Response> {
     let result = next.run(req, extensions).await;
+    let (result, verdict) = read_body(named, &config, &key, result).await;
     if let Ok(response) = &result {
-        let _ = observe(named, &config, &key, response, None);
+        let _ = observe(named, &config, &key, response, None, verdict.as_ref());
     }
     result
 }
@@ -195,9 +200,17 @@ impl<'a> Request<'a> {
                 drop(last.take());
                 // 4. Send.
                 let result = next.clone().run(req, extensions).await;
-                // 5. Classify and 6. feed back.
+                // 5. Classify (a 429's body too) and 6. feed back.
+                let (result, verdict) = read_body(named, config, key, result).await;
                 let signal = match &result {
-                    Ok(response) => observe(named, config, key, response, Some(limiter)),
+                    Ok(response) => observe(
+                        named,
+                        config,
+                        key,
+                        response,
+                        Some(limiter),
+                        verdict.as_ref(),
+                    ),
                     Err(_) => Signal::Neutral,
                 };
                 let changes = limiter.on_response(Feedback {
@@ -210,8 +223,17 @@ impl<'a> Request<'a> {
                     return result;
                 }
                 named.metrics.throttled();
-                // 7. Retry a throttled request whose body can be sent again.
+                // 7. Retry a throttled request whose body can be sent again, unless the server
+                // said not to.
                 match (result, retry_copy) {
+                    (Ok(response), _) if refuses_retry(&response, verdict.as_ref()) => {
+                        tracing::debug!(
+                            attempt,
+                            status = response.status().as_u16(),
+                            "throttled, not retried: the server said not to"
+                        );
+                        return Ok(response);
+                    }
                     (Ok(response), Some(copy)) => {
                         tracing::debug!(
                             attempt,
@@ -229,6 +251,39 @@ impl<'a> Request<'a> {
     }
 }
 
+/// Step 5 for a 429 with a JSON body: shows the classifier the body's first bytes
+/// ([`crate::body`]) and marks a response whose account is out of credit with
+/// [`QuotaExhausted`]. Any other result goes through untouched.
+async fn read_body(
+    named: &Named,
+    config: &LimiterConfig,
+    key: &str,
+    result: Result<Response>,
+) -> (Result<Response>, Option<BodyVerdict>) {
+    let response = match result {
+        Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => r,
+        other => return (other, None),
+    };
+    // Boxed: the rare read would otherwise make every request's future larger.
+    let (mut response, verdict) =
+        Box::pin(crate::body::classify_body(&*config.classifier, response)).await;
+    if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
+        tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
+        response.extensions_mut().insert(QuotaExhausted {
+            code: code.clone(),
+            limiter: Arc::clone(&named.name),
+            endpoint: Arc::from(key),
+        });
+    }
+    (Ok(response), verdict)
+}
+
+/// True if a throttled response must not be sent again: `x-should-retry: false`, or a body the
+/// classifier says is not to be retried.
+fn refuses_retry(response: &Response, verdict: Option<&BodyVerdict>) -> bool {
+    matches!(verdict, Some(BodyVerdict::NoRetry)) || forbids_retry(response.headers())
+}
+
 /// Parses the response's rate-limit state into the endpoint's state and classifies it. When the
 /// state has a remaining and a reset, the endpoint's limiter paces to them
 /// ([`Limiter::follow_server`]) before the response is fed back.
@@ -238,12 +293,17 @@ fn observe(
     key: &str,
     response: &Response,
     limiter: Option<&Limiter>,
+    verdict: Option<&BodyVerdict>,
 ) -> Signal {
     let max_retry_after = config.options.max_retry_after;
     let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
-    let signal = config
-        .classifier
-        .classify(response.status(), response.headers(), &info);
+    // An account out of credit is not a throttle: waiting will not help.
+    let signal = match verdict {
+        Some(BodyVerdict::QuotaExhausted { .. }) => Signal::Neutral,
+        _ => config
+            .classifier
+            .classify(response.status(), response.headers(), &info),
+    };
     // Only a throttle can stop the endpoint: on any other response a Retry-After is a hint
     // (RFC 9110 §10.2.3) and the rate-limit fields are advice on the pace.
     let info = if matches!(signal, Signal::Throttled { .. }) {

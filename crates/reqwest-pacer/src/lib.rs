@@ -26,11 +26,15 @@
 //!    being sent**, with a [`PacerError::Rejected`] that says which limit and the wait it needed.
 //! 4. **Send** with `next.run`.
 //! 5. **Classify** the response with the limiter's [`ThrottleClassifier`]: throttled (429; 503 or
-//!    403 with `Retry-After`; 403 with nothing remaining), success, or neutral.
+//!    403 with `Retry-After`; 403 with nothing remaining), success, or neutral. Not every 429 is
+//!    a throttle: the classifier sees the first [`BODY_LIMIT`] bytes of a 429 with a JSON body,
+//!    and one that says the account is out of credit (OpenAI's `insufficient_quota`) is neutral,
+//!    not retried, and handed on marked [`QuotaExhausted`] (see [`PacerResponseExt`]).
 //! 6. **Feed back.** The rate-limit headers update the endpoint's state; a throttle cuts the rate
 //!    (once per `DecreaseCooldown`, never for a request sent before the last cut) and pauses for
 //!    `Retry-After`; a success lets the controller raise the rate.
-//! 7. **Retry** a throttled request while attempts < `MaxAttempts` (4) and its body can be cloned:
+//! 7. **Retry** a throttled request while attempts < `MaxAttempts` (4), its body can be cloned
+//!    and the server did not say `x-should-retry: false` (nor the classifier [`BodyVerdict::NoRetry`]):
 //!    back to step 3, so each attempt waits for its units again. Otherwise, and after the last
 //!    attempt, the caller gets the server's last response unchanged. A request with a streaming
 //!    body is never sent twice.
@@ -66,6 +70,7 @@
 //! | `pacer_rate` | gauge | the sum of the endpoints' rates, units per minute for this process |
 //! | `pacer_waiting_requests` | gauge | requests waiting now (for a stop, a delay or units) |
 
+mod body;
 mod classify;
 mod config;
 mod cost;
@@ -80,11 +85,13 @@ mod observe;
 mod window;
 mod window_wait;
 
-pub use classify::{DefaultClassifier, ThrottleClassifier};
+pub use classify::{
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, insufficient_quota,
+};
 pub use config::{ControllerFactory, LimiterConfig};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
-pub use extensions::{Cost, EndpointKey, UseLimiter};
+pub use extensions::{Cost, EndpointKey, PacerResponseExt, QuotaExhausted, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,

@@ -6,6 +6,7 @@
 mod support;
 
 mod cancellation;
+mod classifier;
 mod concurrency;
 mod cost_and_keys;
 mod github;

@@ -1,0 +1,216 @@
+//! Reading a 429's body to classify it, and handing the response on whole.
+//!
+//! Why it is bounded: the classifier needs an error document, a few hundred bytes; a body past
+//! [`BODY_LIMIT`] is not one, and reading it would hold an unbounded stream in memory. A body
+//! whose length is known to be longer is not read at all; one of unknown length is read up to the
+//! limit, and what was read goes back in front of the rest of the stream, so the caller reads the
+//! same bytes either way.
+
+use crate::classify::is_json;
+use crate::{BODY_LIMIT, BodyVerdict, ThrottleClassifier};
+use bytes::Bytes;
+use http_body::{Body as HttpBody, Frame, SizeHint};
+use reqwest::{Body, Response, ResponseBuilderExt};
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+/// Error type of a body rebuilt from a prefix and the rest of a stream.
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Shows `classifier` the body of `response` if it is a 429 with a JSON content type and a body
+/// of at most [`BODY_LIMIT`] bytes. Returns the response, with the same status, headers,
+/// extensions, URL and body bytes, and the classifier's verdict.
+pub(crate) async fn classify_body(
+    classifier: &dyn ThrottleClassifier,
+    mut response: Response,
+) -> (Response, Option<BodyVerdict>) {
+    if response.status() != http::StatusCode::TOO_MANY_REQUESTS
+        || !is_json(response.headers())
+        || response
+            .content_length()
+            .is_some_and(|n| n > BODY_LIMIT as u64)
+    {
+        return (response, None);
+    }
+    let url = response.url().clone();
+    let mut read = Vec::new();
+    let mut failed = None;
+    let mut longer = false;
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                read.extend_from_slice(&chunk);
+                if read.len() > BODY_LIMIT {
+                    longer = true;
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    let verdict = if longer || failed.is_some() {
+        None
+    } else {
+        classifier.classify_body(response.status(), response.headers(), &read)
+    };
+    let (mut parts, rest) = http::Response::<Body>::from(response).into_parts();
+    // `Response::url` lives in an extension the conversion drops; put it back.
+    if let Ok(carrier) = http::Response::builder().url(url).body(()) {
+        parts.extensions.extend(carrier.into_parts().0.extensions);
+    }
+    let body = match (longer, failed) {
+        (false, None) => Body::from(read),
+        (true, _) => Body::wrap(Prefixed {
+            prefix: Some(Bytes::from(read)),
+            rest: Some(rest),
+            error: None,
+        }),
+        (false, Some(error)) => Body::wrap(Prefixed {
+            prefix: Some(Bytes::from(read)),
+            rest: None,
+            error: Some(error.into()),
+        }),
+    };
+    (
+        Response::from(http::Response::from_parts(parts, body)),
+        verdict,
+    )
+}
+
+/// The bytes already read, then the rest of the stream (or the error that ended it).
+struct Prefixed {
+    prefix: Option<Bytes>,
+    rest: Option<Body>,
+    error: Option<BoxError>,
+}
+
+impl HttpBody for Prefixed {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        if let Some(prefix) = self.prefix.take().filter(|p| !p.is_empty()) {
+            return Poll::Ready(Some(Ok(Frame::data(prefix))));
+        }
+        if let Some(rest) = self.rest.as_mut() {
+            return Pin::new(rest)
+                .poll_frame(cx)
+                .map(|f| f.map(|r| r.map_err(Into::into)));
+        }
+        Poll::Ready(self.error.take().map(Err))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.prefix.as_ref().is_none_or(Bytes::is_empty)
+            && self.error.is_none()
+            && self.rest.as_ref().is_none_or(HttpBody::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let prefix = self.prefix.as_ref().map_or(0, |p| p.len() as u64);
+        let mut hint = match (&self.rest, &self.error) {
+            (Some(rest), _) => rest.size_hint(),
+            (None, Some(_)) => SizeHint::default(),
+            (None, None) => SizeHint::with_exact(0),
+        };
+        hint.set_lower(hint.lower() + prefix);
+        if let Some(upper) = hint.upper() {
+            hint.set_upper(upper + prefix);
+        }
+        hint
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::DefaultClassifier;
+
+    fn response(content_type: &str, chunks: Vec<Vec<u8>>, known_length: bool) -> Response {
+        let body = if known_length {
+            Body::from(chunks.concat())
+        } else {
+            let stream = futures_util::stream::iter(
+                chunks
+                    .into_iter()
+                    .map(|c| Ok::<_, std::io::Error>(Bytes::from(c))),
+            );
+            Body::wrap_stream(stream)
+        };
+        let url = reqwest::Url::parse("https://api.test/v1/chat").unwrap();
+        let r = http::Response::builder()
+            .status(429)
+            .header("content-type", content_type)
+            .header("x-kept", "yes")
+            .url(url)
+            .body(body)
+            .unwrap();
+        Response::from(r)
+    }
+
+    const QUOTA: &[u8] = br#"{"error":{"type":"insufficient_quota","code":"insufficient_quota"}}"#;
+
+    #[tokio::test]
+    async fn a_json_429_is_classified_and_handed_on_whole() {
+        for known_length in [true, false] {
+            let chunks = vec![QUOTA[..10].to_vec(), QUOTA[10..].to_vec()];
+            let r = response("application/json", chunks, known_length);
+            let (r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+            assert!(matches!(verdict, Some(BodyVerdict::QuotaExhausted { .. })));
+            assert_eq!(r.status(), 429);
+            assert_eq!(r.headers()["x-kept"], "yes");
+            assert_eq!(r.url().as_str(), "https://api.test/v1/chat");
+            assert_eq!(&r.bytes().await.unwrap()[..], QUOTA);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_longer_than_the_limit_is_not_classified_and_reaches_the_caller_whole() {
+        let mut long = QUOTA.to_vec();
+        long.extend(std::iter::repeat_n(b' ', BODY_LIMIT));
+        for known_length in [true, false] {
+            let chunks: Vec<Vec<u8>> = long.chunks(1000).map(<[u8]>::to_vec).collect();
+            let r = response("application/json", chunks, known_length);
+            let (r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+            assert_eq!(verdict, None, "known length: {known_length}");
+            assert_eq!(r.bytes().await.unwrap().to_vec(), long);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_of_another_type_is_not_read() {
+        let r = response("text/plain", vec![QUOTA.to_vec()], false);
+        let (r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+        assert_eq!(verdict, None);
+        assert_eq!(&r.bytes().await.unwrap()[..], QUOTA);
+    }
+
+    #[tokio::test]
+    async fn a_stream_that_fails_hands_the_caller_its_bytes_then_the_error() {
+        let stream = futures_util::stream::iter(vec![
+            Ok(Bytes::from_static(b"{\"error\":")),
+            Err(std::io::Error::other("reset")),
+        ]);
+        let r = Response::from(
+            http::Response::builder()
+                .status(429)
+                .header("content-type", "application/json")
+                .body(Body::wrap_stream(stream))
+                .unwrap(),
+        );
+        let (mut r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+        assert_eq!(verdict, None);
+        assert_eq!(
+            r.chunk().await.unwrap().as_deref(),
+            Some(&b"{\"error\":"[..])
+        );
+        assert!(r.chunk().await.is_err());
+    }
+}
