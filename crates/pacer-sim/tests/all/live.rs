@@ -9,7 +9,7 @@ use axum::Router;
 use axum::routing::any;
 use pacer_sim::live::{LiveMode, LiveOptions, LiveSession, ModeRun, run_live};
 use pacer_sim::metrics::RunMetrics;
-use pacer_sim::serve::{HeaderDialect, Quirks, ServeOptions, Server};
+use pacer_sim::serve::{HeaderDialect, Quirk, Quirks, ServeOptions, Server};
 use pacer_sim::{SimOptions, Speed, Story};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -285,4 +285,51 @@ async fn live_mode_agrees_with_compare() {
     // The same order: AIMD takes more of the quota than fixed, and has fewer requests refused.
     assert!(sim_aimd.share > sim_fixed.share && aimd.share > fixed.share);
     assert!(aimd.rejected < fixed.rejected);
+}
+
+async fn serve_quirky(quota: u64, speed: f64, headers: HeaderDialect, quirk: Quirk) -> Server {
+    let options = ServeOptions {
+        addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        quota,
+        story: Story::by_name("free-run").unwrap(),
+        speed: Speed::new(speed).unwrap(),
+        headers,
+        quirks: std::iter::once(quirk).collect(),
+    };
+    Server::start(&options).await.unwrap()
+}
+
+/// A `Retry-After: 120` on one success in fifty (200 or 202) is a hint: the middleware refuses
+/// nothing for it. (It used to stop the endpoint for the whole pause and refuse what came.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_on_successes_refuses_nothing() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = serve_quirky(3000, 30.0, HeaderDialect::None, Quirk::RetryAfterOnSuccess).await;
+    let mut o = options(&server.url(), 1, &[LiveMode::Aimd, LiveMode::Pacer]);
+    o.instances = 1;
+    o.demand = 600.0;
+    let run = run_live(&o).await.unwrap();
+    for (row, mode_run) in run.comparison.rows.iter().zip(&run.runs) {
+        let m = &row.metrics;
+        assert_eq!(
+            mode_run.errors, 0,
+            "{}: {:?}",
+            row.mode, mode_run.first_error
+        );
+        assert_eq!((m.rejected, m.throttled), (0, 0), "{}: {m:?}", row.mode);
+        assert!(m.succeeded > 100, "{}: {m:?}", row.mode);
+    }
+}
+
+/// Broken and absurd rate-limit fields on one success in five, against 120 per (story) minute
+/// with draft-11 fields: two instances still take most of the quota (it was under a tenth).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn junk_on_successes_leaves_the_quota_to_the_clients() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = serve_quirky(120, 12.0, HeaderDialect::Draft11, Quirk::Junk).await;
+    let mut o = options(&server.url(), 3, &[LiveMode::Pacer]);
+    o.demand = 200.0;
+    let run = run_live(&o).await.unwrap();
+    let m = &run.comparison.rows[0].metrics;
+    assert!(m.share >= 0.6, "{m:?}");
 }
