@@ -116,7 +116,12 @@ async fn free(
     next: Next<'_>,
 ) -> Result<Response> {
     let result = next.run(req, extensions).await;
-    let (result, verdict) = read_body(named, &config, &key, result).await;
+    let (result, verdict) = match result {
+        Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => {
+            Box::pin(read_body(named, &config, &key, Ok(r))).await
+        }
+        other => (other, None),
+    };
     if let Ok(response) = &result {
         let _ = observe(named, &config, &key, response, None, verdict.as_ref());
     }
@@ -201,7 +206,14 @@ impl<'a> Request<'a> {
                 // 4. Send.
                 let result = next.clone().run(req, extensions).await;
                 // 5. Classify (a 429's body too) and 6. feed back.
-                let (result, verdict) = read_body(named, config, key, result).await;
+                // Boxed, and only for a 429: the rare read would otherwise make every request's
+                // future larger and every response slower.
+                let (result, verdict) = match result {
+                    Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => {
+                        Box::pin(read_body(named, config, key, Ok(r))).await
+                    }
+                    other => (other, None),
+                };
                 let signal = match &result {
                     Ok(response) => observe(
                         named,
@@ -264,9 +276,7 @@ async fn read_body(
         Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => r,
         other => return (other, None),
     };
-    // Boxed: the rare read would otherwise make every request's future larger.
-    let (mut response, verdict) =
-        Box::pin(crate::body::classify_body(&*config.classifier, response)).await;
+    let (mut response, verdict) = crate::body::classify_body(&*config.classifier, response).await;
     if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
         tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
         response.extensions_mut().insert(QuotaExhausted {
@@ -309,7 +319,7 @@ fn observe(
     let info = if matches!(signal, Signal::Throttled { .. }) {
         info
     } else {
-        info.advisory()
+        info.into_advisory()
     };
     // A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers).
     let from_cache = || {

@@ -43,17 +43,21 @@ impl RateLimitInfo {
     ///             .with_reset_after(Duration::from_secs(3600))
     ///             .with_window(Duration::from_secs(10)),
     ///     );
-    /// let advice = info.advisory();
+    /// let advice = info.into_advisory();
     /// assert_eq!(advice.retry_after(), None);
     /// // 120 per 10 s: the window opens again within 10 s, whatever the reset says.
     /// assert_eq!(advice.reset_after(), Some(Duration::from_secs(10)));
     /// ```
     #[must_use]
-    pub fn advisory(&self) -> RateLimitInfo {
-        let policies = self
-            .policies()
-            .iter()
-            .filter(|p| p.is_sound())
+    pub fn into_advisory(self) -> RateLimitInfo {
+        let (policies, _) = self.into_parts();
+        if policies.iter().all(|p| p.is_sound() && !p.is_exhausted()) {
+            // Nothing to change but the Retry-After: the order stands.
+            return RateLimitInfo::from_parts(policies, None);
+        }
+        let policies = policies
+            .into_iter()
+            .filter(Policy::is_sound)
             .filter_map(paced)
             .collect();
         RateLimitInfo::from_parts(policies, None)
@@ -62,9 +66,9 @@ impl RateLimitInfo {
 
 /// The policy as advice: unchanged when not exhausted; exhausted, its reset bounded by its
 /// window (else by one unit's interval, `reset / limit`), or `None` when it cannot be bounded.
-fn paced(p: &Policy) -> Option<Policy> {
+fn paced(p: Policy) -> Option<Policy> {
     if !p.is_exhausted() {
-        return Some(p.clone());
+        return Some(p);
     }
     let limit = p.limit().filter(|l| *l > 0)?;
     let reset = p.reset_after().filter(|r| !r.is_zero());
@@ -97,7 +101,7 @@ mod tests {
     #[test]
     fn a_retry_after_on_a_non_throttle_is_dropped() {
         let info = RateLimitInfo::new().with_retry_after(secs(120));
-        assert!(info.advisory().is_empty());
+        assert!(info.into_advisory().is_empty());
     }
 
     #[test]
@@ -131,7 +135,7 @@ mod tests {
             if let Some(w) = window {
                 p = p.with_window(w);
             }
-            let advice = RateLimitInfo::new().with_policy(p).advisory();
+            let advice = RateLimitInfo::new().with_policy(p).into_advisory();
             assert_eq!(
                 advice.reset_after(),
                 Some(want),
@@ -151,7 +155,7 @@ mod tests {
             assert!(
                 RateLimitInfo::new()
                     .with_policy(p.clone())
-                    .advisory()
+                    .into_advisory()
                     .is_empty(),
                 "{p:?}"
             );
@@ -167,7 +171,7 @@ mod tests {
         let info = RateLimitInfo::new()
             .with_policy(p.clone().unsound())
             .with_policy(p.clone().with_remaining(50));
-        assert_eq!(info.advisory().policies(), [p.with_remaining(50)]);
+        assert_eq!(info.into_advisory().policies(), [p.with_remaining(50)]);
     }
 
     #[test]
@@ -177,6 +181,6 @@ mod tests {
             .with_remaining(3)
             .with_reset_after(secs(30));
         let info = RateLimitInfo::new().with_policy(p.clone());
-        assert_eq!(info.advisory(), info);
+        assert_eq!(info.clone().into_advisory(), info);
     }
 }

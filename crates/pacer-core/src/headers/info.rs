@@ -92,6 +92,11 @@ impl RateLimitInfo {
         }
     }
 
+    /// The policies (most restrictive first) and the Retry-After, taken apart.
+    pub(crate) fn into_parts(self) -> (Vec<Policy>, Option<Duration>) {
+        (self.policies, self.retry_after)
+    }
+
     /// Every policy reported, most restrictive first.
     #[must_use]
     pub fn policies(&self) -> &[Policy] {
