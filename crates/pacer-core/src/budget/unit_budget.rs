@@ -232,8 +232,8 @@ mod tests {
 
     #[test]
     fn a_request_waits_until_its_cost_is_back() {
-        // (limit, remaining, reset, spent, elapsed, cost) -> wait
-        let cases: [(
+        // (limit, remaining, reset ms, spent, elapsed ms, cost) -> wait in ms (`Err`: never)
+        type Case = (
             Option<u64>,
             u64,
             u64,
@@ -241,7 +241,8 @@ mod tests {
             u64,
             Option<u64>,
             Result<u64, ()>,
-        ); 15] = [
+        );
+        let cases: [Case; 15] = [
             // 6,000 a minute, 1,000 left, full in 50 s: 100 a second.
             (Some(6000), 1000, 50_000, 0, 0, Some(1000), Ok(0)),
             (Some(6000), 1000, 50_000, 0, 0, Some(1500), Ok(5_000)),

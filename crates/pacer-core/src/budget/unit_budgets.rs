@@ -133,7 +133,8 @@ mod tests {
     fn each_unit_paces_what_it_counts() {
         use QuotaUnit::*;
         // (policies, tokens) -> wait in seconds, or refused
-        let cases: Vec<(Vec<Policy>, Option<u64>, Result<u64, ()>)> = vec![
+        type Case = (Vec<Policy>, Option<u64>, Result<u64, ()>);
+        let cases: Vec<Case> = vec![
             // Requests never make a budget, even exhausted.
             (vec![policy(Requests, 60, 0, 30)], Some(10), Ok(0)),
             // Tokens and input tokens count the cost: 10 a second come back.
