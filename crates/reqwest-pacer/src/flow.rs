@@ -3,8 +3,9 @@
 use crate::endpoints::Endpoint;
 use crate::error::{RejectReason, Rejection, WaitCause};
 use crate::named::Named;
+use crate::unit_quota;
 use crate::window_wait::{KeyedWindow, WindowAnswer};
-use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, UseLimiter};
+use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, TokenCost, UseLimiter};
 use http::Extensions;
 use pacer_core::{
     Feedback, Limiter, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
@@ -81,11 +82,16 @@ impl Middleware for PacerMiddleware {
             }),
         };
         let span = span(named, &endpoint.key, &req, units);
+        let tokens = match extensions.get::<TokenCost>() {
+            Some(t) => Some(t.0),
+            None => config.estimate_tokens(&req),
+        };
         let request = Request {
             named,
             config,
             endpoint,
             units,
+            tokens,
         };
         Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
@@ -124,6 +130,8 @@ struct Request<'a> {
     config: Arc<LimiterConfig>,
     endpoint: Arc<Endpoint>,
     units: u64,
+    /// The request's cost in tokens, if known (for the quotas in tokens).
+    tokens: Option<u64>,
 }
 
 impl<'a> Request<'a> {
@@ -244,6 +252,9 @@ fn observe(
     let signal = config
         .classifier
         .classify(response.status(), response.headers(), &info);
+    // The quotas in other units (tokens) as the server sent them: advice bounds an exhausted
+    // policy's reset to one unit's interval, which is not the time its tokens take to return.
+    let unit_policies = crate::unit_quota::unit_policies(&info);
     // Only a throttle can stop the endpoint: on any other response a Retry-After is a hint
     // (RFC 9110 §10.2.3) and the rate-limit fields are advice on the pace.
     let info = if matches!(signal, Signal::Throttled { .. }) {
@@ -268,6 +279,7 @@ fn observe(
             named.record(&limiter.follow_server(quota));
         }
         named.headers.observe(key, bounded, named.clock.now());
+        crate::unit_quota::observe(named, key, unit_policies);
     }
     signal
 }
@@ -329,6 +341,18 @@ impl Request<'_> {
 
         // The server-ordered stop (and, without windows to wait for first, the proactive delay:
         // one look at the header state serves both).
+        // The quotas in other units (tokens): a cost above one is refused before anything else;
+        // a wait for its refill is capped like an exhausted stop.
+        let cap = config.server_stop.max_exhausted_delay();
+        let mut unit_waited = Duration::ZERO;
+        while let Some(wait) = unit_quota::wait(endpoint, self.tokens, clock.now(), &refuse)? {
+            let wait = wait.min(cap.saturating_sub(unit_waited));
+            if wait.is_zero() {
+                break;
+            }
+            sleep(wait, WaitCause::UnitQuota).await?;
+            unit_waited += wait;
+        }
         let (delay, cause) = header_delay(
             named,
             config,
@@ -390,6 +414,7 @@ impl Request<'_> {
         let now = clock.now();
         if named.headers_seen() {
             named.headers.record_send(key, now);
+            unit_quota::spend(endpoint, self.tokens, now);
         }
         named.metrics.sent(units, now - start);
         Ok(now)

@@ -77,14 +77,15 @@ mod key;
 mod middleware;
 mod named;
 mod observe;
+mod unit_quota;
 mod window;
 mod window_wait;
 
 pub use classify::{DefaultClassifier, ThrottleClassifier};
-pub use config::{ControllerFactory, LimiterConfig};
+pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
-pub use extensions::{Cost, EndpointKey, UseLimiter};
+pub use extensions::{Cost, EndpointKey, TokenCost, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,

@@ -18,4 +18,5 @@ mod real_servers;
 mod rejection;
 mod retry_after;
 mod streaming;
+mod units;
 mod windows;
