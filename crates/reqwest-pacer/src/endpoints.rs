@@ -1,6 +1,7 @@
 //! The adaptive limiters of one named limiter, one per endpoint key, with bounded memory.
 
-use pacer_core::{Limiter, Timestamp, UnitBudgets};
+use crate::unit_quota::UnitQuotas;
+use pacer_core::{Limiter, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -39,7 +40,7 @@ struct Slot {
 pub(crate) struct Endpoint {
     pub(crate) key: Arc<str>,
     pub(crate) limiter: Limiter,
-    pub(crate) budgets: Mutex<UnitBudgets>,
+    pub(crate) units: Mutex<UnitQuotas>,
 }
 
 impl EndpointLimiters {
@@ -85,7 +86,7 @@ impl EndpointLimiters {
         let endpoint = Arc::new(Endpoint {
             key: Arc::clone(&key),
             limiter: make(),
-            budgets: Mutex::new(UnitBudgets::new()),
+            units: Mutex::new(UnitQuotas::default()),
         });
         shard.map.insert(
             key,

@@ -16,6 +16,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tracing::Instrument;
 
@@ -92,6 +93,7 @@ impl Middleware for PacerMiddleware {
             endpoint,
             units,
             tokens,
+            attempt_sent: AtomicU64::new(0),
         };
         Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
@@ -132,6 +134,14 @@ struct Request<'a> {
     units: u64,
     /// The request's cost in tokens, if known (for the quotas in tokens).
     tokens: Option<u64>,
+    /// The number under which the last attempt's tokens are in flight (0: none).
+    attempt_sent: AtomicU64,
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        unit_quota::landed(&self.endpoint, *self.attempt_sent.get_mut());
+    }
 }
 
 impl<'a> Request<'a> {
@@ -411,10 +421,37 @@ impl Request<'_> {
                 }
             }
         }
+        // Take the tokens; if concurrent requests took them meanwhile, wait again (still within
+        // the exhausted-stop cap).
+        let mut attempt = self.attempt_sent.load(Ordering::Relaxed);
+        loop {
+            let force = unit_waited >= cap;
+            let taken = unit_quota::take(
+                endpoint,
+                self.tokens,
+                clock.now(),
+                &mut attempt,
+                force,
+                &refuse,
+            );
+            let wait = match taken {
+                Ok(None) => break,
+                Ok(Some(wait)) => wait.min(cap.saturating_sub(unit_waited)),
+                Err(e) => {
+                    limiter.refund(units);
+                    return Err(e);
+                }
+            };
+            if let Err(e) = sleep(wait, WaitCause::UnitQuota).await {
+                limiter.refund(units);
+                return Err(e);
+            }
+            unit_waited += wait;
+        }
+        self.attempt_sent.store(attempt, Ordering::Relaxed);
         let now = clock.now();
         if named.headers_seen() {
             named.headers.record_send(key, now);
-            unit_quota::spend(endpoint, self.tokens, now);
         }
         named.metrics.sent(units, now - start);
         Ok(now)
