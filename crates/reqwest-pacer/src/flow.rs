@@ -308,8 +308,9 @@ impl Request<'_> {
         Some(permit.granted_at())
     }
 
-    /// Step 3: every wait before a send, in one budget of `MaxWait`: the server-ordered stop,
-    /// the strict windows' ETA, the proactive delay, the adaptive queue, then the windows' take.
+    /// Step 3: every wait before a send, in one budget of `MaxWait`: the quotas in tokens (a
+    /// cost above one's limit is refused first), the server-ordered stop, the strict windows'
+    /// ETA, the proactive delay, the adaptive queue, the windows' take, then the tokens' take.
     /// Returns when the request may go, or why it may not; a refused request takes nothing (but
     /// units of a window taken before another window or the queue refused it).
     async fn wait(

@@ -21,7 +21,9 @@
 //!    default). A request of 0 units neither waits nor moves the rate.
 //! 3. **Wait**, all within one budget of `MaxWait`: a stop the server ordered for the key (a
 //!    `Retry-After`, capped by `MaxRetryAfter`; or nothing remaining until the reset); else the
-//!    proactive throttling algorithm's delay; then the adaptive limiter's FIFO queue for the units.
+//!    proactive throttling algorithm's delay; the quotas the server reports in tokens, for the
+//!    request's [`TokenCost`] (or the limiter's token estimator); then the adaptive limiter's
+//!    FIFO queue for the units.
 //!    A request that would wait longer, or finds the queue at `QueueLimit`, is refused **without
 //!    being sent**, with a [`PacerError::Rejected`] that says which limit and the wait it needed.
 //! 4. **Send** with `next.run`.

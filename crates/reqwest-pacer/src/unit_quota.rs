@@ -145,3 +145,37 @@ fn check(
         ))),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pacer_core::{Dialect, QuotaUnit};
+
+    #[test]
+    fn a_response_is_debited_with_the_tokens_in_flight_but_the_oldest() {
+        let t0 = Timestamp::ZERO;
+        let tokens = |remaining| {
+            Policy::new(Dialect::OpenAi)
+                .with_unit(QuotaUnit::Tokens)
+                .with_limit(6_000)
+                .with_remaining(remaining)
+                .with_reset_after(Duration::from_secs(60))
+        };
+        let mut q = UnitQuotas::default();
+        q.budgets.observe(&[tokens(6_000)], t0);
+        let a = q.sent(0, 1_000, t0);
+        let b = q.sent(0, 2_000, t0);
+        assert_eq!(
+            q.in_flight_after_oldest(),
+            2_000,
+            "a is taken to be answered first"
+        );
+        // A retry of `a` replaces its attempt.
+        let a2 = q.sent(a, 500, t0);
+        assert_eq!(q.in_flight.len(), 2);
+        assert_eq!(q.in_flight_after_oldest(), 500);
+        q.in_flight.remove(&b);
+        q.in_flight.remove(&a2);
+        assert_eq!(q.in_flight_after_oldest(), 0);
+    }
+}
