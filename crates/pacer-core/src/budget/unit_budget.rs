@@ -37,9 +37,11 @@ pub struct CostAboveLimit {
 /// * **Refill.** The server's reset is read as the time until the quota is **full** again
 ///   (OpenAI's `x-ratelimit-reset-tokens`, which refills continuously): with a limit `L`, a
 ///   remaining `R < L` and a reset `T`, the budget refills at `(L − R) / T` units a second, up
-///   to `L`. Without that rate (no limit, or `R ≥ L`, or no reset sent) it refills all at once
-///   at the reset: to `L`, or, without a limit, it stops holding anything (its numbers are
-///   stale) until the next observation replaces it.
+///   to `L`. When those numbers give no rate (`R ≥ L`: a full quota reports a reset of `0s`; or
+///   no reset sent) it refills at `L` per the policy's window, else per
+///   [`DEFAULT_WINDOW`](Self::DEFAULT_WINDOW) (a minute). Without a limit there is no rate:
+///   the budget holds what is left until the reset, then holds nothing (its numbers are stale)
+///   until the next observation replaces it.
 /// * **Spending.** [`spend`](Self::spend) debits a request's cost when it is sent; the level
 ///   may go below zero (concurrent requests) and later requests wait that debt out. The next
 ///   response's remaining replaces the local count: the server corrects it.
@@ -80,6 +82,11 @@ pub struct UnitBudget {
 }
 
 impl UnitBudget {
+    /// The window a policy with a limit and no window is taken to count over, for its refill
+    /// rate when its numbers give none: a minute, as OpenAI and Anthropic count tokens (tokens
+    /// per minute, their rate-limit guides).
+    pub const DEFAULT_WINDOW: Duration = Duration::from_secs(60);
+
     /// The budget of `policy` as observed at `now`, when it has a remaining and a reset (an
     /// exhausted policy without a reset resets after its window, else 1 s, as
     /// [`Policy::effective_reset`] says).
@@ -90,9 +97,11 @@ impl UnitBudget {
         let limit = policy.limit().filter(|l| *l > 0);
         // A rate only from a reset the server sent (not the fallback of an exhausted policy).
         let sent_reset = policy.reset_after().filter(|r| !r.is_zero());
+        let window = policy.window().filter(|w| !w.is_zero());
         let refill = match (limit, sent_reset) {
             (Some(l), Some(t)) if remaining < l => (l - remaining) as f64 / t.as_secs_f64(),
-            _ => 0.0,
+            (Some(l), _) => l as f64 / window.unwrap_or(Self::DEFAULT_WINDOW).as_secs_f64(),
+            (None, _) => 0.0,
         };
         Some(UnitBudget {
             policy: policy.name().map(Into::into),
@@ -180,16 +189,14 @@ impl UnitBudget {
         self.updated = self.updated.max(now);
     }
 
-    /// The level at `now`: refilled since `updated`, or full at the reset when there is no rate.
+    /// The level at `now`: refilled since `updated`; without a rate (no limit), stale from the
+    /// reset on.
     fn level_at(&self, now: Timestamp) -> f64 {
         let limit = self.limit.map_or(f64::INFINITY, |l| l as f64);
         if self.refill > 0.0 {
             let elapsed = (now - self.updated).as_secs_f64();
             (self.level + self.refill * elapsed).min(limit)
-        } else if now >= self.reset_at && self.updated < self.reset_at {
-            // Full at the reset; spent after it, as debited since.
-            limit
-        } else if now >= self.reset_at && self.limit.is_none() {
+        } else if now >= self.reset_at {
             f64::INFINITY
         } else {
             self.level
@@ -242,7 +249,7 @@ mod tests {
             Option<u64>,
             Result<u64, ()>,
         );
-        let cases: [Case; 15] = [
+        let cases: [Case; 17] = [
             // 6,000 a minute, 1,000 left, full in 50 s: 100 a second.
             (Some(6000), 1000, 50_000, 0, 0, Some(1000), Ok(0)),
             (Some(6000), 1000, 50_000, 0, 0, Some(1500), Ok(5_000)),
@@ -262,10 +269,13 @@ mod tests {
             // No limit: no rate; everything comes back at the reset, then the budget is stale.
             (None, 100, 20_000, 0, 0, Some(300), Ok(20_000)),
             (None, 100, 20_000, 0, 20_000, Some(300_000), Ok(0)),
-            // Full (R = L, reset 0): no rate; the level only falls until the next response.
+            // Full (R = L, reset 0): the limit per minute, 100 a second.
             (Some(6000), 6000, 0, 5000, 0, Some(500), Ok(0)),
-            // Exhausted without a reset: 1 s (`Policy::effective_reset`).
-            (Some(6000), 0, 0, 0, 0, Some(10), Ok(1_000)),
+            (Some(6000), 6000, 0, 6000, 0, Some(500), Ok(5_000)),
+            // Exhausted without a reset: the limit per minute too.
+            (Some(6000), 0, 0, 0, 0, Some(10), Ok(100)),
+            // ... and an unknown cost until the reset (1 s, `Policy::effective_reset`).
+            (Some(6000), 0, 0, 0, 0, None, Ok(1_000)),
         ];
         for (i, (limit, remaining, reset, spent, elapsed, cost, want)) in
             cases.into_iter().enumerate()
@@ -285,18 +295,18 @@ mod tests {
     }
 
     #[test]
-    fn a_full_budget_without_a_rate_refills_at_the_reset() {
+    fn without_a_rate_from_the_numbers_the_limit_refills_over_the_window_or_a_minute() {
         let t0 = Timestamp::ZERO;
-        let mut b = UnitBudget::from_policy(&tokens(Some(1000), 1000, ms(2_000)), t0).unwrap();
-        b.spend(1000, t0);
-        assert_eq!(b.check(Some(100), t0), Ok(ms(2_000)));
-        assert_eq!(b.available(t0 + ms(2_000)), Some(1000));
-        b.spend(400, t0 + ms(2_500));
-        assert_eq!(
-            b.available(t0 + ms(3_000)),
-            Some(600),
-            "spent after the reset"
-        );
+        // (window) -> wait for 100 tokens after spending all 1,000
+        for (window, want) in [(Some(ms(10_000)), ms(1_000)), (None, ms(6_000))] {
+            let mut p = tokens(Some(1000), 1000, Duration::ZERO);
+            if let Some(w) = window {
+                p = p.with_window(w);
+            }
+            let mut b = UnitBudget::from_policy(&p, t0).unwrap();
+            b.spend(1000, t0);
+            assert_eq!(b.check(Some(100), t0), Ok(want), "{window:?}");
+        }
     }
 
     #[test]
