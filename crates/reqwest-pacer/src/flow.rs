@@ -350,8 +350,6 @@ impl Request<'_> {
             Ok(())
         };
 
-        // The server-ordered stop (and, without windows to wait for first, the proactive delay:
-        // one look at the header state serves both).
         // The quotas in other units (tokens): a cost above one is refused before anything else;
         // a wait for its refill is capped like an exhausted stop.
         let cap = config.server_stop.max_exhausted_delay();
@@ -364,6 +362,8 @@ impl Request<'_> {
             sleep(wait, WaitCause::UnitQuota).await?;
             unit_waited += wait;
         }
+        // The server-ordered stop (and, without windows to wait for first, the proactive delay:
+        // one look at the header state serves both).
         let (delay, cause) = header_delay(
             named,
             config,
