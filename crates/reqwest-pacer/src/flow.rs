@@ -479,6 +479,12 @@ fn header_delay(
     let Some(info) = snapshot.info() else {
         return (Duration::ZERO, WaitCause::Throttling);
     };
+    // Quotas in other units (tokens) are paced by their budgets, with the request's cost.
+    let requests_only = unit_quota::without_budget_units(info);
+    let info = requests_only.as_ref().unwrap_or(info);
+    if info.is_empty() {
+        return (Duration::ZERO, WaitCause::Throttling);
+    }
     if let Some(stop) = config.server_stop.evaluate(info) {
         let delay = match stop.cause() {
             StopCause::RetryAfter => stop.delay().min(max_retry_after),

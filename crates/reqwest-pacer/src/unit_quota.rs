@@ -52,10 +52,25 @@ pub(crate) fn unit_policies(info: &RateLimitInfo) -> Option<Vec<Policy>> {
     Some(
         info.policies()
             .iter()
-            .filter(|p| p.is_sound() && UnitBudgets::is_budget_unit(p.unit()))
+            .filter(|p| UnitBudgets::paces(p))
             .cloned()
             .collect(),
     )
+}
+
+/// `info` without the policies the unit budgets pace, when it has any: the server-ordered stop
+/// and the proactive algorithm then read only what counts requests (an exhausted tokens quota
+/// holds a request for its tokens, not every request until it is full). `None`: `info` as it is.
+pub(crate) fn without_budget_units(info: &RateLimitInfo) -> Option<RateLimitInfo> {
+    if !info.policies().iter().any(UnitBudgets::paces) {
+        return None;
+    }
+    let kept = info.policies().iter().filter(|p| !UnitBudgets::paces(p));
+    let mut rest = kept.fold(RateLimitInfo::new(), |i, p| i.with_policy(p.clone()));
+    if let Some(retry_after) = info.retry_after() {
+        rest = rest.with_retry_after(retry_after);
+    }
+    Some(rest)
 }
 
 /// Replaces the budgets of endpoint `key` (if it has a limiter) with the response's, less the

@@ -63,6 +63,18 @@ impl UnitBudgets {
         !matches!(unit, QuotaUnit::Requests | QuotaUnit::ConcurrentRequests)
     }
 
+    /// Whether `policy` makes a budget here: it is sound ([`Policy::is_sound`]), of a
+    /// [budget unit](Self::is_budget_unit), with a remaining and a reset (an exhausted policy
+    /// without a reset has one: [`Policy::effective_reset`]). Such a policy is paced by its
+    /// budget alone: the server-ordered stop and the proactive algorithms need not read it.
+    #[must_use]
+    pub fn paces(policy: &Policy) -> bool {
+        policy.is_sound()
+            && Self::is_budget_unit(policy.unit())
+            && policy.remaining().is_some()
+            && policy.effective_reset().is_some()
+    }
+
     /// Replaces every budget with those of `policies`, the policies of one response observed
     /// at `now`: the server's numbers correct what was spent locally. Policies of requests,
     /// unsound ones ([`Policy::is_sound`]) and those without a remaining or a reset make none.
@@ -71,7 +83,7 @@ impl UnitBudgets {
     pub fn observe<'p>(&mut self, policies: impl IntoIterator<Item = &'p Policy>, now: Timestamp) {
         self.budgets = policies
             .into_iter()
-            .filter(|p| p.is_sound() && Self::is_budget_unit(p.unit()))
+            .filter(|p| Self::paces(p))
             .filter_map(|p| UnitBudget::from_policy(p, now))
             .collect();
     }

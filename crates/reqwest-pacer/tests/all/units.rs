@@ -12,7 +12,11 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// OpenAI's headers: 60 requests (59 left, full in 1 s), and `tokens` as given.
 fn openai(limit: u64, remaining: u64, reset: &str) -> ResponseTemplate {
-    requests_only()
+    with_openai(ok(), limit, remaining, reset)
+}
+
+fn with_openai(t: ResponseTemplate, limit: u64, remaining: u64, reset: &str) -> ResponseTemplate {
+    with_requests(t)
         .insert_header("x-ratelimit-limit-tokens", limit.to_string().as_str())
         .insert_header(
             "x-ratelimit-remaining-tokens",
@@ -22,7 +26,11 @@ fn openai(limit: u64, remaining: u64, reset: &str) -> ResponseTemplate {
 }
 
 fn requests_only() -> ResponseTemplate {
-    ok().insert_header("x-ratelimit-limit-requests", "60")
+    with_requests(ok())
+}
+
+fn with_requests(t: ResponseTemplate) -> ResponseTemplate {
+    t.insert_header("x-ratelimit-limit-requests", "60")
         .insert_header("x-ratelimit-remaining-requests", "59")
         .insert_header("x-ratelimit-reset-requests", "1s")
 }
@@ -148,6 +156,35 @@ async fn a_request_of_unknown_tokens_waits_only_for_an_exhausted_quota() {
     client.get(server.uri()).send().await.unwrap();
     assert!(
         script.gap(0, 1) >= Duration::from_millis(990),
+        "{:?}",
+        script.gap(0, 1)
+    );
+}
+
+#[tokio::test]
+async fn an_exhausted_tokens_quota_holds_a_request_for_its_tokens_not_until_full() {
+    // A 429 with no tokens left, full again in 10 s: 100 tokens a second come back. A request
+    // of 50 tokens waits half a second, not the 10 s until the quota is full (over MaxWait).
+    let throttle = with_openai(ResponseTemplate::new(429), 1_000, 0, "10s");
+    let server = MockServer::start().await;
+    let script = Script::new(vec![throttle, ok()]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let mut options = generous();
+    options.max_wait = Duration::from_secs(3);
+    let pacer = pacer_with(LimiterConfig::new(options));
+    let response = client(&pacer)
+        .get(server.uri())
+        .with_extension(TokenCost(50))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(script.calls(), 2);
+    assert!(
+        script.gap(0, 1) >= Duration::from_millis(490),
         "{:?}",
         script.gap(0, 1)
     );
