@@ -11,9 +11,11 @@ mod limiter;
 mod validation;
 
 // Headers, proactive throttling and endpoint state.
+mod budget;
 mod endpoint;
 mod headers;
 mod throttling;
+pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

@@ -14,6 +14,10 @@ use std::time::Duration;
 /// Makes a new controller for each endpoint a limiter meets.
 pub type ControllerFactory = Arc<dyn Fn() -> Box<dyn RateController> + Send + Sync>;
 
+/// Says how many tokens a request costs before it is sent, or `None` when it cannot tell (see
+/// [`LimiterConfig::token_estimator`]).
+pub type TokenEstimator = Arc<dyn Fn(&reqwest::Request) -> Option<u64> + Send + Sync>;
+
 /// The settings of one named limiter: its adaptive options, and the pieces that read requests
 /// and responses. Every piece has a default; set only what you need.
 ///
@@ -36,6 +40,7 @@ pub struct LimiterConfig {
     pub(crate) classifier: Arc<dyn ThrottleClassifier>,
     pub(crate) key: Arc<dyn EndpointKeyExtractor>,
     pub(crate) cost: Arc<dyn CostEstimator>,
+    pub(crate) tokens: Option<TokenEstimator>,
     pub(crate) max_endpoints: usize,
     pub(crate) endpoint_idle_ttl: Duration,
     pub(crate) windows: Vec<StrictWindow>,
@@ -58,6 +63,7 @@ impl LimiterConfig {
             classifier: Arc::new(DefaultClassifier::default()),
             key: Arc::new(KeyMode::SchemeHostPort),
             cost: Arc::new(UnitCost),
+            tokens: None,
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
             windows: Vec::new(),
@@ -127,6 +133,45 @@ impl LimiterConfig {
         self
     }
 
+    /// What a request costs in tokens, for the quotas the server reports in tokens (OpenAI's
+    /// `x-ratelimit-*-tokens`, Anthropic's `tokens` and `input-tokens`). A [`TokenCost`]
+    /// extension on a request wins over it; `None` means "unknown". Default: none, every
+    /// request's token cost is unknown, and a tokens quota holds it only while exhausted.
+    ///
+    /// The estimate is what the server counts before it answers: for OpenAI, the prompt's tokens
+    /// plus `max_tokens`. A rough count (a quarter of the body's bytes) is better than none.
+    ///
+    /// [`TokenCost`]: crate::TokenCost
+    ///
+    /// ```
+    /// use reqwest_pacer::LimiterConfig;
+    ///
+    /// // About four bytes a token, plus the 256 tokens a completion may take.
+    /// let config = LimiterConfig::default().token_estimator(|request: &reqwest::Request| {
+    ///     let bytes = request.body()?.as_bytes()?.len() as u64;
+    ///     Some(bytes / 4 + 256)
+    /// });
+    /// let mut request = reqwest::Request::new(
+    ///     reqwest::Method::POST,
+    ///     "https://api.openai.com/v1/chat/completions".parse().unwrap(),
+    /// );
+    /// *request.body_mut() = Some(vec![b'x'; 400].into());
+    /// assert_eq!(config.estimate_tokens(&request), Some(356));
+    /// ```
+    pub fn token_estimator<F>(mut self, estimate: F) -> Self
+    where
+        F: Fn(&reqwest::Request) -> Option<u64> + Send + Sync + 'static,
+    {
+        self.tokens = Some(Arc::new(estimate));
+        self
+    }
+
+    /// What the token estimator says `request` costs in tokens; `None` without an estimator.
+    #[must_use]
+    pub fn estimate_tokens(&self, request: &reqwest::Request) -> Option<u64> {
+        self.tokens.as_ref().and_then(|estimate| estimate(request))
+    }
+
     /// At most this many endpoints keep state (the least recently used idle one makes room).
     /// Default 10,000.
     pub fn max_endpoints(mut self, max: usize) -> Self {
@@ -170,6 +215,7 @@ impl fmt::Debug for LimiterConfig {
             .field("classifier", &self.classifier)
             .field("key", &self.key)
             .field("cost", &self.cost)
+            .field("token_estimator", &self.tokens.is_some())
             .field("max_endpoints", &self.max_endpoints)
             .field("endpoint_idle_ttl", &self.endpoint_idle_ttl)
             .field("windows", &self.windows)

@@ -1,5 +1,6 @@
 //! The adaptive limiters of one named limiter, one per endpoint key, with bounded memory.
 
+use crate::unit_quota::UnitQuotas;
 use pacer_core::{Limiter, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -33,11 +34,13 @@ struct Slot {
     touched: Timestamp,
 }
 
-/// One endpoint: its key and its adaptive limiter. A request holds it (one reference count)
-/// for its whole flow, so the key needs no copy of its own.
+/// One endpoint: its key, its adaptive limiter and its budgets in other units (tokens). A
+/// request holds it (one reference count) for its whole flow, so the key needs no copy of its
+/// own.
 pub(crate) struct Endpoint {
     pub(crate) key: Arc<str>,
     pub(crate) limiter: Limiter,
+    pub(crate) units: Mutex<UnitQuotas>,
 }
 
 impl EndpointLimiters {
@@ -83,6 +86,7 @@ impl EndpointLimiters {
         let endpoint = Arc::new(Endpoint {
             key: Arc::clone(&key),
             limiter: make(),
+            units: Mutex::new(UnitQuotas::default()),
         });
         shard.map.insert(
             key,
@@ -92,6 +96,15 @@ impl EndpointLimiters {
             },
         );
         endpoint
+    }
+
+    /// The endpoint `key`, if there is one (none is made).
+    pub(crate) fn find(&self, key: &str) -> Option<Arc<Endpoint>> {
+        self.shard(key)
+            .lock()
+            .map
+            .get(key)
+            .map(|s| Arc::clone(&s.endpoint))
     }
 
     /// The limiter of `key`, if there is one.

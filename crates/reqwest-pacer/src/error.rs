@@ -1,6 +1,6 @@
 //! Errors the middleware returns, wrapped in `reqwest_middleware::Error::Middleware`.
 
-use pacer_core::Rejected;
+use pacer_core::{QuotaUnit, Rejected};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +17,9 @@ pub enum WaitCause {
     Throttling,
     /// The adaptive limiter's queue: the rate is too low for the units in time.
     Queue,
+    /// A quota in another unit than requests (tokens) has not enough left for the request's
+    /// cost in time.
+    UnitQuota,
 }
 
 impl WaitCause {
@@ -28,6 +31,7 @@ impl WaitCause {
             WaitCause::Window => "window",
             WaitCause::Throttling => "throttling",
             WaitCause::Queue => "queue",
+            WaitCause::UnitQuota => "unit_quota",
         }
     }
 }
@@ -50,6 +54,18 @@ pub enum RejectReason {
         limit: u64,
         /// The request's units.
         units: u64,
+    },
+    /// The request costs more tokens (or other units) than a quota the server reported ever
+    /// holds: it could never go.
+    AboveQuotaLimit {
+        /// The quota's policy name, if the server named it.
+        policy: Option<String>,
+        /// What the quota counts.
+        unit: QuotaUnit,
+        /// Its limit.
+        limit: u64,
+        /// The request's cost in that unit.
+        cost: u64,
     },
     /// The request would have waited longer than `MaxWait`.
     WaitTooLong {
@@ -105,11 +121,13 @@ impl Rejection {
         match self.reason {
             RejectReason::QueueFull { .. } => "queue_full",
             RejectReason::AboveWindowLimit { .. } => "above_window_limit",
+            RejectReason::AboveQuotaLimit { .. } => "above_quota_limit",
             RejectReason::WaitTooLong { cause, .. } => match cause {
                 WaitCause::ServerStop => "wait_too_long:server_stop",
                 WaitCause::Window => "wait_too_long:window",
                 WaitCause::Throttling => "wait_too_long:throttling",
                 WaitCause::Queue => "wait_too_long:queue",
+                WaitCause::UnitQuota => "wait_too_long:unit_quota",
             },
         }
     }
@@ -146,6 +164,16 @@ impl fmt::Display for Rejection {
             } => write!(
                 f,
                 "it costs {units} units, more than window {window:?} ever admits ({limit})"
+            ),
+            RejectReason::AboveQuotaLimit {
+                policy,
+                unit,
+                limit,
+                cost,
+            } => write!(
+                f,
+                "it costs {cost} {unit:?}, more than quota {:?} ever holds ({limit})",
+                policy.as_deref().unwrap_or("")
             ),
             RejectReason::WaitTooLong {
                 cause,

@@ -4,10 +4,11 @@ use crate::classify::forbids_retry;
 use crate::endpoints::Endpoint;
 use crate::error::{RejectReason, Rejection, WaitCause};
 use crate::named::Named;
+use crate::unit_quota;
 use crate::window_wait::{KeyedWindow, WindowAnswer};
 use crate::{
     BodyVerdict, Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, QuotaExhausted,
-    UseLimiter,
+    TokenCost, UseLimiter,
 };
 use http::Extensions;
 use pacer_core::{
@@ -19,6 +20,7 @@ use std::cell::RefCell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tracing::Instrument;
 
@@ -85,11 +87,17 @@ impl Middleware for PacerMiddleware {
             }),
         };
         let span = span(named, &endpoint.key, &req, units);
+        let tokens = match extensions.get::<TokenCost>() {
+            Some(t) => Some(t.0),
+            None => config.estimate_tokens(&req),
+        };
         let request = Request {
             named,
             config,
             endpoint,
             units,
+            tokens,
+            attempt_sent: AtomicU64::new(0),
         };
         Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
@@ -134,6 +142,16 @@ struct Request<'a> {
     config: Arc<LimiterConfig>,
     endpoint: Arc<Endpoint>,
     units: u64,
+    /// The request's cost in tokens, if known (for the quotas in tokens).
+    tokens: Option<u64>,
+    /// The number under which the last attempt's tokens are in flight (0: none).
+    attempt_sent: AtomicU64,
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        unit_quota::landed(&self.endpoint, *self.attempt_sent.get_mut());
+    }
 }
 
 impl<'a> Request<'a> {
@@ -314,6 +332,9 @@ fn observe(
             .classifier
             .classify(response.status(), response.headers(), &info),
     };
+    // The quotas in other units (tokens) as the server sent them: advice bounds an exhausted
+    // policy's reset to one unit's interval, which is not the time its tokens take to return.
+    let unit_policies = crate::unit_quota::unit_policies(&info);
     // Only a throttle can stop the endpoint: on any other response a Retry-After is a hint
     // (RFC 9110 §10.2.3) and the rate-limit fields are advice on the pace.
     let info = if matches!(signal, Signal::Throttled { .. }) {
@@ -338,6 +359,7 @@ fn observe(
             named.record(&limiter.follow_server(quota));
         }
         named.headers.observe(key, bounded, named.clock.now());
+        crate::unit_quota::observe(named, key, unit_policies);
     }
     signal
 }
@@ -356,8 +378,9 @@ impl Request<'_> {
         Some(permit.granted_at())
     }
 
-    /// Step 3: every wait before a send, in one budget of `MaxWait`: the server-ordered stop,
-    /// the strict windows' ETA, the proactive delay, the adaptive queue, then the windows' take.
+    /// Step 3: every wait before a send, in one budget of `MaxWait`: the quotas in tokens (a
+    /// cost above one's limit is refused first), the server-ordered stop, the strict windows'
+    /// ETA, the proactive delay, the adaptive queue, the windows' take, then the tokens' take.
     /// Returns when the request may go, or why it may not; a refused request takes nothing (but
     /// units of a window taken before another window or the queue refused it).
     async fn wait(
@@ -397,6 +420,18 @@ impl Request<'_> {
             Ok(())
         };
 
+        // The quotas in other units (tokens): a cost above one is refused before anything else;
+        // a wait for its refill is capped like an exhausted stop.
+        let cap = config.server_stop.max_exhausted_delay();
+        let mut unit_waited = Duration::ZERO;
+        while let Some(wait) = unit_quota::wait(endpoint, self.tokens, clock.now(), &refuse)? {
+            let wait = wait.min(cap.saturating_sub(unit_waited));
+            if wait.is_zero() {
+                break;
+            }
+            sleep(wait, WaitCause::UnitQuota).await?;
+            unit_waited += wait;
+        }
         // The server-ordered stop (and, without windows to wait for first, the proactive delay:
         // one look at the header state serves both).
         let (delay, cause) = header_delay(
@@ -457,6 +492,34 @@ impl Request<'_> {
                 }
             }
         }
+        // Take the tokens; if concurrent requests took them meanwhile, wait again (still within
+        // the exhausted-stop cap).
+        let mut attempt = self.attempt_sent.load(Ordering::Relaxed);
+        loop {
+            let force = unit_waited >= cap;
+            let taken = unit_quota::take(
+                endpoint,
+                self.tokens,
+                clock.now(),
+                &mut attempt,
+                force,
+                &refuse,
+            );
+            let wait = match taken {
+                Ok(None) => break,
+                Ok(Some(wait)) => wait.min(cap.saturating_sub(unit_waited)),
+                Err(e) => {
+                    limiter.refund(units);
+                    return Err(e);
+                }
+            };
+            if let Err(e) = sleep(wait, WaitCause::UnitQuota).await {
+                limiter.refund(units);
+                return Err(e);
+            }
+            unit_waited += wait;
+        }
+        self.attempt_sent.store(attempt, Ordering::Relaxed);
         let now = clock.now();
         if named.headers_seen() {
             named.headers.record_send(key, now);
@@ -486,6 +549,12 @@ fn header_delay(
     let Some(info) = snapshot.info() else {
         return (Duration::ZERO, WaitCause::Throttling);
     };
+    // Quotas in other units (tokens) are paced by their budgets, with the request's cost.
+    let requests_only = unit_quota::without_budget_units(info);
+    let info = requests_only.as_ref().unwrap_or(info);
+    if info.is_empty() {
+        return (Duration::ZERO, WaitCause::Throttling);
+    }
     if let Some(stop) = config.server_stop.evaluate(info) {
         let delay = match stop.cause() {
             StopCause::RetryAfter => stop.delay().min(max_retry_after),

@@ -21,7 +21,9 @@
 //!    default). A request of 0 units neither waits nor moves the rate.
 //! 3. **Wait**, all within one budget of `MaxWait`: a stop the server ordered for the key (a
 //!    `Retry-After`, capped by `MaxRetryAfter`; or nothing remaining until the reset); else the
-//!    proactive throttling algorithm's delay; then the adaptive limiter's FIFO queue for the units.
+//!    proactive throttling algorithm's delay; the quotas the server reports in tokens, for the
+//!    request's [`TokenCost`] (or the limiter's token estimator); then the adaptive limiter's
+//!    FIFO queue for the units.
 //!    A request that would wait longer, or finds the queue at `QueueLimit`, is refused **without
 //!    being sent**, with a [`PacerError::Rejected`] that says which limit and the wait it needed.
 //! 4. **Send** with `next.run`.
@@ -82,16 +84,17 @@ mod key;
 mod middleware;
 mod named;
 mod observe;
+mod unit_quota;
 mod window;
 mod window_wait;
 
 pub use classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, insufficient_quota,
 };
-pub use config::{ControllerFactory, LimiterConfig};
+pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
-pub use extensions::{Cost, EndpointKey, PacerResponseExt, QuotaExhausted, UseLimiter};
+pub use extensions::{Cost, EndpointKey, PacerResponseExt, QuotaExhausted, TokenCost, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,

@@ -19,4 +19,5 @@ mod real_servers;
 mod rejection;
 mod retry_after;
 mod streaming;
+mod units;
 mod windows;
