@@ -209,3 +209,75 @@ async fn junk_on_successes_never_holds_an_endpoint_back() {
         assert!(limiter.paused_for.is_none(), "junk #{i}: no pause");
     }
 }
+
+/// The dialects of Reddit, Linear and Imgur reach the endpoint's state through the middleware,
+/// with the values their servers mean.
+#[tokio::test]
+async fn reddit_linear_and_imgur_fields_reach_the_endpoint_state() {
+    let in_an_hour = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    let epoch = in_an_hour
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let epoch_ms = (epoch * 1000).to_string();
+    let epoch_s = epoch.to_string();
+    let cases: Vec<(&str, ResponseTemplate, Option<&str>, u64, u64)> = vec![
+        (
+            "reddit",
+            ResponseTemplate::new(200)
+                .insert_header("x-ratelimit-used", "3")
+                .insert_header("x-ratelimit-remaining", "597.0")
+                .insert_header("x-ratelimit-reset", "423"),
+            None,
+            600,
+            597,
+        ),
+        (
+            "linear",
+            ResponseTemplate::new(200)
+                .insert_header("x-ratelimit-requests-limit", "1500")
+                .insert_header("x-ratelimit-requests-remaining", "1499")
+                .insert_header("x-ratelimit-requests-reset", epoch_ms.as_str()),
+            Some("requests"),
+            1500,
+            1499,
+        ),
+        (
+            "imgur",
+            ResponseTemplate::new(200)
+                .insert_header("x-ratelimit-userlimit", "2000")
+                .insert_header("x-ratelimit-userremaining", "1999")
+                .insert_header("x-ratelimit-userreset", epoch_s.as_str()),
+            Some("user"),
+            2000,
+            1999,
+        ),
+    ];
+    for (name, answer, policy, limit, remaining) in cases {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .respond_with(answer)
+            .mount(&server)
+            .await;
+        let pacer = pacer(generous());
+        let response = plain_client(&pacer).get(server.uri()).send().await.unwrap();
+        assert_eq!(response.status(), 200, "{name}");
+        let info = pacer.state("api", &endpoint(&server)).unwrap().headers;
+        let info = info.unwrap_or_else(|| panic!("{name}: no state kept"));
+        assert_eq!(info.policy_name(), policy, "{name}");
+        assert_eq!(
+            (info.limit(), info.remaining()),
+            (Some(limit), Some(remaining)),
+            "{name}"
+        );
+        let reset = info.reset_after().unwrap();
+        assert!(
+            reset > std::time::Duration::from_secs(400),
+            "{name}: {reset:?}"
+        );
+        assert!(
+            reset <= std::time::Duration::from_secs(3600),
+            "{name}: {reset:?}"
+        );
+    }
+}
