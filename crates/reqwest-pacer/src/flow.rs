@@ -12,7 +12,7 @@ use crate::{
 };
 use http::Extensions;
 use pacer_core::{
-    Feedback, Limiter, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
+    Feedback, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
 };
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
@@ -123,15 +123,15 @@ async fn free(
     extensions: &mut Extensions,
     next: Next<'_>,
 ) -> Result<Response> {
-    let result = next.run(req, extensions).await;
-    let (result, verdict) = match result {
-        Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => {
-            Box::pin(read_body(named, &config, &key, Ok(r))).await
+    let mut result = next.run(req, extensions).await;
+    let verdict = match &mut result {
+        Ok(response) if response.status() == http::StatusCode::TOO_MANY_REQUESTS => {
+            Box::pin(read_body(named, &config, &key, response)).await
         }
-        other => (other, None),
+        _ => Verdict::None,
     };
     if let Ok(response) = &result {
-        let _ = observe(named, &config, &key, response, None, verdict.as_ref());
+        let _ = observe(named, &config, &key, response, None, verdict);
     }
     result
 }
@@ -222,25 +222,33 @@ impl<'a> Request<'a> {
                 };
                 drop(last.take());
                 // 4. Send.
-                let result = next.clone().run(req, extensions).await;
-                // 5. Classify (a 429's body too) and 6. feed back.
-                // Boxed, and only for a 429: the rare read would otherwise make every request's
-                // future larger and every response slower.
-                let (result, verdict) = match result {
-                    Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => {
-                        Box::pin(read_body(named, config, key, Ok(r))).await
+                let failed = match next.clone().run(req, extensions).await {
+                    // The response waits in `last` (free since the send, and kept across every
+                    // await anyway) while a 429's body is read: any other way, every request's
+                    // future would hold room for a second response.
+                    Ok(response) => {
+                        last = Some(response);
+                        None
                     }
-                    other => (other, None),
+                    Err(e) => Some(e),
+                };
+                // 5. Classify (a 429's body too, boxed: it is rare) and 6. feed back.
+                let mut verdict = Verdict::None;
+                if let Some(parked) = last
+                    .as_mut()
+                    .filter(|r| r.status() == http::StatusCode::TOO_MANY_REQUESTS)
+                {
+                    let reading = Box::pin(read_body(named, config, key, parked));
+                    verdict = reading.await;
+                }
+                let result = match failed {
+                    Some(e) => Err(e),
+                    None => Ok(last.take().expect("parked above")),
                 };
                 let signal = match &result {
-                    Ok(response) => observe(
-                        named,
-                        config,
-                        key,
-                        response,
-                        Some(limiter),
-                        verdict.as_ref(),
-                    ),
+                    Ok(response) => {
+                        observe(named, config, key, response, Some(&self.endpoint), verdict)
+                    }
                     Err(_) => Signal::Neutral,
                 };
                 let changes = limiter.on_response(Feedback {
@@ -256,7 +264,7 @@ impl<'a> Request<'a> {
                 // 7. Retry a throttled request whose body can be sent again, unless the server
                 // said not to.
                 match (result, retry_copy) {
-                    (Ok(response), _) if refuses_retry(&response, verdict.as_ref()) => {
+                    (Ok(response), _) if refuses_retry(&response, verdict) => {
                         tracing::debug!(
                             attempt,
                             status = response.status().as_u16(),
@@ -288,46 +296,64 @@ async fn read_body(
     named: &Named,
     config: &LimiterConfig,
     key: &str,
-    result: Result<Response>,
-) -> (Result<Response>, Option<BodyVerdict>) {
-    let response = match result {
-        Ok(r) if r.status() == http::StatusCode::TOO_MANY_REQUESTS => r,
-        other => return (other, None),
-    };
-    let (mut response, verdict) = crate::body::classify_body(&*config.classifier, response).await;
-    if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
-        tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
-        response.extensions_mut().insert(QuotaExhausted {
-            code: code.clone(),
-            limiter: Arc::clone(&named.name),
-            endpoint: Arc::from(key),
-        });
+    response: &mut Response,
+) -> Verdict {
+    // Taken out for the read, which rebuilds it, and put back (a 429's path only).
+    let taken = std::mem::replace(
+        response,
+        Response::from(http::Response::new(Vec::<u8>::new())),
+    );
+    let (rebuilt, verdict) = crate::body::classify_body(&*config.classifier, taken).await;
+    *response = rebuilt;
+    match verdict {
+        Some(BodyVerdict::QuotaExhausted { code }) => {
+            tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
+            response.extensions_mut().insert(QuotaExhausted {
+                code,
+                limiter: Arc::clone(&named.name),
+                endpoint: Arc::from(key),
+            });
+            Verdict::QuotaExhausted
+        }
+        Some(BodyVerdict::NoRetry) => Verdict::NoRetry,
+        _ => Verdict::None,
     }
-    (Ok(response), verdict)
+}
+
+/// What a 429's body said, in the one byte the request's future keeps of it (the provider's code
+/// is in the response's [`QuotaExhausted`] mark).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    /// Nothing: the status and headers decide.
+    None,
+    /// A throttle not to be sent again.
+    NoRetry,
+    /// The account is out of credit: not a throttle.
+    QuotaExhausted,
 }
 
 /// True if a throttled response must not be sent again: `x-should-retry: false`, or a body the
 /// classifier says is not to be retried.
-fn refuses_retry(response: &Response, verdict: Option<&BodyVerdict>) -> bool {
-    matches!(verdict, Some(BodyVerdict::NoRetry)) || forbids_retry(response.headers())
+fn refuses_retry(response: &Response, verdict: Verdict) -> bool {
+    verdict == Verdict::NoRetry || forbids_retry(response.headers())
 }
 
 /// Parses the response's rate-limit state into the endpoint's state and classifies it. When the
 /// state has a remaining and a reset, the endpoint's limiter paces to them
-/// ([`Limiter::follow_server`]) before the response is fed back.
+/// ([`pacer_core::Limiter::follow_server`]) before the response is fed back.
 fn observe(
     named: &Named,
     config: &LimiterConfig,
     key: &str,
     response: &Response,
-    limiter: Option<&Limiter>,
-    verdict: Option<&BodyVerdict>,
+    endpoint: Option<&Endpoint>,
+    verdict: Verdict,
 ) -> Signal {
     let max_retry_after = config.options.max_retry_after;
     let info = RateLimitInfo::from_headers(response.headers(), named.clock.system_now());
     // An account out of credit is not a throttle: waiting will not help.
     let signal = match verdict {
-        Some(BodyVerdict::QuotaExhausted { .. }) => Signal::Neutral,
+        Verdict::QuotaExhausted => Signal::Neutral,
         _ => config
             .classifier
             .classify(response.status(), response.headers(), &info),
@@ -355,11 +381,11 @@ fn observe(
         named.saw_headers();
         // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
         let bounded = info.bounded(max_retry_after, config.server_stop.max_exhausted_delay());
-        if let (Some(limiter), Some(quota)) = (limiter, ServerQuota::from_info(&bounded)) {
-            named.record(&limiter.follow_server(quota));
+        if let (Some(endpoint), Some(quota)) = (endpoint, ServerQuota::from_info(&bounded)) {
+            named.record(&endpoint.limiter.follow_server(quota));
         }
         named.headers.observe(key, bounded, named.clock.now());
-        crate::unit_quota::observe(named, key, unit_policies);
+        crate::unit_quota::observe(named, endpoint, key, unit_policies);
     }
     signal
 }

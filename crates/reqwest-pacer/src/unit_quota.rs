@@ -73,12 +73,25 @@ pub(crate) fn without_budget_units(info: &RateLimitInfo) -> Option<RateLimitInfo
     Some(rest)
 }
 
-/// Replaces the budgets of endpoint `key` (if it has a limiter) with the response's, less the
-/// tokens in flight.
-pub(crate) fn observe(named: &Named, key: &str, policies: Option<Vec<Policy>>) {
+/// Replaces the budgets of `endpoint` (else of endpoint `key`, if it has a limiter) with the
+/// response's, less the tokens in flight.
+pub(crate) fn observe(
+    named: &Named,
+    endpoint: Option<&Endpoint>,
+    key: &str,
+    policies: Option<Vec<Policy>>,
+) {
     let Some(policies) = policies else { return };
-    let Some(endpoint) = named.endpoints.find(key) else {
-        return;
+    let found;
+    let endpoint = match endpoint {
+        Some(endpoint) => endpoint,
+        None => match named.endpoints.find(key) {
+            Some(e) => {
+                found = e;
+                &*found
+            }
+            None => return,
+        },
     };
     let mut units = endpoint.units.lock();
     if policies.is_empty() && units.budgets.is_empty() {
