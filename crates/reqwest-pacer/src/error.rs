@@ -67,6 +67,16 @@ pub enum RejectReason {
         /// The request's cost in that unit.
         cost: u64,
     },
+    /// The request costs more than the adaptive limiter could ever repay within `MaxWait`:
+    /// more than its share of `MaxUnitsPerMinute × (Burst + MaxWait)`
+    /// ([`Limiter::max_cost`](pacer_core::Limiter::max_cost)). It could never go; sent, it
+    /// would have blocked its endpoint for longer than any later request may wait.
+    CostAboveLimit {
+        /// The request's cost in units.
+        cost: u64,
+        /// The most one request may cost.
+        max: u64,
+    },
     /// The request would have waited longer than `MaxWait`.
     WaitTooLong {
         /// What it would have waited for.
@@ -114,14 +124,15 @@ impl Rejection {
         }
     }
 
-    /// A short, stable name: `queue_full`, or `wait_too_long` with the cause
-    /// (`wait_too_long:server_stop`).
+    /// A short, stable name: `queue_full`, `above_window_limit`, `above_quota_limit`,
+    /// `cost_above_limit`, or `wait_too_long` with the cause (`wait_too_long:server_stop`).
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match self.reason {
             RejectReason::QueueFull { .. } => "queue_full",
             RejectReason::AboveWindowLimit { .. } => "above_window_limit",
             RejectReason::AboveQuotaLimit { .. } => "above_quota_limit",
+            RejectReason::CostAboveLimit { .. } => "cost_above_limit",
             RejectReason::WaitTooLong { cause, .. } => match cause {
                 WaitCause::ServerStop => "wait_too_long:server_stop",
                 WaitCause::Window => "wait_too_long:window",
@@ -137,6 +148,10 @@ impl Rejection {
     pub(crate) fn queue_reason(r: &Rejected, waited: Duration, max_wait: Duration) -> RejectReason {
         match r {
             Rejected::QueueFull { limit } => RejectReason::QueueFull { limit: *limit },
+            Rejected::CostAboveLimit { cost, max } => RejectReason::CostAboveLimit {
+                cost: *cost,
+                max: *max,
+            },
             other => RejectReason::WaitTooLong {
                 cause: WaitCause::Queue,
                 needed: waited + other.needed_wait().unwrap_or(max_wait),
@@ -174,6 +189,11 @@ impl fmt::Display for Rejection {
                 f,
                 "it costs {cost} {unit:?}, more than quota {:?} ever holds ({limit})",
                 policy.as_deref().unwrap_or("")
+            ),
+            RejectReason::CostAboveLimit { cost, max } => write!(
+                f,
+                "it costs {cost} units, more than the {max} one request may cost \
+                 (MaxUnitsPerMinute × (Burst + MaxWait), this process's share)"
             ),
             RejectReason::WaitTooLong {
                 cause,
@@ -290,6 +310,26 @@ mod tests {
             e.to_string(),
             "request to https://api.test:443 refused by limiter \"orders\": it would wait 40.000 s \
              (server_stop), longer than MaxWait of 30.000 s"
+        );
+    }
+
+    #[test]
+    fn a_cost_above_the_limit_names_the_cost_and_the_most_it_may_take() {
+        let r = Rejection {
+            limiter: Arc::from("openai"),
+            endpoint: Arc::from("https://api.test:443"),
+            reason: RejectReason::CostAboveLimit {
+                cost: u64::MAX,
+                max: 46_500,
+            },
+        };
+        assert_eq!(r.kind(), "cost_above_limit");
+        assert_eq!(r.needed_wait(), None);
+        assert_eq!(
+            r.to_string(),
+            "request to https://api.test:443 refused by limiter \"openai\": it costs \
+             18446744073709551615 units, more than the 46500 one request may cost \
+             (MaxUnitsPerMinute × (Burst + MaxWait), this process's share)"
         );
     }
 }

@@ -404,9 +404,10 @@ impl Request<'_> {
         Some(permit.granted_at())
     }
 
-    /// Step 3: every wait before a send, in one budget of `MaxWait`: the quotas in tokens (a
-    /// cost above one's limit is refused first), the server-ordered stop, the strict windows'
-    /// ETA, the proactive delay, the adaptive queue, the windows' take, then the tokens' take.
+    /// Step 3: every wait before a send, in one budget of `MaxWait`: a cost above the limiter's
+    /// `max_cost` is refused first; then the quotas in tokens (a cost above one's limit is
+    /// refused first), the server-ordered stop, the strict windows' ETA, the proactive delay,
+    /// the adaptive queue, the windows' take, then the tokens' take.
     /// Returns when the request may go, or why it may not; a refused request takes nothing (but
     /// units of a window taken before another window or the queue refused it).
     async fn wait(
@@ -446,6 +447,15 @@ impl Request<'_> {
             Ok(())
         };
 
+        // A cost the limiter could never repay within MaxWait is refused before any wait (the
+        // fast path never takes it: `try_acquire` refuses a debt that outlasts MaxWait).
+        let max_cost = limiter.max_cost();
+        if units > max_cost {
+            return Err(PacerError::Rejected(refuse(RejectReason::CostAboveLimit {
+                cost: units,
+                max: max_cost,
+            })));
+        }
         // The quotas in other units (tokens): a cost above one is refused before anything else;
         // a wait for its refill is capped like an exhausted stop.
         let cap = config.server_stop.max_exhausted_delay();

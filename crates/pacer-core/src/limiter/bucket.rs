@@ -110,6 +110,11 @@ impl Bucket {
     pub(crate) fn capacity(&self) -> f64 {
         self.capacity
     }
+
+    /// Units per second.
+    pub(crate) fn per_sec(&self) -> f64 {
+        self.per_sec
+    }
 }
 
 #[cfg(test)]

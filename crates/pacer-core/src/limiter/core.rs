@@ -19,6 +19,9 @@ use std::time::Duration;
 /// 1. A request of 0 units goes at once and changes nothing.
 /// 2. With `Enabled = false` every request goes at once (the state is still tracked).
 /// 3. If nobody waits, no pause is on and the bucket has the units, they are taken: go now.
+///    A request larger than the bucket takes a full bucket and leaves a debt; it goes only if
+///    that debt is repaid within `MaxWait` at the current rate (`units ≤ rate × (Burst +
+///    MaxWait)`), and one above [`max_cost`](Self::max_cost) is refused outright.
 /// 4. Otherwise the request would wait. Its wait is estimated at the current rate, behind every
 ///    request already waiting and after any pause. If `QueueLimit` requests wait already, or the
 ///    wait is longer than it may wait, it is refused now, having taken nothing. Otherwise it joins
@@ -116,8 +119,10 @@ impl LimiterCore {
     }
 
     /// Asks for `units`, waiting at most `max_wait` (what is left of a request's budget after
-    /// its other waits). Refuses at once, taking nothing, if the queue is full or the estimated
-    /// wait is longer than `max_wait`.
+    /// its other waits). Refuses at once, taking nothing, if the request costs more than
+    /// [`max_cost`](Self::max_cost), if the queue is full, or if the estimated wait is longer
+    /// than `max_wait` — which it is for a cost whose debt would outlast `MaxWait` at the
+    /// current rate (see [`try_take`](Self::try_take)).
     pub fn acquire_within(
         &mut self,
         units: u64,
@@ -127,6 +132,18 @@ impl LimiterCore {
         let needed = match self.try_take(units, now) {
             Ok(()) => return Ok(Acquired::Now),
             Err(needed) => needed,
+        };
+        let max = self.max_cost();
+        if units > max {
+            self.stats.rejected_cost += 1;
+            return Err(Rejected::CostAboveLimit { cost: units, max });
+        }
+        // A cost whose debt outlasts `MaxWait` at the current rate may not wait longer than
+        // `MaxWait` either, whatever the caller's own budget: it is refused now.
+        let max_wait = if self.repayable(units as f64) {
+            max_wait
+        } else {
+            max_wait.min(self.options.max_wait)
         };
         if self.queue.len() >= self.options.queue_limit {
             self.stats.rejected_queue_full += 1;
@@ -175,9 +192,12 @@ impl LimiterCore {
         Some(self.estimate(0.0, units, now))
     }
 
-    /// Takes `units` if they can go right now (nobody waits, no pause, the bucket has them);
-    /// otherwise changes nothing and returns the estimated wait. Never queues, never counts a
-    /// rejection: for callers that would rather do something else than wait.
+    /// Takes `units` if they can go right now (nobody waits, no pause, the bucket has them, and
+    /// the debt they leave is repaid within `MaxWait` at the current rate); otherwise changes
+    /// nothing and returns the estimated wait — for a cost whose debt would outlast `MaxWait`,
+    /// the wait for a full bucket plus the time the debt takes, which is longer than `MaxWait`.
+    /// Never queues, never counts a rejection: for callers that would rather do something else
+    /// than wait.
     pub fn try_take(&mut self, units: u64, now: Timestamp) -> Result<(), Duration> {
         if units == 0 {
             return Ok(());
@@ -188,12 +208,56 @@ impl LimiterCore {
             return Ok(());
         }
         self.bucket.refill(now);
-        if self.queue.len() == 0 && now >= self.pause_until && self.bucket.has(units_f) {
+        let repayable = self.repayable(units_f);
+        if repayable && self.queue.len() == 0 && now >= self.pause_until && self.bucket.has(units_f)
+        {
             self.bucket.take(units_f);
             self.stats.granted(units_f, Duration::ZERO);
             return Ok(());
         }
-        Err(self.estimate(self.queue.units(), units_f, now) - now)
+        let wait = self.estimate(self.queue.units(), units_f, now) - now;
+        if repayable {
+            Err(wait)
+        } else {
+            Err(wait.saturating_add(self.debt_wait(units_f)))
+        }
+    }
+
+    /// The most one request may cost: what this process's share of `MaxUnitsPerMinute` gives in
+    /// `Burst + MaxWait`, rounded down (`u64::MAX` with `Enabled = false`, which holds nothing
+    /// back). A request of that cost, sent from a full bucket at the maximum rate, leaves a debt
+    /// the limiter repays in `MaxWait`; a dearer one could not be repaid within `MaxWait` at any
+    /// rate, so [`acquire_within`](Self::acquire_within) refuses it with
+    /// [`Rejected::CostAboveLimit`] before anything else. Raise `MaxWait` (or
+    /// `MaxUnitsPerMinute`) to admit dearer requests.
+    #[must_use]
+    pub fn max_cost(&self) -> u64 {
+        if !self.options.enabled {
+            return u64::MAX;
+        }
+        let secs = self
+            .options
+            .burst
+            .saturating_add(self.options.max_wait)
+            .as_secs_f64();
+        let units = self.max_rate() / 60.0 * secs;
+        // Float rounding must not take a unit off an exact product; `as` saturates.
+        (units + units.max(1.0) * 1e-9).floor() as u64
+    }
+
+    /// Whether a request of `units` taken from a full bucket at the current rate leaves a debt
+    /// the bucket repays within `MaxWait`: `units ≤ rate × (Burst + MaxWait)`.
+    fn repayable(&self, units: f64) -> bool {
+        let most =
+            self.bucket.capacity() + self.bucket.per_sec() * self.options.max_wait.as_secs_f64();
+        units <= most + most.max(1.0) * 1e-6
+    }
+
+    /// How long the bucket takes, at the current rate, to repay the debt a request of `units`
+    /// leaves when it takes a full bucket.
+    fn debt_wait(&self, units: f64) -> Duration {
+        let secs = (units - self.bucket.capacity()).max(0.0) / self.bucket.per_sec();
+        Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
     }
 
     /// The ticket of the first waiting request, if any.
@@ -239,13 +303,17 @@ impl LimiterCore {
             .time_to_reach(start, ahead + self.bucket.need(units))
     }
 
-    /// Refuses every waiting request that can no longer get its units before its deadline.
+    /// Refuses every waiting request that can no longer get its units before its deadline, or
+    /// whose debt would outlast `MaxWait` at the current rate.
     pub(super) fn reject_unreachable(&mut self, now: Timestamp, changes: &mut Changes) {
         let mut ahead = 0.0;
         let mut doomed: Vec<(Waiter, Timestamp)> = Vec::new();
         for w in self.queue.iter() {
             let at = self.estimate(ahead, w.units, now);
-            if at > w.deadline {
+            if !self.repayable(w.units) {
+                // At the lower rate its debt would outlast `MaxWait`.
+                doomed.push((w.clone(), at.saturating_add(self.debt_wait(w.units))));
+            } else if at > w.deadline {
                 doomed.push((w.clone(), at));
             } else {
                 ahead += w.units;

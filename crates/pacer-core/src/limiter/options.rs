@@ -109,7 +109,9 @@ pub struct LimiterOptions {
     pub queue_limit: usize,
     /// `MaxWait`: the longest a request may wait before it is sent, for everything it waits for
     /// (a pause, a window, the proactive delay, the queue). A request that would wait longer is
-    /// rejected at once, without being sent. Default 30 s.
+    /// rejected at once, without being sent. Default 30 s. It also bounds what one request may
+    /// cost, so that no request leaves a debt that outlasts it
+    /// ([`LimiterCore::max_cost`](super::LimiterCore::max_cost)).
     pub max_wait: Duration,
     /// `DecreaseCooldown`: the least time between two cuts. Default 5 s.
     pub decrease_cooldown: Duration,

@@ -22,6 +22,18 @@ pub enum Rejected {
         /// The longest it could wait (`MaxWait`, or what was left of it).
         max_wait: Duration,
     },
+    /// The request costs more than the limiter could ever give it and repay within `MaxWait`:
+    /// more than [`LimiterCore::max_cost`](super::LimiterCore::max_cost). It could never go.
+    #[error(
+        "rejected: it costs {cost} units, more than the {max} one request may cost \
+         (MaxUnitsPerMinute × (Burst + MaxWait), this process's share)"
+    )]
+    CostAboveLimit {
+        /// The request's cost.
+        cost: u64,
+        /// The most one request may cost.
+        max: u64,
+    },
 }
 
 impl Rejected {
@@ -30,16 +42,18 @@ impl Rejected {
     pub fn needed_wait(&self) -> Option<Duration> {
         match self {
             Rejected::WaitTooLong { needed, .. } => Some(*needed),
-            Rejected::QueueFull { .. } => None,
+            Rejected::QueueFull { .. } | Rejected::CostAboveLimit { .. } => None,
         }
     }
 
-    /// A short, stable name for logs and metric labels: `queue_full` or `wait_too_long`.
+    /// A short, stable name for logs and metric labels: `queue_full`, `wait_too_long` or
+    /// `cost_above_limit`.
     #[must_use]
     pub fn reason(&self) -> &'static str {
         match self {
             Rejected::QueueFull { .. } => "queue_full",
             Rejected::WaitTooLong { .. } => "wait_too_long",
+            Rejected::CostAboveLimit { .. } => "cost_above_limit",
         }
     }
 }

@@ -239,6 +239,13 @@ impl Limiter {
         self.shared.state.lock().core.rate()
     }
 
+    /// The most one request may cost now (see [`LimiterCore::max_cost`]); a dearer one is
+    /// refused with [`Rejected::CostAboveLimit`].
+    #[must_use]
+    pub fn max_cost(&self) -> u64 {
+        self.shared.state.lock().core.max_cost()
+    }
+
     /// The options in force.
     #[must_use]
     pub fn options(&self) -> LimiterOptions {

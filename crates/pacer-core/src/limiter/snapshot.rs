@@ -22,6 +22,9 @@ pub struct LimiterStats {
     pub rejected_queue_full: u64,
     /// Requests refused because they would have waited too long.
     pub rejected_wait: u64,
+    /// Requests refused because they cost more than the limiter could ever repay within
+    /// `MaxWait` ([`Rejected::CostAboveLimit`](super::Rejected::CostAboveLimit)).
+    pub rejected_cost: u64,
     /// Responses classified as success.
     pub successes: u64,
     /// Responses classified as throttled.

@@ -1,6 +1,8 @@
 use crate::support::*;
 use pacer_core::LimiterOptions;
-use reqwest_pacer::{Cost, EndpointKey, KeyMode, LimiterConfig, PacerErrorExt, PacerMiddleware};
+use reqwest_pacer::{
+    Cost, CostFn, EndpointKey, KeyMode, LimiterConfig, PacerErrorExt, PacerMiddleware, RejectReason,
+};
 use std::time::Duration;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
@@ -119,4 +121,139 @@ async fn an_endpoint_key_extension_and_a_key_mode_group_requests() {
         ]
     );
     assert!(endpoints.iter().all(|e| !e.contains("secret")));
+}
+
+/// 600 units per minute at most, a 1 s bucket and a 1 s MaxWait: one request may cost at most
+/// 10 × (1 + 1) = 20 units.
+fn at_most_twenty() -> LimiterOptions {
+    let mut o = fixed_rate(600.0);
+    o.max_wait = Duration::from_secs(1);
+    o
+}
+
+#[tokio::test]
+async fn a_cost_of_u64_max_is_refused_with_its_cost_and_the_next_request_goes_at_once() {
+    let server = MockServer::start().await;
+    let script = Script::new(vec![ok()]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(at_most_twenty());
+    let client = client(&pacer);
+    let err = client
+        .get(server.uri())
+        .with_extension(Cost(u64::MAX))
+        .send()
+        .await
+        .unwrap_err();
+    let r = err.rejection().unwrap();
+    assert_eq!(
+        r.reason(),
+        &RejectReason::CostAboveLimit {
+            cost: u64::MAX,
+            max: 20
+        }
+    );
+    assert_eq!(r.kind(), "cost_above_limit");
+    assert!(
+        r.to_string()
+            .contains("costs 18446744073709551615 units, more than the 20")
+    );
+    assert_eq!(script.calls(), 0, "nothing reached the server");
+    // The endpoint is not blocked: a full bucket is there, so ten requests go at once.
+    for _ in 0..10 {
+        client.get(server.uri()).send().await.unwrap();
+    }
+    assert_eq!(script.calls(), 10);
+    let endpoint = crate::retry_after::endpoint(&server);
+    let s = pacer.state("api", &endpoint).unwrap().limiter.unwrap();
+    assert_eq!((s.stats.granted_units, s.stats.waited_requests), (10.0, 0));
+}
+
+#[tokio::test]
+async fn a_cost_function_with_a_huge_cost_for_one_path_refuses_only_that_path() {
+    let server = MockServer::start().await;
+    let script = Script::new(vec![ok()]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let config = LimiterConfig::new(at_most_twenty()).cost(CostFn(|r: &reqwest::Request| {
+        if r.url().path() == "/huge" {
+            1 << 40
+        } else {
+            1
+        }
+    }));
+    let pacer = PacerMiddleware::builder()
+        .limiter("api", config)
+        .build()
+        .unwrap();
+    let client = client(&pacer);
+    for _ in 0..3 {
+        let err = client
+            .get(format!("{}/huge", server.uri()))
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.rejection().unwrap().kind(), "cost_above_limit");
+        client
+            .get(format!("{}/small", server.uri()))
+            .send()
+            .await
+            .unwrap();
+    }
+    let paths: Vec<String> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.url.path().to_owned())
+        .collect();
+    assert_eq!(paths, vec!["/small"; 3]);
+}
+
+#[tokio::test]
+async fn a_cost_just_at_the_bound_is_sent_and_one_more_is_refused() {
+    let server = MockServer::start().await;
+    let script = Script::new(vec![ok()]);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let pacer = pacer(at_most_twenty());
+    let client = client(&pacer);
+    let err = client
+        .get(server.uri())
+        .with_extension(Cost(21))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err.rejection().unwrap().reason(),
+        &RejectReason::CostAboveLimit { cost: 21, max: 20 }
+    );
+    let before = std::time::Instant::now();
+    client
+        .get(server.uri())
+        .with_extension(Cost(20))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(script.calls(), 1);
+    // It left 10 units of debt, one second at the rate: MaxWait exactly. A request right after
+    // it would wait the debt and its own unit, 1.1 s: refused.
+    let err = client.get(server.uri()).send().await.unwrap_err();
+    assert_eq!(err.rejection().unwrap().kind(), "wait_too_long:queue");
+    // A moment later it fits within MaxWait: it waits the debt out and goes (a lower bound
+    // only: it cannot have gone before the debt and its unit were paid, 1.1 s after the take).
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    client.get(server.uri()).send().await.unwrap();
+    assert!(
+        before.elapsed() >= Duration::from_millis(1050),
+        "{:?}",
+        before.elapsed()
+    );
+    assert_eq!(script.calls(), 2);
 }

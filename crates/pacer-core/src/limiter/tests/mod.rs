@@ -1,6 +1,8 @@
-//! The limiter's rules, each on manual time: the bucket and the queue (`queue`), and how
+//! The limiter's rules, each on manual time: the bucket and the queue (`queue`), the cost bound
+//! (`cost`), and how
 //! responses, pauses and new options move the rate (`feedback`). The helpers are here.
 
+mod cost;
 mod feedback;
 mod queue;
 
