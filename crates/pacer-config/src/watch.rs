@@ -114,9 +114,21 @@ impl ConfigWatcher {
                 return Err(e);
             }
         };
+        // Every limiter's middleware settings first: a window that cannot be built refuses the
+        // whole reload, and the running limiters keep theirs.
+        let configs = match new.limiter_configs() {
+            Ok(configs) => configs,
+            Err(e) => {
+                tracing::warn!(
+                    errors = %e,
+                    "invalid configuration; the limiters keep their settings"
+                );
+                return Err(e);
+            }
+        };
         let mut report = Reload::default();
         let running = self.middleware.limiter_names();
-        for (name, settings) in new.limiters() {
+        for ((name, settings), (_, config)) in new.limiters().zip(configs) {
             if !running.contains(&name) {
                 tracing::warn!(
                     limiter = name,
@@ -139,10 +151,7 @@ impl ConfigWatcher {
                     "MaxEndpoints and EndpointIdleTtl changes need a restart; ignored"
                 );
             }
-            match self
-                .middleware
-                .update_config(name, settings.to_limiter_config())
-            {
+            match self.middleware.update_config(name, config) {
                 Ok(()) => {
                     tracing::info!(limiter = name, options = %settings.options, "configuration applied");
                     report.updated.push(name.to_owned());
@@ -186,8 +195,25 @@ impl ConfigWatcher {
     /// Starts watching on a thread of its own; the watcher stops when the handle is dropped.
     ///
     /// # Errors
-    /// The thread could not be started.
+    /// A file of the loader does not exist or cannot be read now (the error names it), the
+    /// loader reads no file at all (there would be nothing to watch), or the thread could not be
+    /// started.
     pub fn start(mut self) -> std::io::Result<WatchHandle> {
+        let files = self.loader.files();
+        if files.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "nothing to watch: the configuration loader reads no file",
+            ));
+        }
+        for path in files {
+            if let Err(e) = std::fs::File::open(path) {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("{}: cannot be watched: {e}", path.display()),
+                ));
+            }
+        }
         let (stop, stopped) = mpsc::channel::<()>();
         let interval = self.interval;
         let thread = std::thread::Builder::new()
@@ -252,7 +278,8 @@ impl Drop for WatchHandle {
 /// overrides) and applies its changes to `middleware`, checking once a second.
 ///
 /// # Errors
-/// The watcher's thread could not be started.
+/// As [`ConfigWatcher::start`]: the file does not exist or cannot be read (the error names
+/// it), or the watcher's thread could not be started.
 pub fn watch(path: impl AsRef<Path>, middleware: &PacerMiddleware) -> std::io::Result<WatchHandle> {
     ConfigWatcher::new(ConfigLoader::new().file(path), middleware.clone()).start()
 }
