@@ -12,9 +12,10 @@
 //! running middleware and in the new file, [`PacerMiddleware::update_config`] applies the new
 //! settings; every endpoint keeps its current rate, moved only into the new
 //! `[MinUnitsPerMinute, MaxUnitsPerMinute]`; a new `InitialUnitsPerMinute` has no effect on a
-//! running limiter. An invalid new file is logged (`tracing::warn!`, every problem) and changes
-//! nothing. A limiter added to or removed from the file, a changed `DefaultLimiter`, and a
-//! changed `MaxEndpoints` or `EndpointIdleTtl` need a restart: they are logged and ignored. A
+//! running limiter. An invalid new file, or one with a strict window that cannot be built, is
+//! logged (`tracing::warn!`, every problem), returned, and changes nothing. A limiter added to or
+//! removed from the file, a changed `DefaultLimiter`, and a changed `MaxEndpoints` or
+//! `EndpointIdleTtl` need a restart: they are logged, listed in the [`Reload`], and ignored. A
 //! limiter that changed is described by the file alone: pieces given to it in code (a controller
 //! of your own, a cost estimator) are replaced.
 
@@ -42,6 +43,9 @@ pub struct Reload {
     /// Limiters that were loaded before and are no longer in the file (they keep running with
     /// their settings until a restart).
     pub removed: Vec<String>,
+    /// Changed settings that need a restart and were not applied: `<limiter>.MaxEndpoints`,
+    /// `<limiter>.EndpointIdleTtl`, `DefaultLimiter`.
+    pub needs_restart: Vec<String>,
 }
 
 /// Re-reads a configuration and applies it to a running middleware, on demand
@@ -142,14 +146,26 @@ impl ConfigWatcher {
                 report.unchanged.push(name.to_owned());
                 continue;
             }
-            if let Some(before) = before
-                && (before.max_endpoints != settings.max_endpoints
-                    || before.endpoint_idle_ttl != settings.endpoint_idle_ttl)
-            {
-                tracing::warn!(
-                    limiter = name,
-                    "MaxEndpoints and EndpointIdleTtl changes need a restart; ignored"
-                );
+            if let Some(before) = before {
+                for (key, changed) in [
+                    (
+                        "MaxEndpoints",
+                        before.max_endpoints != settings.max_endpoints,
+                    ),
+                    (
+                        "EndpointIdleTtl",
+                        before.endpoint_idle_ttl != settings.endpoint_idle_ttl,
+                    ),
+                ] {
+                    if changed {
+                        tracing::warn!(
+                            limiter = name,
+                            key,
+                            "a change that needs a restart; ignored"
+                        );
+                        report.needs_restart.push(format!("{name}.{key}"));
+                    }
+                }
             }
             match self.middleware.update_config(name, config) {
                 Ok(()) => {
@@ -176,6 +192,7 @@ impl ConfigWatcher {
                     default_limiter = new.default_limiter(),
                     "a new DefaultLimiter needs a restart; ignored"
                 );
+                report.needs_restart.push("DefaultLimiter".to_owned());
             }
         }
         self.last = Some(new);
