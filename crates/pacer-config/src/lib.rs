@@ -45,12 +45,14 @@
 //! Every key, its default and its range: `docs/configuration.md` in the repository.
 
 mod duration;
+mod env;
 mod error;
 mod limiter;
 mod loader;
 mod reader;
 mod section;
 mod settings;
+mod source;
 mod spelling;
 mod throttling;
 mod tree;

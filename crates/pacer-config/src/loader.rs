@@ -5,8 +5,8 @@ use crate::reader::Collector;
 use crate::section::read_settings;
 use crate::settings::{LimiterSettings, PacerSettings};
 use crate::spelling::{join, nearest};
-use crate::tree::{Node, normalize};
-use config::{Environment, FileFormat, Source, Value, ValueKind};
+use crate::tree::{Gap, Node, normalize};
+use crate::{env, source};
 use pacer_core::LimiterOptions;
 use reqwest_pacer::PacerMiddleware;
 use std::path::{Path, PathBuf};
@@ -39,13 +39,6 @@ impl Format {
             Some(Format::Toml)
         } else {
             None
-        }
-    }
-
-    fn file_format(self) -> FileFormat {
-        match self {
-            Format::Json => FileFormat::Json,
-            Format::Toml => FileFormat::Toml,
         }
     }
 }
@@ -214,16 +207,40 @@ impl ConfigLoader {
 
     /// Reads every source and merges them into one tree.
     fn tree(&self, p: &mut Collector) -> Result<Node, ConfigError> {
-        let mut root = Node::Table(Vec::new());
+        let mut root = Node::default();
         for source in &self.sources {
-            root.merge(read_source(source)?);
-        }
-        if let Some(env) = &self.env {
-            let tree = read_env(env)?;
-            if let (Some(first), false) = (self.section_path().first(), env.prefix.is_empty()) {
-                check_env_roots(p, &tree, first, &env.prefix);
+            let (tree, name) = read_source(source)?;
+            for gap in root.merge(tree) {
+                let path = gap.path.join(".");
+                p.push(
+                    format!("{name}: {path}.{}", gap.index),
+                    None,
+                    gap_message(&gap),
+                    ProblemKind::OutOfRange,
+                );
             }
-            root.merge(tree);
+        }
+        if let Some(spec) = &self.env {
+            let section = self.section_path();
+            let first_levels = match section.first() {
+                Some(first) => vec![first.as_str()],
+                None => vec!["Limiters", "DefaultLimiter"],
+            };
+            let env = env::read(p, &spec.prefix, spec.vars.as_deref(), &first_levels);
+            if let (Some(first), false) = (section.first(), spec.prefix.is_empty()) {
+                check_env_roots(p, &env.tree, first, &spec.prefix);
+            }
+            for gap in root.merge(env.tree.clone()) {
+                let mut under = gap.path.clone();
+                under.push(gap.index.to_string());
+                let names = env.variables_under(&under);
+                p.push(
+                    names.join(", "),
+                    None,
+                    gap_message(&gap),
+                    ProblemKind::OutOfRange,
+                );
+            }
         }
         Ok(root)
     }
@@ -282,8 +299,21 @@ impl ConfigLoader {
     }
 }
 
-/// A file or text, parsed by the `config` crate, as our tree.
-fn read_source(source: &SourceSpec) -> Result<Node, ConfigError> {
+/// What an override with a list index past the end is told.
+fn gap_message(gap: &Gap) -> String {
+    let next = match gap.len {
+        0 => "a list set here starts at index 0".to_owned(),
+        1 => "the list has 1 item, so the next index is 1".to_owned(),
+        n => format!("the list has {n} items, so the next index is {n}"),
+    };
+    format!(
+        "index {} is past the end of the list: {next} (an index within the list replaces that item, the next one appends)",
+        gap.index
+    )
+}
+
+/// A file or text as our tree, with the name errors give it.
+fn read_source(source: &SourceSpec) -> Result<(Node, String), ConfigError> {
     let (text, format, name) = match source {
         SourceSpec::File { path, format } => {
             let format = match format.or_else(|| Format::of_path(path)) {
@@ -305,31 +335,11 @@ fn read_source(source: &SourceSpec) -> Result<Node, ConfigError> {
         }
         SourceSpec::Text { text, format } => (text.clone(), *format, "configuration text".into()),
     };
-    let file = config::File::from_str(&text, format.file_format());
-    let map = file
-        .collect()
-        .map_err(|e| ConfigError::source_error(format!("{name}: {e}"), e))?;
-    Ok(Node::from_value(Value::new(None, ValueKind::Table(map))))
-}
-
-/// The environment overrides as a tree (levels split at `__`, keys lowercased).
-fn read_env(env: &EnvSpec) -> Result<Node, ConfigError> {
-    let mut source = Environment::default().separator("__");
-    if !env.prefix.is_empty() {
-        source = source.prefix(&env.prefix).prefix_separator("__");
-    }
-    if let Some(vars) = &env.vars {
-        let mut map = config::Map::new();
-        for (k, v) in vars {
-            map.insert(k.clone(), v.clone());
-        }
-        source = source.source(Some(map));
-    }
-    let mut cache = Value::new(None, ValueKind::Table(config::Map::new()));
-    source
-        .collect_to(&mut cache)
-        .map_err(|e| ConfigError::source_error(format!("the environment: {e}"), e))?;
-    Ok(Node::from_value(cache))
+    let tree = match format {
+        Format::Json => source::json(&text, &name)?,
+        Format::Toml => source::toml(&text, &name)?,
+    };
+    Ok((tree, name))
 }
 
 /// Every variable under the prefix must start with the section; a misspelt one is reported

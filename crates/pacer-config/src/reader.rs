@@ -273,8 +273,8 @@ impl<'a> TableReader<'a> {
     }
 
     /// The value of option `pascal`, matched without regard to case, `_` or `-`. `None` when it
-    /// is not there or is `null`. The same key given twice in two spellings is a problem; the
-    /// last one is used.
+    /// is not there or is `null`. The same key given twice (in one spelling or two) is a
+    /// problem.
     pub(crate) fn get(&mut self, p: &mut Collector, pascal: &str) -> Option<At<'a>> {
         let wanted = normalize(pascal);
         let mut found: Option<(usize, &'a str, &'a Node)> = None;
@@ -284,12 +284,12 @@ impl<'a> TableReader<'a> {
             }
             self.used[i] = true;
             if let Some((_, first, _)) = found {
-                p.push(
-                    join(&self.path, k),
-                    None,
-                    format!("given twice, as {first} and as {k}"),
-                    ProblemKind::Duplicate,
-                );
+                let message = if first == k {
+                    "appears twice in the same table".to_owned()
+                } else {
+                    format!("given twice, as {first} and as {k}")
+                };
+                p.push(join(&self.path, k), None, message, ProblemKind::Duplicate);
             }
             found = Some((i, k, v));
         }

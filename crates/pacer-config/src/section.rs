@@ -7,6 +7,7 @@ use crate::reader::{Collector, TableReader};
 use crate::settings::{LimiterSettings, PacerSettings};
 use crate::spelling::{Style, join, nearest};
 use crate::tree::{Node, normalize};
+use std::collections::HashMap;
 
 /// The section's keys.
 const SECTION_KEYS: &[&str] = &["Limiters", "DefaultLimiter"];
@@ -24,6 +25,19 @@ pub(crate) fn read_settings(
         match node.child(level) {
             Some((key, child)) => {
                 path = join(&path, key);
+                if let Node::Table(entries) = node
+                    && let Some((again, _)) = entries
+                        .iter()
+                        .filter(|(k, _)| normalize(k) == normalize(level))
+                        .nth(1)
+                {
+                    let message = if again == key {
+                        "appears twice in the same table".to_owned()
+                    } else {
+                        format!("given twice, as {key} and as {again}")
+                    };
+                    p.push(path.clone(), None, message, ProblemKind::Duplicate);
+                }
                 node = child;
             }
             None => {
@@ -68,6 +82,8 @@ pub(crate) fn read_settings(
 
     let mut limiters: Vec<(String, LimiterSettings)> = Vec::new();
     let mut seen: Vec<String> = Vec::new();
+    // Each name's normal form → its index in `seen`: one lookup per name, not a scan.
+    let mut normal: HashMap<String, usize> = HashMap::new();
     let limiters_path = t.path_of("Limiters");
     if let Some(f) = t.get(p, "Limiters")
         && let Some(table) = f.table(p)
@@ -84,17 +100,19 @@ pub(crate) fn read_settings(
                 );
                 continue;
             }
-            if let Some(first) = seen.iter().find(|s| normalize(s) == normalize(name)) {
-                p.push(
-                    at.path,
-                    None,
+            if let Some(&i) = normal.get(&normalize(name)) {
+                let first = &seen[i];
+                let message = if first == name {
+                    "appears twice: a limiter of this name is already configured".to_owned()
+                } else {
                     format!(
                         "the same limiter as {first}: names match without regard to case, _ or -"
-                    ),
-                    ProblemKind::Duplicate,
-                );
+                    )
+                };
+                p.push(at.path, None, message, ProblemKind::Duplicate);
                 continue;
             }
+            normal.insert(normalize(name), seen.len());
             seen.push(name.to_owned());
             if let Some(s) = limiter::read(p, &at) {
                 limiters.push((name.to_owned(), s));

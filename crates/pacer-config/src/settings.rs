@@ -2,6 +2,7 @@
 //! middleware's [`LimiterConfig`].
 
 use crate::error::{ConfigError, Problem, ProblemKind, Problems};
+use crate::spelling::join;
 use crate::window::WindowSettings;
 use pacer_core::{
     AdaptiveDelay, Composite, FixedThreshold, Global, LimiterOptions, Pacing, Percentage,
@@ -107,8 +108,9 @@ impl ThrottlingSettings {
 /// let s = LimiterSettings::default();
 /// assert_eq!(s.endpoint_key, KeyMode::SchemeHostPort);
 /// assert_eq!(s.max_endpoints, 10_000);
-/// let config = s.to_limiter_config();
+/// let config = s.to_limiter_config()?;
 /// assert_eq!(config.options().max_units_per_minute, 6000.0);
+/// # Ok::<(), pacer_config::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
@@ -118,7 +120,8 @@ pub struct LimiterSettings {
     /// `Throttling`: the proactive algorithm. Default [`Percentage`].
     pub throttling: ThrottlingSettings,
     /// `MaxExhaustedDelay`: the cap on a stop for an exhausted quota. Default 5 min; above zero
-    /// (loading checks it; a zero set in code gives the default).
+    /// (loading checks it; a zero set in code is an error of
+    /// [`to_limiter_config`](Self::to_limiter_config)).
     pub max_exhausted_delay: Duration,
     /// `EndpointKey`: how requests are keyed. Default [`KeyMode::SchemeHostPort`].
     pub endpoint_key: KeyMode,
@@ -153,27 +156,52 @@ impl Default for LimiterSettings {
 
 impl LimiterSettings {
     /// The middleware's settings for this limiter.
-    pub fn to_limiter_config(&self) -> LimiterConfig {
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Invalid`] naming the window (`Windows[0]`) when a strict window cannot be
+    /// built (a geometry, Redis URL or key prefix set in code that loading would have refused):
+    /// a strict window is never left out. The same for a zero `MaxExhaustedDelay` set in code.
+    pub fn to_limiter_config(&self) -> Result<LimiterConfig, ConfigError> {
+        self.limiter_config("")
+            .map_err(|p| ConfigError::Invalid(Problems::new(vec![p]).expect("one problem")))
+    }
+
+    /// [`to_limiter_config`](Self::to_limiter_config), its problem's path under `at`.
+    pub(crate) fn limiter_config(&self, at: &str) -> Result<LimiterConfig, Problem> {
         let mut config = LimiterConfig::new(self.options.clone())
             .endpoint_key(self.endpoint_key)
             .classifier(self.classifier.clone())
             .max_endpoints(self.max_endpoints)
             .endpoint_idle_ttl(self.endpoint_idle_ttl);
-        if let Ok(stop) = ServerStopPolicy::new(self.max_exhausted_delay) {
-            config = config.server_stop(stop);
-        }
-        for window in &self.windows {
-            // Loading checked every window; a window set in code that cannot be built is left
-            // out, with a warning.
-            match window.to_strict_window() {
-                Ok(w) => config = config.window(w),
-                Err(e) => tracing::warn!(window = %window.name, "window left out: {e}"),
+        match ServerStopPolicy::new(self.max_exhausted_delay) {
+            Ok(stop) => config = config.server_stop(stop),
+            Err(e) => {
+                return Err(Problem::new(
+                    join(at, "MaxExhaustedDelay"),
+                    Some(format!("{:?}", self.max_exhausted_delay)),
+                    e.to_string(),
+                    ProblemKind::OutOfRange,
+                ));
             }
         }
-        match self.throttling.algorithm() {
+        for (i, window) in self.windows.iter().enumerate() {
+            match window.to_strict_window() {
+                Ok(w) => config = config.window(w),
+                Err(e) => {
+                    return Err(Problem::new(
+                        join(at, &format!("Windows[{i}]")),
+                        None,
+                        format!("the window {:?} cannot be built: {e}", window.name),
+                        ProblemKind::OutOfRange,
+                    ));
+                }
+            }
+        }
+        Ok(match self.throttling.algorithm() {
             Some(algorithm) => config.throttling(algorithm),
             None => config.no_throttling(),
-        }
+        })
     }
 }
 
@@ -229,16 +257,40 @@ impl PacerSettings {
 
     /// A middleware builder with every limiter and the default set, to add a clock or limiters
     /// made in code before [`PacerBuilder::build`].
-    pub fn builder(&self) -> PacerBuilder {
-        self.limiters.iter().fold(
+    ///
+    /// # Errors
+    ///
+    /// As [`LimiterSettings::to_limiter_config`], the path starting with the limiter's name.
+    pub fn builder(&self) -> Result<PacerBuilder, ConfigError> {
+        Ok(self.limiter_configs()?.into_iter().fold(
             PacerMiddleware::builder().default_limiter(&self.default_limiter),
-            |b, (name, s)| b.limiter(name, s.to_limiter_config()),
-        )
+            |b, (name, config)| b.limiter(name, config),
+        ))
+    }
+
+    /// Every limiter's middleware settings, or every problem (nothing half-built).
+    pub(crate) fn limiter_configs(&self) -> Result<Vec<(&str, LimiterConfig)>, ConfigError> {
+        let mut configs = Vec::new();
+        let mut problems = Vec::new();
+        for (name, s) in &self.limiters {
+            match s.limiter_config(name) {
+                Ok(config) => configs.push((name.as_str(), config)),
+                Err(p) => problems.push(p),
+            }
+        }
+        match Problems::new(problems) {
+            Some(problems) => Err(ConfigError::Invalid(problems)),
+            None => Ok(configs),
+        }
     }
 
     /// The middleware with every limiter.
+    ///
+    /// # Errors
+    ///
+    /// As [`builder`](Self::builder).
     pub fn build(&self) -> Result<PacerMiddleware, ConfigError> {
-        self.builder().build().map_err(|e| {
+        self.builder()?.build().map_err(|e| {
             // Settings are validated when loaded, so this does not happen; report it anyway.
             let (path, message) = match &e {
                 BuildError::InvalidOptions { limiter, .. } => (limiter.clone(), e.to_string()),
@@ -257,7 +309,10 @@ mod tests {
     #[test]
     fn the_defaults_are_the_middlewares() {
         assert_eq!(
-            format!("{:?}", LimiterSettings::default().to_limiter_config()),
+            format!(
+                "{:?}",
+                LimiterSettings::default().to_limiter_config().unwrap()
+            ),
             format!("{:?}", LimiterConfig::default())
         );
     }

@@ -1,13 +1,13 @@
-//! The configuration tree as Pacer reads it: the `config` crate's values, in the file's order,
-//! merged across sources by a key match that ignores case, `_` and `-`.
+//! The configuration tree as Pacer reads it: each source's values (`source.rs`, `env.rs`), in the
+//! file's order, merged across sources by a key match that ignores case, `_` and `-`.
 //!
-//! Why our own tree: the `config` crate matches keys exactly (a file's `MaxWait` and an
+//! Why our own tree: a generic configuration crate (`config`) matches keys exactly (a file's `MaxWait` and an
 //! environment variable's `maxwait` are different keys to it), while a team moving from .NET
 //! writes `MaxUnitsPerMinute`, a Rust user `max_units_per_minute`, and the environment gives
 //! `maxunitsperminute`. Each source is read on its own and merged here, so the later source wins
 //! whatever its spelling, and the first spelling seen (the file's) is the one errors report.
 
-use config::{Value, ValueKind};
+use std::collections::HashMap;
 
 /// One value of the tree.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,9 +19,28 @@ pub(crate) enum Node {
     Int(i128),
     Float(f64),
     Str(String),
-    /// Keys in the order the source gave them; the spelling is the user's.
+    /// Keys in the order the source gave them; the spelling is the user's. A key a JSON file
+    /// gives twice is here twice, for the reader to report.
     Table(Vec<(String, Node)>),
     List(Vec<Node>),
+}
+
+impl Default for Node {
+    /// An empty table.
+    fn default() -> Self {
+        Node::Table(Vec::new())
+    }
+}
+
+/// A list index that an override could not apply: past the end of the list, or leaving a gap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Gap {
+    /// The levels down to the list (keys as the override spells them).
+    pub(crate) path: Vec<String>,
+    /// The index given.
+    pub(crate) index: usize,
+    /// The items the list has before it (the next index that would append).
+    pub(crate) len: usize,
 }
 
 /// The form in which two keys are the same key: lowercase, without `_` and `-`.
@@ -40,26 +59,6 @@ pub(crate) fn same_key(a: &str, b: &str) -> bool {
 }
 
 impl Node {
-    /// The tree of one source, as the `config` crate collected it.
-    pub(crate) fn from_value(value: Value) -> Node {
-        match value.kind {
-            ValueKind::Nil => Node::Nil,
-            ValueKind::Boolean(b) => Node::Bool(b),
-            ValueKind::I64(i) => Node::Int(i.into()),
-            ValueKind::I128(i) => Node::Int(i),
-            ValueKind::U64(u) => Node::Int(u.into()),
-            ValueKind::U128(u) => i128::try_from(u).map_or(Node::Float(u as f64), Node::Int),
-            ValueKind::Float(f) => Node::Float(f),
-            ValueKind::String(s) => Node::Str(s),
-            ValueKind::Table(t) => Node::Table(
-                t.into_iter()
-                    .map(|(k, v)| (k, Node::from_value(v)))
-                    .collect(),
-            ),
-            ValueKind::Array(a) => Node::List(a.into_iter().map(Node::from_value).collect()),
-        }
-    }
-
     /// The child of a table whose key matches `key`, if any (the first one).
     pub(crate) fn child(&self, key: &str) -> Option<(&str, &Node)> {
         let wanted = normalize(key);
@@ -75,33 +74,85 @@ impl Node {
     /// Puts `over` on top of `self`: tables merge key by key (a key matches whatever its case or
     /// separators, and keeps the spelling it had in `self`); anything else in `over` replaces what
     /// `self` had. A table whose keys are all indexes (`0`, `1`, as environment variables write a
-    /// list) overlays a list item by item, as .NET configuration does.
-    pub(crate) fn merge(&mut self, over: Node) {
+    /// list) overlays a list item by item, as .NET configuration does: an index within the list
+    /// replaces that item, the next index appends one. An index past that would leave a gap: it
+    /// is not applied, and returned, for the caller to report.
+    #[must_use]
+    pub(crate) fn merge(&mut self, over: Node) -> Vec<Gap> {
+        let mut gaps = Vec::new();
+        self.merge_at(over, &mut Vec::new(), &mut gaps);
+        gaps
+    }
+
+    fn merge_at(&mut self, over: Node, path: &mut Vec<String>, gaps: &mut Vec<Gap>) {
         match (self, over) {
+            // Put in as it is, keeping a key given twice for the reader to report.
+            (Node::Table(base), Node::Table(over)) if base.is_empty() => {
+                table_gaps(&over, path, gaps);
+                *base = over;
+            }
             (Node::Table(base), Node::Table(over)) => {
+                // One pass to index the base: merging stays linear in the size of both.
+                let mut index: HashMap<String, usize> = HashMap::with_capacity(base.len());
+                for (i, (k, _)) in base.iter().enumerate() {
+                    index.entry(normalize(k)).or_insert(i);
+                }
                 for (key, value) in over {
-                    let wanted = normalize(&key);
-                    match base.iter_mut().find(|(k, _)| normalize(k) == wanted) {
-                        Some((_, existing)) => existing.merge(value),
-                        None => base.push((key, value)),
+                    path.push(key.clone());
+                    match index.get(&normalize(&key)) {
+                        Some(&i) => base[i].1.merge_at(value, path, gaps),
+                        None => {
+                            value.find_gaps(path, gaps);
+                            index.insert(normalize(&key), base.len());
+                            base.push((key, value));
+                        }
                     }
+                    path.pop();
                 }
             }
             (Node::List(base), Node::Table(over)) if is_indexed(&over) => {
-                for (key, value) in over {
-                    let Ok(i) = key.parse::<usize>() else {
-                        continue;
-                    };
+                let mut items: Vec<(usize, Node)> = over
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k.parse().ok()?, v)))
+                    .collect();
+                items.sort_by_key(|(i, _)| *i);
+                for (i, value) in items {
+                    path.push(i.to_string());
                     if i < base.len() {
-                        base[i].merge(value);
+                        base[i].merge_at(value, path, gaps);
                     } else if i == base.len() {
+                        value.find_gaps(path, gaps);
                         base.push(value);
+                    } else {
+                        gaps.push(Gap {
+                            path: path[..path.len() - 1].to_vec(),
+                            index: i,
+                            len: base.len(),
+                        });
                     }
-                    // An index past the end leaves a gap; .NET binds nothing there either.
+                    path.pop();
                 }
             }
             (_, Node::Nil) => {}
-            (this, over) => *this = over,
+            (this, over) => {
+                over.find_gaps(path, gaps);
+                *this = over;
+            }
+        }
+    }
+
+    /// The gaps in the indexed tables of a value that is put in as it is.
+    fn find_gaps(&self, path: &mut Vec<String>, gaps: &mut Vec<Gap>) {
+        match self {
+            Node::Table(entries) => table_gaps(entries, path, gaps),
+            Node::List(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    path.push(i.to_string());
+                    v.find_gaps(path, gaps);
+                    path.pop();
+                }
+            }
+            _ => {}
         }
     }
 
@@ -117,6 +168,26 @@ impl Node {
             Node::Table(_) => "a table".to_owned(),
             Node::List(items) => format!("a list of {}", items.len()),
         }
+    }
+}
+
+/// The gaps in the indexed tables of a table's entries (itself included).
+fn table_gaps(entries: &[(String, Node)], path: &mut Vec<String>, gaps: &mut Vec<Gap>) {
+    if is_indexed(entries) {
+        let mut indexes: Vec<usize> = entries.iter().filter_map(|(k, _)| k.parse().ok()).collect();
+        indexes.sort_unstable();
+        if let Some((len, &index)) = indexes.iter().enumerate().find(|(at, i)| **i != *at) {
+            gaps.push(Gap {
+                path: path.clone(),
+                index,
+                len,
+            });
+        }
+    }
+    for (k, v) in entries {
+        path.push(k.clone());
+        v.find_gaps(path, gaps);
+        path.pop();
     }
 }
 
@@ -158,7 +229,7 @@ mod tests {
             "AdaptiveRateLimiting",
             t(&[("MaxWait", Node::Str("00:00:05".into()))]),
         )]);
-        base.merge(t(&[(
+        let _ = base.merge(t(&[(
             "adaptive_rate_limiting",
             t(&[("maxwait", Node::Str("7s".into())), ("Burst", Node::Int(2))]),
         )]));
@@ -174,16 +245,42 @@ mod tests {
     #[test]
     fn indexed_tables_overlay_lists_and_nulls_change_nothing() {
         let mut base = Node::List(vec![Node::Int(429), Node::Int(503)]);
-        base.merge(t(&[("1", Node::Int(504)), ("2", Node::Int(420))]));
+        let gaps = base.merge(t(&[("2", Node::Int(420)), ("1", Node::Int(504))]));
+        assert!(gaps.is_empty(), "{gaps:?}");
         assert_eq!(
             base,
             Node::List(vec![Node::Int(429), Node::Int(504), Node::Int(420)])
         );
-        base.merge(Node::Nil);
+        assert!(base.merge(Node::Nil).is_empty());
         assert!(matches!(base, Node::List(_)));
         let mut scalar = Node::Int(1);
-        scalar.merge(Node::Str("2".into()));
+        let _ = scalar.merge(Node::Str("2".into()));
         assert_eq!(scalar, Node::Str("2".into()));
+    }
+
+    #[test]
+    fn an_index_past_the_end_is_a_gap_and_changes_nothing() {
+        let mut base = t(&[("C", Node::List(vec![Node::Int(429)]))]);
+        let gaps = base.merge(t(&[("c", t(&[("3", Node::Int(420))]))]));
+        assert_eq!(
+            gaps,
+            [Gap {
+                path: vec!["c".into()],
+                index: 3,
+                len: 1
+            }]
+        );
+        assert_eq!(base, t(&[("C", Node::List(vec![Node::Int(429)]))]));
+        // A list that only the override writes starts at 0, without a gap.
+        let gaps = base.merge(t(&[("d", t(&[("0", Node::Int(1)), ("2", Node::Int(3))]))]));
+        assert_eq!(
+            gaps,
+            [Gap {
+                path: vec!["d".into()],
+                index: 2,
+                len: 1
+            }]
+        );
     }
 
     #[test]

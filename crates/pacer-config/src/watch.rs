@@ -12,9 +12,10 @@
 //! running middleware and in the new file, [`PacerMiddleware::update_config`] applies the new
 //! settings; every endpoint keeps its current rate, moved only into the new
 //! `[MinUnitsPerMinute, MaxUnitsPerMinute]`; a new `InitialUnitsPerMinute` has no effect on a
-//! running limiter. An invalid new file is logged (`tracing::warn!`, every problem) and changes
-//! nothing. A limiter added to or removed from the file, a changed `DefaultLimiter`, and a
-//! changed `MaxEndpoints` or `EndpointIdleTtl` need a restart: they are logged and ignored. A
+//! running limiter. An invalid new file, or one with a strict window that cannot be built, is
+//! logged (`tracing::warn!`, every problem), returned, and changes nothing. A limiter added to or
+//! removed from the file, a changed `DefaultLimiter`, and a changed `MaxEndpoints` or
+//! `EndpointIdleTtl` need a restart: they are logged, listed in the [`Reload`], and ignored. A
 //! limiter that changed is described by the file alone: pieces given to it in code (a controller
 //! of your own, a cost estimator) are replaced.
 
@@ -42,6 +43,9 @@ pub struct Reload {
     /// Limiters that were loaded before and are no longer in the file (they keep running with
     /// their settings until a restart).
     pub removed: Vec<String>,
+    /// Changed settings that need a restart and were not applied: `<limiter>.MaxEndpoints`,
+    /// `<limiter>.EndpointIdleTtl`, `DefaultLimiter`.
+    pub needs_restart: Vec<String>,
 }
 
 /// Re-reads a configuration and applies it to a running middleware, on demand
@@ -114,9 +118,21 @@ impl ConfigWatcher {
                 return Err(e);
             }
         };
+        // Every limiter's middleware settings first: a window that cannot be built refuses the
+        // whole reload, and the running limiters keep theirs.
+        let configs = match new.limiter_configs() {
+            Ok(configs) => configs,
+            Err(e) => {
+                tracing::warn!(
+                    errors = %e,
+                    "invalid configuration; the limiters keep their settings"
+                );
+                return Err(e);
+            }
+        };
         let mut report = Reload::default();
         let running = self.middleware.limiter_names();
-        for (name, settings) in new.limiters() {
+        for ((name, settings), (_, config)) in new.limiters().zip(configs) {
             if !running.contains(&name) {
                 tracing::warn!(
                     limiter = name,
@@ -130,19 +146,28 @@ impl ConfigWatcher {
                 report.unchanged.push(name.to_owned());
                 continue;
             }
-            if let Some(before) = before
-                && (before.max_endpoints != settings.max_endpoints
-                    || before.endpoint_idle_ttl != settings.endpoint_idle_ttl)
-            {
-                tracing::warn!(
-                    limiter = name,
-                    "MaxEndpoints and EndpointIdleTtl changes need a restart; ignored"
-                );
+            if let Some(before) = before {
+                for (key, changed) in [
+                    (
+                        "MaxEndpoints",
+                        before.max_endpoints != settings.max_endpoints,
+                    ),
+                    (
+                        "EndpointIdleTtl",
+                        before.endpoint_idle_ttl != settings.endpoint_idle_ttl,
+                    ),
+                ] {
+                    if changed {
+                        tracing::warn!(
+                            limiter = name,
+                            key,
+                            "a change that needs a restart; ignored"
+                        );
+                        report.needs_restart.push(format!("{name}.{key}"));
+                    }
+                }
             }
-            match self
-                .middleware
-                .update_config(name, settings.to_limiter_config())
-            {
+            match self.middleware.update_config(name, config) {
                 Ok(()) => {
                     tracing::info!(limiter = name, options = %settings.options, "configuration applied");
                     report.updated.push(name.to_owned());
@@ -167,6 +192,7 @@ impl ConfigWatcher {
                     default_limiter = new.default_limiter(),
                     "a new DefaultLimiter needs a restart; ignored"
                 );
+                report.needs_restart.push("DefaultLimiter".to_owned());
             }
         }
         self.last = Some(new);
@@ -186,8 +212,25 @@ impl ConfigWatcher {
     /// Starts watching on a thread of its own; the watcher stops when the handle is dropped.
     ///
     /// # Errors
-    /// The thread could not be started.
+    /// A file of the loader does not exist or cannot be read now (the error names it), the
+    /// loader reads no file at all (there would be nothing to watch), or the thread could not be
+    /// started.
     pub fn start(mut self) -> std::io::Result<WatchHandle> {
+        let files = self.loader.files();
+        if files.is_empty() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "nothing to watch: the configuration loader reads no file",
+            ));
+        }
+        for path in files {
+            if let Err(e) = std::fs::File::open(path) {
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("{}: cannot be watched: {e}", path.display()),
+                ));
+            }
+        }
         let (stop, stopped) = mpsc::channel::<()>();
         let interval = self.interval;
         let thread = std::thread::Builder::new()
@@ -252,7 +295,8 @@ impl Drop for WatchHandle {
 /// overrides) and applies its changes to `middleware`, checking once a second.
 ///
 /// # Errors
-/// The watcher's thread could not be started.
+/// As [`ConfigWatcher::start`]: the file does not exist or cannot be read (the error names
+/// it), or the watcher's thread could not be started.
 pub fn watch(path: impl AsRef<Path>, middleware: &PacerMiddleware) -> std::io::Result<WatchHandle> {
     ConfigWatcher::new(ConfigLoader::new().file(path), middleware.clone()).start()
 }

@@ -183,7 +183,8 @@ fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettin
         None => Some(10),
     };
     let mut key_prefix = None;
-    if let Some(f) = t.get(p, "KeyPrefix") {
+    let key_prefix_at = t.get(p, "KeyPrefix");
+    if let Some(f) = &key_prefix_at {
         key_prefix = f.text(p);
     }
     let store = match t.get(p, "Store") {
@@ -247,6 +248,22 @@ fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettin
             ProblemKind::WrongType,
         );
     }
+    if let (Some(f), Some(prefix)) = (&key_prefix_at, &key_prefix) {
+        let problem = match &settings.store {
+            WindowStoreSettings::Memory => {
+                Some("applies only to a window kept in Redis (Store = \"redis://…\")".to_owned())
+            }
+            WindowStoreSettings::Redis { .. } => check_key_prefix(prefix).err(),
+        };
+        if let Some(message) = problem {
+            p.push(
+                f.path.clone(),
+                Some(f.shown()),
+                message,
+                ProblemKind::OutOfRange,
+            );
+        }
+    }
     (p.count() == before).then_some(settings)
 }
 
@@ -261,5 +278,26 @@ fn check_redis_url(url: &str) -> Result<(), String> {
 
 #[cfg(not(feature = "redis"))]
 fn check_redis_url(_url: &str) -> Result<(), String> {
+    Ok(())
+}
+
+/// The Redis store's own rules for a key prefix ([`pacer_redis::KeyFormat::new`]: at most
+/// [`pacer_redis::MAX_PREFIX_BYTES`] bytes, no `{` or `}`), so that a prefix the store would
+/// refuse when the middleware is built is refused when the file is loaded.
+#[cfg(feature = "redis")]
+fn check_key_prefix(prefix: &str) -> Result<(), String> {
+    match pacer_redis::KeyFormat::new(prefix) {
+        Ok(_) => Ok(()),
+        Err(pacer_redis::RedisWindowError::Config(message)) => Err(message
+            .strip_prefix("the key prefix ")
+            .unwrap_or(&message)
+            .to_owned()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Without the `redis` feature a Redis window is refused anyway.
+#[cfg(not(feature = "redis"))]
+fn check_key_prefix(_prefix: &str) -> Result<(), String> {
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! pacer-config's integration tests: one binary, one module per concern.
 
+mod bad_input;
 mod env;
 mod properties;
 mod reload;

@@ -175,11 +175,35 @@ fn added_and_removed_limiters_need_a_restart() {
     assert_eq!(report.updated, ["api"]);
     assert_eq!(report.added, ["billing"]);
     assert_eq!(report.removed, ["other"]);
+    assert!(report.needs_restart.is_empty());
     assert_eq!(pacer.limiter_names(), ["api", "other"]);
     // The whole new section of `api` applies, its unwritten keys back at their defaults.
     let o = pacer.options("api").unwrap();
     assert_eq!(o.max_units_per_minute, 5000.0);
     assert_eq!(o.initial_units_per_minute, 600.0);
+}
+
+#[test]
+fn changes_that_need_a_restart_are_reported_not_only_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pacer.toml");
+    write(&path, START);
+    let loader = ConfigLoader::new().file(&path);
+    let pacer = loader.build().unwrap();
+    let mut watcher = ConfigWatcher::new(loader, pacer);
+    let changed = START.replace(
+        "endpoint_key = \"Global\"",
+        "endpoint_key = \"Global\"\nmax_endpoints = 5\nendpoint_idle_ttl = \"1m\"",
+    );
+    write(
+        &path,
+        &format!("[adaptive_rate_limiting]\ndefault_limiter = \"other\"\n{changed}"),
+    );
+    let report = watcher.reload().unwrap();
+    assert_eq!(
+        report.needs_restart,
+        ["api.MaxEndpoints", "api.EndpointIdleTtl", "DefaultLimiter"]
+    );
 }
 
 #[test]
