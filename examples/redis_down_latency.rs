@@ -29,7 +29,9 @@ fn client(config: LimiterConfig) -> ClientWithMiddleware {
         .limiter("api", config)
         .build()
         .expect("a valid limiter");
-    ClientBuilder::new(reqwest::Client::new()).with(pacer).build()
+    ClientBuilder::new(reqwest::Client::new())
+        .with(pacer)
+        .build()
 }
 
 async fn mean(client: &ClientWithMiddleware, uri: &str, n: u32) -> Duration {
