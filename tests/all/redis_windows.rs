@@ -1,5 +1,5 @@
 use pacer::redis::RedisWindowStore;
-use pacer::redis::testing::{Server, unique_prefix, url};
+use pacer::redis::testing::{Server, free_port, unique_prefix, url};
 use pacer::{
     LimiterConfig, LimiterOptions, PacerError, PacerErrorExt, PacerMiddleware, StoreFailure,
     StrictWindow,
@@ -258,4 +258,170 @@ async fn a_redis_that_stops_answering_times_out_into_the_policy() {
     // Falls back to memory: sent, not stuck behind the paused server.
     client.get(api.uri()).send().await.unwrap();
     assert_eq!(count.0.load(Ordering::SeqCst), 2);
+}
+
+/// Around a Redis store: counts the calls that went to the network (all but those that failed at
+/// once with `RedisWindowError::Down`).
+#[derive(Debug)]
+struct AskedRedis {
+    inner: RedisWindowStore,
+    asked: Arc<AtomicUsize>,
+}
+
+impl AskedRedis {
+    fn count<'a, T: Send + 'a>(
+        &'a self,
+        call: pacer::WindowFuture<'a, T>,
+    ) -> pacer::WindowFuture<'a, T> {
+        Box::pin(async move {
+            let result = call.await;
+            let down = result.as_ref().err().is_some_and(|e| {
+                std::error::Error::source(e)
+                    .and_then(|s| s.downcast_ref::<pacer::redis::RedisWindowError>())
+                    .is_some_and(pacer::redis::RedisWindowError::is_down)
+            });
+            if !down {
+                self.asked.fetch_add(1, Ordering::SeqCst);
+            }
+            result
+        })
+    }
+}
+
+impl pacer::WindowStore for AskedRedis {
+    fn try_take<'a>(
+        &'a self,
+        key: &'a str,
+        g: pacer::WindowGeometry,
+        limit: u64,
+        n: u64,
+    ) -> pacer::WindowFuture<'a, pacer::TryOutcome> {
+        self.count(self.inner.try_take(key, g, limit, n))
+    }
+    fn fill<'a>(
+        &'a self,
+        key: &'a str,
+        g: pacer::WindowGeometry,
+        limit: u64,
+        n: u64,
+    ) -> pacer::WindowFuture<'a, pacer::FillOutcome> {
+        self.count(self.inner.fill(key, g, limit, n))
+    }
+    fn events<'a>(
+        &'a self,
+        key: &'a str,
+        g: pacer::WindowGeometry,
+        n: u64,
+    ) -> pacer::WindowFuture<'a, pacer::EventsOutcome> {
+        self.count(self.inner.events(key, g, n))
+    }
+    fn eta<'a>(
+        &'a self,
+        key: &'a str,
+        g: pacer::WindowGeometry,
+        limit: u64,
+        n: u64,
+    ) -> pacer::WindowFuture<'a, pacer::EtaOutcome> {
+        self.count(self.inner.eta(key, g, limit, n))
+    }
+    fn now(&self) -> pacer::WindowFuture<'_, pacer::WindowTime> {
+        self.count(self.inner.now())
+    }
+    fn clear<'a>(&'a self, key: &'a str) -> pacer::WindowFuture<'a, ()> {
+        self.count(self.inner.clear(key))
+    }
+}
+
+/// A client whose window is kept in a Redis at `port` (its backoff on `clock`), and the count of
+/// the store's calls that went to the network.
+fn asking(
+    port: u16,
+    clock: &pacer::ManualClock,
+    limit: u64,
+    policy: StoreFailure,
+    instances: u32,
+) -> (ClientWithMiddleware, Arc<AtomicUsize>) {
+    let asked = Arc::new(AtomicUsize::new(0));
+    let inner = RedisWindowStore::builder()
+        .key_prefix(unique_prefix())
+        .test_clock(Arc::new(clock.clone()))
+        .connect_lazy(&format!("redis://127.0.0.1:{port}"))
+        .unwrap();
+    let store = AskedRedis {
+        inner,
+        asked: Arc::clone(&asked),
+    };
+    let window = StrictWindow::new("w", limit, Duration::from_secs(3600), store)
+        .unwrap()
+        .on_store_failure(policy);
+    let pacer = PacerMiddleware::builder()
+        .limiter("api", LimiterConfig::new(options(instances)).window(window))
+        .build()
+        .unwrap();
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(pacer)
+        .build();
+    (client, asked)
+}
+
+#[tokio::test]
+async fn redis_refusing_connections_is_asked_once_per_backoff_not_on_every_request() {
+    let (api, count) = server().await;
+    let port = free_port();
+    let clock = pacer::ManualClock::new();
+
+    // FailOpen: every request is sent; Redis was asked by the first only.
+    let (open, asked) = asking(port, &clock, 4, StoreFailure::FailOpen, 1);
+    for _ in 0..100 {
+        assert_eq!(open.get(api.uri()).send().await.unwrap().status(), 200);
+    }
+    assert_eq!(count.0.load(Ordering::SeqCst), 100);
+    assert_eq!(
+        asked.load(Ordering::SeqCst),
+        1,
+        "asked once for 100 requests"
+    );
+    // After the first backoff, one request asks again (a probe: two tries).
+    clock.advance(pacer::redis::DEFAULT_DOWN_BACKOFF);
+    for _ in 0..10 {
+        open.get(api.uri()).send().await.unwrap();
+    }
+    assert_eq!(asked.load(Ordering::SeqCst), 2);
+
+    // Fallback: the in-memory window (4 / 2 instances = 2) holds; Redis asked once.
+    let (fallback, asked) = asking(port, &clock, 4, StoreFailure::Fallback, 2);
+    let mut sent = 0;
+    for _ in 0..20 {
+        match fallback.get(api.uri()).send().await {
+            Ok(_) => sent += 1,
+            Err(e) => assert!(
+                matches!(e.pacer_error(), Some(PacerError::Rejected(_))),
+                "refused by the fallback window: {e}"
+            ),
+        }
+    }
+    assert_eq!(sent, 2);
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+
+    // Redis comes back at that address: after the FailOpen store's backoff (doubled to 200 ms by
+    // its failed probe), its next request asks Redis and the store is back.
+    let redis = Server::start_on(port);
+    clock.advance(Duration::from_millis(200));
+    open.get(api.uri()).send().await.unwrap();
+    open.get(api.uri()).send().await.unwrap();
+    let mut conn = redis::Client::open(redis.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg("*")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    assert_eq!(
+        keys.len(),
+        1,
+        "the FailOpen client's window is in Redis: {keys:?}"
+    );
 }

@@ -1,5 +1,6 @@
 //! Configuration of a [`RedisWindowStore`]: key prefix, timeouts, reconnection.
 
+use crate::circuit::{Circuit, DEFAULT_DOWN_BACKOFF, DEFAULT_MAX_DOWN_BACKOFF};
 use crate::library::Library;
 use crate::{DEFAULT_KEY_PREFIX, KeyFormat, RedisWindowError, RedisWindowStore};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -26,6 +27,7 @@ pub struct RedisWindowStoreBuilder {
     connection_timeout: Duration,
     response_timeout: Duration,
     reconnect_retries: usize,
+    down_backoff: (Duration, Duration),
     #[cfg(feature = "test-util")]
     clock: Option<std::sync::Arc<dyn pacer_core::Clock>>,
 }
@@ -36,7 +38,8 @@ impl Default for RedisWindowStoreBuilder {
             prefix: DEFAULT_KEY_PREFIX.to_owned(),
             connection_timeout: Duration::from_secs(1),
             response_timeout: Duration::from_millis(500),
-            reconnect_retries: 1,
+            reconnect_retries: 0,
+            down_backoff: (DEFAULT_DOWN_BACKOFF, DEFAULT_MAX_DOWN_BACKOFF),
             #[cfg(feature = "test-util")]
             clock: None,
         }
@@ -64,16 +67,28 @@ impl RedisWindowStoreBuilder {
     }
 
     /// How many times a failed (re)connection is retried, with backoff from 100 ms, before a
-    /// call fails (default 1). The connection manager keeps reconnecting on later calls either
-    /// way; a small number keeps calls failing fast while Redis is down.
+    /// call fails (default 0: a refused connection fails the call at once, and the store's own
+    /// backoff, [`down_backoff`](Self::down_backoff), decides when Redis is asked again).
     pub fn reconnect_retries(mut self, retries: usize) -> Self {
         self.reconnect_retries = retries;
         self
     }
 
+    /// How long calls fail at once, without asking Redis, after a call found it unreachable
+    /// (refused, reset, timed out): `initial` after the first failure, doubled after each failed
+    /// try up to `max` (defaults [`DEFAULT_DOWN_BACKOFF`](crate::DEFAULT_DOWN_BACKOFF), 100 ms,
+    /// and [`DEFAULT_MAX_DOWN_BACKOFF`](crate::DEFAULT_MAX_DOWN_BACKOFF), 2 s). After each wait
+    /// one call asks Redis; its success ends the outage. `Duration::ZERO` asks Redis on every call
+    /// as before.
+    pub fn down_backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.down_backoff = (initial, max);
+        self
+    }
+
     /// Runs the windows on `clock` instead of Redis `TIME`, through a test build of the library
-    /// (`pacer_window_v1_testclock`) that takes the time as an argument. For deterministic
-    /// tests only: processes on different clocks would not share windows correctly.
+    /// (`pacer_window_v1_testclock`) that takes the time as an argument, and times the
+    /// [`down_backoff`](Self::down_backoff) on it. For deterministic tests only: processes on
+    /// different clocks would not share windows correctly.
     #[cfg(feature = "test-util")]
     pub fn test_clock(mut self, clock: std::sync::Arc<dyn pacer_core::Clock>) -> Self {
         self.clock = Some(clock);
@@ -96,8 +111,11 @@ impl RedisWindowStoreBuilder {
     /// or an unreachable server (then [`RedisWindowError::is_unavailable`] is true).
     pub async fn connect(self, url: &str) -> Result<RedisWindowStore, RedisWindowError> {
         let client = redis::Client::open(url)?;
-        let conn = ConnectionManager::new_with_config(client, self.manager_config()).await?;
-        self.with_connection(conn)
+        let address = client.get_connection_info().addr().to_string();
+        let conn = ConnectionManager::new_with_config(client, self.manager_config())
+            .await
+            .map_err(|e| RedisWindowError::from(e).naming(&address))?;
+        self.assemble(conn, address)
     }
 
     /// A store that connects on its first call, so that a process can start while Redis is
@@ -108,8 +126,9 @@ impl RedisWindowStoreBuilder {
     /// As [`RedisWindowStoreBuilder::connect`], except for reachability.
     pub fn connect_lazy(self, url: &str) -> Result<RedisWindowStore, RedisWindowError> {
         let client = redis::Client::open(url)?;
+        let address = client.get_connection_info().addr().to_string();
         let conn = ConnectionManager::new_lazy_with_config(client, self.manager_config())?;
-        self.with_connection(conn)
+        self.assemble(conn, address)
     }
 
     /// A store on a connection manager configured elsewhere (its timeouts apply; this
@@ -122,7 +141,16 @@ impl RedisWindowStoreBuilder {
         self,
         conn: ConnectionManager,
     ) -> Result<RedisWindowStore, RedisWindowError> {
+        self.assemble(conn, "unknown".to_owned())
+    }
+
+    fn assemble(
+        self,
+        conn: ConnectionManager,
+        address: String,
+    ) -> Result<RedisWindowStore, RedisWindowError> {
         let keys = KeyFormat::new(self.prefix)?;
+        let circuit = Circuit::new(self.down_backoff.0, self.down_backoff.1);
         #[cfg(feature = "test-util")]
         if let Some(clock) = self.clock {
             return Ok(RedisWindowStore::assemble(
@@ -130,6 +158,8 @@ impl RedisWindowStoreBuilder {
                 keys,
                 Library::test_clock(),
                 Some(clock),
+                circuit,
+                address,
             ));
         }
         Ok(RedisWindowStore::assemble(
@@ -137,6 +167,8 @@ impl RedisWindowStoreBuilder {
             keys,
             Library::real(),
             None,
+            circuit,
+            address,
         ))
     }
 }

@@ -1,7 +1,9 @@
 //! The Redis store's errors, and how they map onto [`WindowError`].
 
+use crate::circuit::Failure;
 use pacer_core::{WindowError, WindowGeometry};
 use redis::{ErrorKind, RedisError, ServerErrorKind};
+use std::time::Duration;
 
 /// What went wrong talking to Redis.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +32,29 @@ pub enum RedisWindowError {
     /// A configuration value out of range.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// Redis was found unreachable moments ago: the call failed at once, without asking it
+    /// again. One call asks again after `retry_in` (the backoff doubles on each failed try, up
+    /// to [`RedisWindowStoreBuilder::down_backoff`](crate::RedisWindowStoreBuilder::down_backoff)'s
+    /// maximum); its success ends the outage.
+    #[error("Redis at {address} is down (not asked again for {retry_in:?})")]
+    Down {
+        /// The server's address (`host:port`, never a password), or `unknown` for a store made
+        /// on a connection.
+        address: String,
+        /// How long until one call asks Redis again.
+        retry_in: Duration,
+    },
+    /// Something answered at the address, but not as Redis (an HTTP server, another protocol):
+    /// the URL points at the wrong place. Not an outage: every store-failure policy reports it.
+    #[error("the server at {address} did not answer as Redis: is the URL right? ({source})")]
+    NotRedis {
+        /// The server's address (`host:port`, never a password), or `unknown` for a store made
+        /// on a connection.
+        address: String,
+        /// What the `redis` crate made of the answer.
+        #[source]
+        source: RedisError,
+    },
 }
 
 impl RedisWindowError {
@@ -39,7 +64,64 @@ impl RedisWindowError {
     pub fn is_unavailable(&self) -> bool {
         match self {
             RedisWindowError::Redis(e) | RedisWindowError::Load { source: e, .. } => unavailable(e),
-            RedisWindowError::Reply { .. } | RedisWindowError::Config(_) => false,
+            RedisWindowError::Down { .. } => true,
+            RedisWindowError::Reply { .. }
+            | RedisWindowError::Config(_)
+            | RedisWindowError::NotRedis { .. } => false,
+        }
+    }
+
+    /// True for [`RedisWindowError::Down`]: the call failed at once because Redis was found
+    /// unreachable moments ago.
+    #[must_use]
+    pub fn is_down(&self) -> bool {
+        matches!(self, RedisWindowError::Down { .. })
+    }
+
+    /// True for [`RedisWindowError::NotRedis`]: the URL points at a server that is not Redis.
+    #[must_use]
+    pub fn is_not_redis(&self) -> bool {
+        matches!(self, RedisWindowError::NotRedis { .. })
+    }
+
+    /// Whether this failure says Redis cannot be reached (the transport failed: refused, reset,
+    /// timed out) or is not Redis, as the store's circuit counts failures. `None` when Redis
+    /// answered.
+    pub(crate) fn transport_failure(&self) -> Option<Failure> {
+        match self {
+            RedisWindowError::NotRedis { .. } => Some(Failure::NotRedis),
+            RedisWindowError::Redis(e) | RedisWindowError::Load { source: e, .. } => {
+                if e.kind() == ErrorKind::Parse {
+                    Some(Failure::NotRedis)
+                } else if e.is_io_error()
+                    || e.is_timeout()
+                    || e.is_connection_dropped()
+                    || e.is_connection_refusal()
+                {
+                    Some(Failure::Unreachable)
+                } else {
+                    None
+                }
+            }
+            RedisWindowError::Down { .. }
+            | RedisWindowError::Reply { .. }
+            | RedisWindowError::Config(_) => None,
+        }
+    }
+
+    /// A `redis` error that is a reply Redis could not have sent becomes
+    /// [`RedisWindowError::NotRedis`] naming `address`.
+    pub(crate) fn naming(self, address: &str) -> Self {
+        match self {
+            RedisWindowError::Redis(source) | RedisWindowError::Load { source, .. }
+                if source.kind() == ErrorKind::Parse =>
+            {
+                RedisWindowError::NotRedis {
+                    address: address.to_owned(),
+                    source,
+                }
+            }
+            other => other,
         }
     }
 
@@ -123,7 +205,6 @@ impl From<RedisWindowError> for WindowError {
 mod tests {
     use super::*;
     use redis::make_extension_error;
-    use std::time::Duration;
 
     fn server(code: &str, detail: &str) -> RedisWindowError {
         RedisWindowError::Redis(make_extension_error(
@@ -162,6 +243,37 @@ mod tests {
         let timeout = RedisError::from(std::io::Error::from(std::io::ErrorKind::TimedOut));
         assert!(RedisWindowError::from(timeout).is_unavailable());
         assert!(!RedisWindowError::Config("x".into()).is_unavailable());
+    }
+
+    #[test]
+    fn down_is_unavailable_and_not_redis_is_not() {
+        let down = RedisWindowError::Down {
+            address: "127.0.0.1:1".into(),
+            retry_in: Duration::from_millis(100),
+        };
+        assert!(down.is_down() && down.is_unavailable());
+        assert!(WindowError::from(down).is_unavailable());
+        let parse =
+            RedisWindowError::from(RedisError::from((ErrorKind::Parse, "Parse error at 1")));
+        assert_eq!(parse.transport_failure(), Some(Failure::NotRedis));
+        let not = parse.naming("127.0.0.1:8080");
+        assert!(not.is_not_redis() && !not.is_unavailable());
+        assert!(
+            not.to_string()
+                .starts_with("the server at 127.0.0.1:8080 did not answer as Redis"),
+            "{not}"
+        );
+        assert!(matches!(
+            WindowError::from(not),
+            WindowError::Backend { .. }
+        ));
+        let io = RedisError::from(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        assert_eq!(
+            RedisWindowError::from(io).transport_failure(),
+            Some(Failure::Unreachable)
+        );
+        let answer = make_extension_error("PACER_ARG".into(), Some("bad".into()));
+        assert_eq!(RedisWindowError::from(answer).transport_failure(), None);
     }
 
     #[test]

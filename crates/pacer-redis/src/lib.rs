@@ -12,6 +12,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod builder;
+mod circuit;
 mod error;
 mod key;
 mod library;
@@ -20,6 +21,7 @@ mod store;
 pub mod testing;
 
 pub use builder::RedisWindowStoreBuilder;
+pub use circuit::{DEFAULT_DOWN_BACKOFF, DEFAULT_MAX_DOWN_BACKOFF};
 pub use error::RedisWindowError;
 pub use key::{DEFAULT_KEY_PREFIX, KeyFormat, MAX_LITERAL_KEY_BYTES, MAX_PREFIX_BYTES};
 pub use library::{LIBRARY_NAME, LIBRARY_SOURCE};

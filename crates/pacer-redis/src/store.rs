@@ -1,5 +1,6 @@
 //! The Redis window store: each operation one `FCALL` of Pacer's function library.
 
+use crate::circuit::{Admit, Circuit, Failure};
 use crate::error::{is_missing_function, window_error};
 use crate::library::Library;
 use crate::{KeyFormat, RedisWindowError, RedisWindowStoreBuilder};
@@ -9,6 +10,7 @@ use pacer_core::{
 };
 use redis::aio::ConnectionManager;
 use redis::{Cmd, Value};
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -20,7 +22,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// is missing (after a restart or a `FUNCTION FLUSH`); the call is then retried once. The
 /// connection is a `redis` [`ConnectionManager`]: one multiplexed connection that reconnects by
 /// itself. An unreachable Redis gives [`WindowError::Unavailable`] within the configured
-/// timeouts.
+/// timeouts (a refused connection at once).
+///
+/// **While Redis is down, it is not asked on every call.** A call that finds it unreachable
+/// (refused, reset, timed out) opens the store's circuit: for the next 100 ms every call fails at
+/// once with [`RedisWindowError::Down`] (an [`WindowError::Unavailable`], so the store-failure
+/// policies apply as before) without touching the network. Then one call asks Redis again; if it
+/// fails, the wait doubles, up to 2 s
+/// ([`RedisWindowStoreBuilder::down_backoff`]); its success closes the circuit. A server that
+/// answers, but not as Redis, gives [`RedisWindowError::NotRedis`] the same way: a
+/// [`WindowError::Backend`] naming its address, which no policy hides.
 ///
 /// ```no_run
 /// use pacer_core::{WindowGeometry, WindowStore};
@@ -43,6 +54,11 @@ pub struct RedisWindowStore {
     library: Arc<Library>,
     loaded: AtomicBool,
     clock: Option<Arc<dyn Clock>>,
+    circuit: Circuit,
+    /// Monotonic time for the circuit's backoff.
+    circuit_clock: Arc<dyn Clock>,
+    /// `host:port`, never a password.
+    address: String,
 }
 
 impl RedisWindowStore {
@@ -65,14 +81,103 @@ impl RedisWindowStore {
         keys: KeyFormat,
         library: Library,
         clock: Option<Arc<dyn Clock>>,
+        circuit: Circuit,
+        address: String,
     ) -> Self {
+        let circuit_clock = clock
+            .clone()
+            .unwrap_or_else(|| Arc::new(pacer_core::RealClock::new()));
         RedisWindowStore {
             conn,
             keys,
             library: Arc::new(library),
             loaded: AtomicBool::new(false),
             clock,
+            circuit,
+            circuit_clock,
+            address,
         }
+    }
+
+    /// The server's address, `host:port` (never a password), as errors name it; `unknown` for a
+    /// store made on a connection.
+    #[must_use]
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// True while the store takes Redis for down and fails calls at once (see
+    /// [`RedisWindowError::Down`]).
+    #[must_use]
+    pub fn is_down(&self) -> bool {
+        self.circuit.open_for() == Some(Failure::Unreachable)
+    }
+
+    /// Runs `call` through the circuit: at once [`RedisWindowError::Down`] (or `NotRedis`) while
+    /// it is open, else the call, whose failure or success moves the circuit.
+    ///
+    /// A probe that finds the transport failed tries once more at once: the connection manager
+    /// keeps the last failed connection attempt for the first call after it, and starts a fresh
+    /// one only then.
+    async fn guarded<T, F>(&self, call: impl Fn() -> F) -> Result<T, RedisWindowError>
+    where
+        F: Future<Output = Result<T, RedisWindowError>>,
+    {
+        let now = self.circuit_clock.now();
+        let probe = match self.circuit.admit(now) {
+            Admit::Closed => false,
+            Admit::Probe => true,
+            Admit::Refuse { retry_in, why } => {
+                return Err(match why {
+                    Failure::Unreachable => RedisWindowError::Down {
+                        address: self.address.clone(),
+                        retry_in,
+                    },
+                    Failure::NotRedis => RedisWindowError::NotRedis {
+                        address: self.address.clone(),
+                        source: redis::RedisError::from((
+                            redis::ErrorKind::Parse,
+                            "an earlier reply was not Redis's",
+                        )),
+                    },
+                });
+            }
+        };
+        // A probe dropped before it ends lets the next call probe.
+        let mut guard = ProbeGuard {
+            circuit: probe.then_some(&self.circuit),
+        };
+        let mut result = call().await;
+        if probe
+            && let Err(e) = &result
+            && e.transport_failure() == Some(Failure::Unreachable)
+        {
+            result = call().await;
+        }
+        let result = result.map_err(|e| e.naming(&self.address));
+        guard.circuit = None;
+        match result
+            .as_ref()
+            .err()
+            .and_then(RedisWindowError::transport_failure)
+        {
+            Some(why) => {
+                if let Some(backoff) = self.circuit.failed(self.circuit_clock.now(), why, probe) {
+                    tracing::warn!(
+                        address = %self.address,
+                        backoff_ms = backoff.as_millis() as u64,
+                        reason = ?why,
+                        "Redis window store unreachable: calls fail at once until one gets through"
+                    );
+                }
+            }
+            None => {
+                if self.circuit.succeeded() {
+                    tracing::info!(address = %self.address, "Redis window store reachable again");
+                }
+            }
+        }
+        result
     }
 
     /// The Redis key that holds the window of `key`.
@@ -101,7 +206,7 @@ impl RedisWindowStore {
     /// [`RedisWindowError::Load`] when Redis refuses (older than 7.0, no permission) or cannot
     /// be reached.
     pub async fn load_library(&self) -> Result<(), RedisWindowError> {
-        self.load("requested").await
+        self.guarded(|| self.load("requested")).await
     }
 
     async fn load(&self, reason: &'static str) -> Result<(), RedisWindowError> {
@@ -124,6 +229,17 @@ impl RedisWindowStore {
     /// Calls `function` on `key` with `args` (and the test clock's time, if any), loading the
     /// library first if needed and once more if Redis lost it.
     async fn fcall(
+        &self,
+        function: &str,
+        read_only: bool,
+        key: Option<&str>,
+        args: &[u64],
+    ) -> Result<Vec<i64>, RedisWindowError> {
+        self.guarded(|| self.fcall_unguarded(function, read_only, key, args))
+            .await
+    }
+
+    async fn fcall_unguarded(
         &self,
         function: &str,
         read_only: bool,
@@ -188,6 +304,19 @@ impl RedisWindowStore {
             [a, b, c] => Ok((a, b, c)),
             [a, b] => Ok((a, b, 0)),
             _ => Err(bad_reply(function, &reply)),
+        }
+    }
+}
+
+/// Ends the probe if the call that carried it is dropped before it ends.
+struct ProbeGuard<'a> {
+    circuit: Option<&'a Circuit>,
+}
+
+impl Drop for ProbeGuard<'_> {
+    fn drop(&mut self) {
+        if let Some(circuit) = self.circuit {
+            circuit.probe_ended();
         }
     }
 }
@@ -332,12 +461,12 @@ impl WindowStore for RedisWindowStore {
 
     fn clear<'a>(&'a self, key: &'a str) -> WindowFuture<'a, ()> {
         Box::pin(async move {
-            let mut conn = self.conn.clone();
-            redis::cmd("DEL")
-                .arg(self.keys.redis_key(key))
-                .query_async::<i64>(&mut conn)
-                .await
-                .map_err(RedisWindowError::from)?;
+            let del = redis::cmd("DEL").arg(self.keys.redis_key(key)).clone();
+            self.guarded(|| async {
+                let mut conn = self.conn.clone();
+                Ok(del.query_async::<i64>(&mut conn).await?)
+            })
+            .await?;
             Ok(())
         })
     }

@@ -67,6 +67,18 @@ impl Server {
         Server::start_with(ServerOptions::default())
     }
 
+    /// Starts a server on `port` (one a test found free, where a store already points).
+    pub fn start_on(port: u16) -> Server {
+        let mut server = Server {
+            port,
+            options: ServerOptions::default(),
+            tls_port: None,
+            wrapper: None,
+        };
+        server.restart();
+        server
+    }
+
     /// Starts a server on a free port with a password and/or TLS.
     pub fn start_with(options: ServerOptions) -> Server {
         let port = free_port();
@@ -162,7 +174,8 @@ impl Drop for Server {
     }
 }
 
-fn free_port() -> u16 {
+/// A loopback port nothing listens on (bound, then let go), so that connecting to it is refused.
+pub fn free_port() -> u16 {
     let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
     listener.local_addr().expect("bound").port()
 }

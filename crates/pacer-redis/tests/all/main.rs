@@ -1,6 +1,7 @@
 //! `pacer-redis`'s integration tests: one binary, against a real Redis (see `harness`).
 
 mod conformance;
+mod down;
 mod faults;
 mod harness;
 mod lua;
