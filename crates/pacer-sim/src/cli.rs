@@ -9,7 +9,7 @@ use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
 use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
-use crate::{Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
+use crate::{ConfiguredLimiter, Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -146,8 +146,8 @@ impl CompareArgs {
                 .collect::<Result<Vec<_>, _>>()?
         };
         if let (Some(file), Some(limiter)) = (&self.config, &self.limiter) {
-            let options = pacer_config::limiter_options_from_file(file, None, limiter)
-                .map_err(|e| SimError::Options(format!("--config {}: {e}", file.display())))?;
+            let configured = ConfiguredLimiter::load(file, limiter)?;
+            let options = configured.compare_options(self.options().duration())?;
             modes.push(Box::new(LimiterMode::with_options(
                 limiter.clone(),
                 options,
@@ -267,11 +267,17 @@ mod tests {
     fn config_needs_a_limiter_and_adds_a_mode_named_after_it() {
         assert!(parse(&["--config", "pacer.toml"]).is_err());
         let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/pacer.toml");
+        let plain = std::env::temp_dir().join(format!("pacer-sim-cli-{}.toml", std::process::id()));
+        std::fs::write(
+            &plain,
+            "[adaptive_rate_limiting.limiters.orders-api]\ncontroller = \"Cubic\"\n",
+        )
+        .unwrap();
         let cli = parse(&[
             "--mode",
             "aimd",
             "--config",
-            sample,
+            plain.to_str().unwrap(),
             "--limiter",
             "orders-api",
         ])
@@ -279,6 +285,13 @@ mod tests {
         let modes = cli.compare.modes().unwrap();
         let names: Vec<_> = modes.iter().map(|m| m.name().to_owned()).collect();
         assert_eq!(names, ["aimd", "orders-api"]);
+        // The sample's orders-api has a strict window: compare says so rather than leave it out.
+        let cli = parse(&["--config", sample, "--limiter", "orders-api"]).unwrap();
+        let e = cli.compare.modes().unwrap_err().to_string();
+        assert!(
+            e.contains("--limiter orders-api: compare cannot run its Windows (\"ten-minute-cap\""),
+            "{e}"
+        );
         let cli = parse(&["--config", sample, "--limiter", "no-such"]).unwrap();
         let e = cli.compare.modes().unwrap_err().to_string();
         assert!(e.contains("no-such"), "{e}");

@@ -26,6 +26,7 @@
 
 pub mod cli;
 mod compare;
+mod configured;
 mod engine;
 mod error;
 pub mod live;
@@ -40,6 +41,7 @@ pub mod serve;
 mod speed;
 
 pub use compare::{Comparison, Row, compare};
+pub use configured::ConfiguredLimiter;
 pub use engine::{RunResult, run};
 pub use error::SimError;
 pub use model::{Arrivals, Story};

@@ -3,7 +3,7 @@
 use super::{LiveMode, LiveOptions, LiveSession, parse_duration};
 use crate::model::Story;
 use crate::report::{Format, render};
-use crate::{SimError, Speed};
+use crate::{ConfiguredLimiter, SimError, Speed};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -76,14 +76,9 @@ impl LiveArgs {
             }
         }
         let configured = match (&self.config, &self.limiter) {
-            (Some(file), Some(name)) => Some(LiveMode::Configured {
-                name: name.clone(),
-                options: Box::new(
-                    pacer_config::limiter_options_from_file(file, None, name).map_err(|e| {
-                        SimError::Options(format!("--config {}: {e}", file.display()))
-                    })?,
-                ),
-            }),
+            (Some(file), Some(name)) => Some(LiveMode::Configured(Box::new(
+                ConfiguredLimiter::load(file, name)?,
+            ))),
             _ => None,
         };
         if modes.is_empty() && configured.is_none() {

@@ -1,7 +1,7 @@
 //! What a live run does: the target, the demand, the modes.
 
 use crate::modes::LimiterMode;
-use crate::{SimError, Speed, sim_limiter_defaults};
+use crate::{ConfiguredLimiter, SimError, Speed, sim_limiter_defaults};
 use pacer_core::{ControllerKind, LimiterOptions};
 use std::fmt;
 use std::str::FromStr;
@@ -21,14 +21,9 @@ pub enum LiveMode {
     Cubic,
     /// The middleware with Pacer's own controller.
     Pacer,
-    /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`);
-    /// its row is named after the limiter.
-    Configured {
-        /// The limiter's name.
-        name: String,
-        /// Its options, in story time.
-        options: Box<LimiterOptions>,
-    },
+    /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`),
+    /// every setting of it; its row is named after the limiter.
+    Configured(Box<ConfiguredLimiter>),
 }
 
 /// The modes `live` knows, in table order.
@@ -74,7 +69,7 @@ impl LiveMode {
             LiveMode::Aimd => "aimd",
             LiveMode::Cubic => "cubic",
             LiveMode::Pacer => "pacer",
-            LiveMode::Configured { name, .. } => name,
+            LiveMode::Configured(c) => &c.name,
         }
     }
 
@@ -88,8 +83,8 @@ impl LiveMode {
             LiveMode::Aimd => LimiterMode::builtin(ControllerKind::Aimd),
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
             LiveMode::Pacer => LimiterMode::builtin(ControllerKind::Pacer),
-            LiveMode::Configured { name, options } => {
-                LimiterMode::with_options(name.clone(), (**options).clone())
+            LiveMode::Configured(c) => {
+                LimiterMode::with_options(c.name.clone(), c.settings.options.clone())
             }
         };
         Some(mode.options_for(run))
