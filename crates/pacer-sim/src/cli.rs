@@ -165,13 +165,15 @@ pub fn execute(cli: &Cli) -> Result<String, SimError> {
         Some(Command::Live(args)) => return crate::live::execute(args),
         None => &cli.compare,
     };
-    let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;
     if let Some(path) = &args.plot {
-        let svg = crate::plot::svg(&comparison)?;
-        std::fs::write(path, svg)
-            .map_err(|e| SimError::Plot(format!("cannot write {}: {e}", path.display())))?;
+        crate::plot::check_writable(path)?;
     }
-    Ok(render(&comparison, args.format))
+    let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;
+    let output = render(&comparison, args.format);
+    match &args.plot {
+        Some(path) => crate::plot::write_after_run(&comparison, path, output),
+        None => Ok(output),
+    }
 }
 
 #[cfg(test)]

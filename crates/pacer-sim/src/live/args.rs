@@ -103,6 +103,9 @@ impl LiveArgs {
 /// what it does, and each mode's errors and the server's own count, on standard error.
 pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
     let options = args.options()?;
+    if let Some(path) = &args.plot {
+        crate::plot::check_writable(path)?;
+    }
     let runtime = crate::runtime::runtime()?;
     let run = runtime.block_on(async {
         let mut session = LiveSession::connect(&options).await?;
@@ -127,12 +130,11 @@ pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
         }
         Ok::<_, SimError>(session.finish())
     })?;
-    if let Some(path) = &args.plot {
-        let svg = crate::plot::svg(&run.comparison)?;
-        std::fs::write(path, svg)
-            .map_err(|e| SimError::Plot(format!("cannot write {}: {e}", path.display())))?;
+    let output = render(&run.comparison, args.format);
+    match &args.plot {
+        Some(path) => crate::plot::write_after_run(&run.comparison, path, output),
+        None => Ok(output),
     }
-    Ok(render(&run.comparison, args.format))
 }
 
 #[cfg(test)]
