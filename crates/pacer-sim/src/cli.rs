@@ -4,6 +4,7 @@
 //! ([`crate::serve`]), and `live` drives real reqwest clients with the middleware against it or
 //! any URL ([`crate::live`]).
 
+use crate::arg_values::{demand, whole};
 use crate::live::LiveArgs;
 use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
 use crate::modes::LimiterMode;
@@ -56,24 +57,30 @@ pub struct CompareArgs {
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
     pub modes: Vec<String>,
     /// Client instances.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<u32>(1, 64))]
     pub instances: u32,
     /// The hidden quota, units per minute.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 3000, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: u64,
     /// Demand per instance, units per minute.
-    #[arg(long, default_value_t = 2000.0)]
+    #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true, value_parser = demand)]
     pub demand: f64,
     /// Length of the run, minutes.
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = whole::<u32>(1, 24 * 60))]
     pub minutes: u32,
     /// The window of the hidden quota, whole seconds from 1 to 60: the API accepts the quota's
     /// pace in any sliding window this long; the limiters' QuotaWindow is set to it, and their
     /// Burst to at most a tenth of it.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60,
+        allow_negative_numbers = true,
+        value_parser = whole::<u64>(1, 60)
+    )]
     pub window: u64,
     /// The seed of the arrivals and latencies.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
@@ -299,5 +306,24 @@ mod tests {
         assert!(e.contains("no-such"), "{e}");
         let cli = parse(&["--config", "/nonexistent.toml", "--limiter", "x"]).unwrap();
         assert!(cli.compare.modes().is_err());
+    }
+
+    #[test]
+    fn negative_numbers_reach_their_flag_s_range() {
+        for (flag, value, rule) in [
+            ("--instances", "-1", "must be from 1 to 64"),
+            ("--seed", "-1", "must not be negative"),
+            ("--demand", "-1", "must be from 0 to 1,000,000"),
+            ("--quota", "-3000", "must be at least 1"),
+            ("--minutes", "-5", "must be from 1 to 1440"),
+            ("--window", "-10", "must be from 1 to 60"),
+        ] {
+            let e = parse(&[flag, value]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("invalid value '{value}' for '{flag}")) && e.contains(rule),
+                "{flag} {value}: {e}"
+            );
+            assert!(!e.contains("unexpected argument"), "{e}");
+        }
     }
 }

@@ -24,6 +24,7 @@
 //!
 //! `docs/simulation.md` describes the model and every assumption in it.
 
+mod arg_values;
 pub mod cli;
 mod compare;
 mod configured;

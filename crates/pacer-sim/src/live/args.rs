@@ -1,7 +1,7 @@
 //! The command line of `live`.
 
 use super::{LiveMode, LiveOptions, LiveSession, parse_duration};
-use crate::model::Story;
+use crate::arg_values::{demand, one_story, whole};
 use crate::report::{Format, render};
 use crate::{ConfiguredLimiter, SimError, Speed};
 use clap::Args;
@@ -17,10 +17,10 @@ pub struct LiveArgs {
     #[arg(long, value_name = "URL")]
     pub target: String,
     /// Client instances, each a reqwest client with its own middleware (InstanceCount = N).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<u32>(1, 64))]
     pub instances: u32,
     /// Demand per instance, units per story minute.
-    #[arg(long, default_value_t = 2000.0)]
+    #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true, value_parser = demand)]
     pub demand: f64,
     /// Story time of each mode's run, whole minutes: 15m, 900s or 900. Real time is this
     /// divided by the speed.
@@ -28,22 +28,22 @@ pub struct LiveArgs {
     pub duration: Duration,
     /// Story time runs this many times faster than the real clock. Default: the target's own if
     /// it is a pacer-sim serve, else 1.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub speed: Option<Speed>,
     /// The story whose demand to generate (and whose quota to measure the share against).
     /// Default: the target's own if it is a pacer-sim serve, else free-run.
-    #[arg(long, value_parser = parse_story)]
+    #[arg(long, value_parser = one_story)]
     pub story: Option<String>,
     /// The target's quota, units per story minute, when it does not say it (GET /stats): the
     /// share is measured against it; without it, the share is n/a.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: Option<u64>,
     /// A mode to run (repeat for more; each runs for the whole duration, one after the other):
     /// none, fixed, aimd, cubic, pacer. Default: aimd.
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<LiveMode>,
     /// The seed of the arrivals.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
@@ -58,12 +58,6 @@ pub struct LiveArgs {
     /// `InstanceCount`).
     #[arg(long, value_name = "NAME", requires = "config")]
     pub limiter: Option<String>,
-}
-
-fn parse_story(s: &str) -> Result<String, String> {
-    Story::by_name(s)
-        .map(|story| story.name.to_owned())
-        .ok_or_else(|| SimError::UnknownStory(s.to_owned()).to_string())
 }
 
 impl LiveArgs {
@@ -251,5 +245,40 @@ mod tests {
         let a = live(&["--target", "u", "--duration", "90s"]).unwrap();
         let e = execute(&a).unwrap_err().to_string();
         assert!(e.contains("whole number of minutes"), "{e}");
+    }
+
+    #[test]
+    fn live_messages_name_live_s_own_flags() {
+        let a = live(&["--target", "u", "--duration", "100000m"]).unwrap();
+        let e = a.options().unwrap().minutes().unwrap_err().to_string();
+        assert!(
+            e.contains("--duration 100000m: must be from 1 to 1440 minutes"),
+            "{e}"
+        );
+        assert!(!e.contains("--minutes"), "live has no --minutes: {e}");
+        let e = execute(&a).unwrap_err().to_string();
+        assert!(e.contains("--duration 100000m"), "{e}");
+        let e = live(&["--target", "u", "--instances", "-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'--instances <INSTANCES>': must be from 1 to 64"),
+            "{e}"
+        );
+        let e = live(&["--target", "u", "--speed", "-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be from 0.001 to 1000"), "{e}");
+        let e = live(&["--target", "u", "--quota", "0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be at least 1"), "{e}");
+        let e = live(&["--target", "u", "--story", "all"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plays one story at a time: expected one of"),
+            "{e}"
+        );
     }
 }

@@ -26,6 +26,9 @@ pub enum LiveMode {
     Configured(Box<ConfiguredLimiter>),
 }
 
+/// The longest run, minutes: a day, as `compare`'s `--minutes`.
+const MAX_MINUTES: u64 = 24 * 60;
+
 /// The modes `live` knows, in table order.
 pub const LIVE_MODE_NAMES: [&str; 5] = ["none", "fixed", "aimd", "cubic", "pacer"];
 
@@ -146,7 +149,13 @@ impl LiveOptions {
                 self.duration.as_secs_f64()
             )));
         }
-        u32::try_from(secs / 60).map_err(|_| SimError::Options("--duration: too long".to_owned()))
+        let minutes = secs / 60;
+        if minutes > MAX_MINUTES {
+            return Err(SimError::Options(format!(
+                "--duration {minutes}m: must be from 1 to {MAX_MINUTES} minutes (a day)"
+            )));
+        }
+        Ok(u32::try_from(minutes).expect("at most a day"))
     }
 }
 
