@@ -60,7 +60,7 @@ pub(crate) fn one_story(s: &str) -> Result<String, String> {
     let choices = STORY_NAMES.join(", ");
     if s == "all" {
         Err(format!(
-            "story \"all\": this command plays one story at a time: expected one of {choices}"
+            "this command plays one story at a time, not all: expected one of {choices}"
         ))
     } else {
         Err(format!("unknown story {s:?}: expected one of {choices}"))

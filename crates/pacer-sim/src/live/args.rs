@@ -277,7 +277,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("plays one story at a time: expected one of"),
+            e.contains("plays one story at a time, not all: expected one of"),
             "{e}"
         );
     }

@@ -178,8 +178,8 @@ mod tests {
         let e = parse(&["serve", "--story", "all"]).unwrap_err().to_string();
         assert!(
             e.contains(
-                "story \"all\": this command plays one story at a time: expected one of \
-                 free-run, noisy-neighbour"
+                "invalid value 'all' for '--story <STORY>': this command plays one story at a \
+                 time, not all: expected one of free-run, noisy-neighbour"
             ),
             "{e}"
         );
