@@ -4,12 +4,13 @@
 //! ([`crate::serve`]), and `live` drives real reqwest clients with the middleware against it or
 //! any URL ([`crate::live`]).
 
+use crate::arg_values::{demand, whole};
 use crate::live::LiveArgs;
 use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
 use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
-use crate::{Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
+use crate::{ConfiguredLimiter, Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
 use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -56,24 +57,30 @@ pub struct CompareArgs {
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
     pub modes: Vec<String>,
     /// Client instances.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<u32>(1, 64))]
     pub instances: u32,
     /// The hidden quota, units per minute.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 3000, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: u64,
     /// Demand per instance, units per minute.
-    #[arg(long, default_value_t = 2000.0)]
+    #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true, value_parser = demand)]
     pub demand: f64,
     /// Length of the run, minutes.
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = whole::<u32>(1, 24 * 60))]
     pub minutes: u32,
     /// The window of the hidden quota, whole seconds from 1 to 60: the API accepts the quota's
     /// pace in any sliding window this long; the limiters' QuotaWindow is set to it, and their
     /// Burst to at most a tenth of it.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 60,
+        allow_negative_numbers = true,
+        value_parser = whole::<u64>(1, 60)
+    )]
     pub window: u64,
     /// The seed of the arrivals and latencies.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
@@ -146,8 +153,8 @@ impl CompareArgs {
                 .collect::<Result<Vec<_>, _>>()?
         };
         if let (Some(file), Some(limiter)) = (&self.config, &self.limiter) {
-            let options = pacer_config::limiter_options_from_file(file, None, limiter)
-                .map_err(|e| SimError::Options(format!("--config {}: {e}", file.display())))?;
+            let configured = ConfiguredLimiter::load(file, limiter)?;
+            let options = configured.compare_options(self.options().duration())?;
             modes.push(Box::new(LimiterMode::with_options(
                 limiter.clone(),
                 options,
@@ -165,13 +172,15 @@ pub fn execute(cli: &Cli) -> Result<String, SimError> {
         Some(Command::Live(args)) => return crate::live::execute(args),
         None => &cli.compare,
     };
-    let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;
     if let Some(path) = &args.plot {
-        let svg = crate::plot::svg(&comparison)?;
-        std::fs::write(path, svg)
-            .map_err(|e| SimError::Plot(format!("cannot write {}: {e}", path.display())))?;
+        crate::plot::check_writable(path)?;
     }
-    Ok(render(&comparison, args.format))
+    let comparison = compare(&args.options(), &args.stories()?, &args.modes()?)?;
+    let output = render(&comparison, args.format);
+    match &args.plot {
+        Some(path) => crate::plot::write_after_run(&comparison, path, output),
+        None => Ok(output),
+    }
 }
 
 #[cfg(test)]
@@ -267,11 +276,17 @@ mod tests {
     fn config_needs_a_limiter_and_adds_a_mode_named_after_it() {
         assert!(parse(&["--config", "pacer.toml"]).is_err());
         let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../config/pacer.toml");
+        let plain = std::env::temp_dir().join(format!("pacer-sim-cli-{}.toml", std::process::id()));
+        std::fs::write(
+            &plain,
+            "[adaptive_rate_limiting.limiters.orders-api]\ncontroller = \"Cubic\"\n",
+        )
+        .unwrap();
         let cli = parse(&[
             "--mode",
             "aimd",
             "--config",
-            sample,
+            plain.to_str().unwrap(),
             "--limiter",
             "orders-api",
         ])
@@ -279,10 +294,36 @@ mod tests {
         let modes = cli.compare.modes().unwrap();
         let names: Vec<_> = modes.iter().map(|m| m.name().to_owned()).collect();
         assert_eq!(names, ["aimd", "orders-api"]);
+        // The sample's orders-api has a strict window: compare says so rather than leave it out.
+        let cli = parse(&["--config", sample, "--limiter", "orders-api"]).unwrap();
+        let e = cli.compare.modes().unwrap_err().to_string();
+        assert!(
+            e.contains("--limiter orders-api: compare cannot run its Windows (\"ten-minute-cap\""),
+            "{e}"
+        );
         let cli = parse(&["--config", sample, "--limiter", "no-such"]).unwrap();
         let e = cli.compare.modes().unwrap_err().to_string();
         assert!(e.contains("no-such"), "{e}");
         let cli = parse(&["--config", "/nonexistent.toml", "--limiter", "x"]).unwrap();
         assert!(cli.compare.modes().is_err());
+    }
+
+    #[test]
+    fn negative_numbers_reach_their_flag_s_range() {
+        for (flag, value, rule) in [
+            ("--instances", "-1", "must be from 1 to 64"),
+            ("--seed", "-1", "must not be negative"),
+            ("--demand", "-1", "must be from 0 to 1,000,000"),
+            ("--quota", "-3000", "must be at least 1"),
+            ("--minutes", "-5", "must be from 1 to 1440"),
+            ("--window", "-10", "must be from 1 to 60"),
+        ] {
+            let e = parse(&[flag, value]).unwrap_err().to_string();
+            assert!(
+                e.contains(&format!("invalid value '{value}' for '{flag}")) && e.contains(rule),
+                "{flag} {value}: {e}"
+            );
+            assert!(!e.contains("unexpected argument"), "{e}");
+        }
     }
 }

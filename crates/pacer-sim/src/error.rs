@@ -14,6 +14,14 @@ pub enum SimError {
     Mode(ModeError),
     /// The plot could not be drawn or written.
     Plot(String),
+    /// The run finished, but its plot could not be drawn or written: `output` is what the run
+    /// prints (print it, then the message).
+    PlotAfterRun {
+        /// The table (or CSV, JSON) of the run.
+        output: String,
+        /// Why the plot is missing.
+        message: String,
+    },
     /// A story name is unknown.
     UnknownStory(String),
     /// A network or I/O failure of `serve` or `live` (cannot listen, the target cannot be
@@ -26,6 +34,9 @@ impl fmt::Display for SimError {
         match self {
             SimError::Options(m) | SimError::Plot(m) | SimError::Io(m) => f.write_str(m),
             SimError::Mode(e) => e.fmt(f),
+            SimError::PlotAfterRun { message, .. } => {
+                write!(f, "{message} (the results are printed above)")
+            }
             SimError::UnknownStory(name) => write!(
                 f,
                 "unknown story {name:?}: expected all or one of {}",

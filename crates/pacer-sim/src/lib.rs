@@ -24,8 +24,10 @@
 //!
 //! `docs/simulation.md` describes the model and every assumption in it.
 
+mod arg_values;
 pub mod cli;
 mod compare;
+mod configured;
 mod engine;
 mod error;
 pub mod live;
@@ -40,6 +42,7 @@ pub mod serve;
 mod speed;
 
 pub use compare::{Comparison, Row, compare};
+pub use configured::ConfiguredLimiter;
 pub use engine::{RunResult, run};
 pub use error::SimError;
 pub use model::{Arrivals, Story};

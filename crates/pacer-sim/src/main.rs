@@ -1,6 +1,7 @@
 //! The `pacer-sim` binary: parses the command line and prints what the library computes.
 
 use clap::Parser;
+use pacer_sim::SimError;
 use pacer_sim::cli::{Cli, execute};
 use std::process::ExitCode;
 
@@ -12,6 +13,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
+            if let SimError::PlotAfterRun { output, .. } = &e {
+                print!("{output}");
+            }
             eprintln!("pacer-sim: {e}");
             ExitCode::from(2)
         }

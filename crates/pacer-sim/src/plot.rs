@@ -9,6 +9,7 @@ use crate::report::thousands;
 use crate::{Comparison, Row, SimError};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use std::path::Path;
 
 /// Width of one panel, pixels.
 const PANEL_WIDTH: u32 = 760;
@@ -23,6 +24,55 @@ const ACCEPTED_COLOUR: RGBColor = RGBColor(230, 120, 20);
 
 fn plot_error(e: impl std::fmt::Display) -> SimError {
     SimError::Plot(format!("cannot draw the plot: {e}"))
+}
+
+/// Checks, before a run, that the plot can be written to `path`: opens it for writing, creating
+/// it if need be (and removing what it created), so that a bad `--plot` is refused before the run
+/// rather than after it.
+///
+/// # Errors
+/// [`SimError::Plot`] naming the path and why (no such directory, not writable, a directory).
+pub fn check_writable(path: &Path) -> Result<(), SimError> {
+    let cannot = |e: &dyn std::fmt::Display| {
+        SimError::Plot(format!(
+            "--plot {}: cannot write the plot there: {e}",
+            path.display()
+        ))
+    };
+    if path.is_dir() {
+        return Err(cannot(&"it is a directory"));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| cannot(&e))?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// Draws `c` into `path` once the run is done; `output` is what the run prints. If the plot
+/// cannot be drawn or written, the error keeps the output so that it is printed anyway
+/// ([`SimError::PlotAfterRun`]).
+///
+/// # Errors
+/// [`SimError::PlotAfterRun`], with `output` and the reason.
+pub fn write_after_run(c: &Comparison, path: &Path, output: String) -> Result<String, SimError> {
+    let written = svg(c).and_then(|svg| {
+        std::fs::write(path, svg)
+            .map_err(|e| SimError::Plot(format!("cannot write {}: {e}", path.display())))
+    });
+    match written {
+        Ok(()) => Ok(output),
+        Err(e) => Err(SimError::PlotAfterRun {
+            output,
+            message: e.to_string(),
+        }),
+    }
 }
 
 /// The comparison as an SVG document.
@@ -188,5 +238,47 @@ mod tests {
         // The rate's colour: aimd's line and the legend's sample; none has no limiter.
         assert_eq!(svg.matches("stroke=\"#1F77B4\"").count(), 2);
         assert_eq!(svg, super::svg(&c).unwrap(), "deterministic");
+    }
+
+    #[test]
+    fn bad_plot_path_is_refused_before_the_run() {
+        let dir = std::env::temp_dir().join(format!("pacer-sim-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = check_writable(&dir.join("no-such-dir/plot.svg"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("--plot ") && e.contains("no-such-dir/plot.svg"),
+            "{e}"
+        );
+        assert!(e.contains("cannot write the plot there"), "{e}");
+        let e = check_writable(&dir).unwrap_err().to_string();
+        assert!(e.contains("it is a directory"), "{e}");
+        let fine = dir.join("fine.svg");
+        check_writable(&fine).unwrap();
+        assert!(!fine.exists(), "the check leaves no file behind");
+    }
+
+    #[test]
+    fn bad_plot_path_at_the_end_keeps_the_results() {
+        let options = SimOptions {
+            minutes: 1,
+            ..SimOptions::default()
+        };
+        let stories = [Story::by_name("free-run").unwrap()];
+        let c = compare(&options, &stories, &[mode_by_name("none").unwrap()]).unwrap();
+        let dir = std::env::temp_dir().join(format!("pacer-sim-plot-late-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("plot.svg");
+        check_writable(&path).unwrap();
+        // The directory goes away during the run.
+        std::fs::remove_dir_all(&dir).unwrap();
+        match write_after_run(&c, &path, "the table".to_owned()) {
+            Err(SimError::PlotAfterRun { output, message }) => {
+                assert_eq!(output, "the table");
+                assert!(message.contains("cannot write"), "{message}");
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

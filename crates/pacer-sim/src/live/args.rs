@@ -1,9 +1,9 @@
 //! The command line of `live`.
 
 use super::{LiveMode, LiveOptions, LiveSession, parse_duration};
-use crate::model::Story;
+use crate::arg_values::{demand, one_story, whole};
 use crate::report::{Format, render};
-use crate::{SimError, Speed};
+use crate::{ConfiguredLimiter, SimError, Speed};
 use clap::Args;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,10 +17,10 @@ pub struct LiveArgs {
     #[arg(long, value_name = "URL")]
     pub target: String,
     /// Client instances, each a reqwest client with its own middleware (InstanceCount = N).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<u32>(1, 64))]
     pub instances: u32,
     /// Demand per instance, units per story minute.
-    #[arg(long, default_value_t = 2000.0)]
+    #[arg(long, default_value_t = 2000.0, allow_negative_numbers = true, value_parser = demand)]
     pub demand: f64,
     /// Story time of each mode's run, whole minutes: 15m, 900s or 900. Real time is this
     /// divided by the speed.
@@ -28,22 +28,22 @@ pub struct LiveArgs {
     pub duration: Duration,
     /// Story time runs this many times faster than the real clock. Default: the target's own if
     /// it is a pacer-sim serve, else 1.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub speed: Option<Speed>,
     /// The story whose demand to generate (and whose quota to measure the share against).
     /// Default: the target's own if it is a pacer-sim serve, else free-run.
-    #[arg(long, value_parser = parse_story)]
+    #[arg(long, value_parser = one_story)]
     pub story: Option<String>,
     /// The target's quota, units per story minute, when it does not say it (GET /stats): the
     /// share is measured against it; without it, the share is n/a.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: Option<u64>,
     /// A mode to run (repeat for more; each runs for the whole duration, one after the other):
     /// none, fixed, aimd, cubic, pacer. Default: aimd.
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<LiveMode>,
     /// The seed of the arrivals.
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
@@ -60,12 +60,6 @@ pub struct LiveArgs {
     pub limiter: Option<String>,
 }
 
-fn parse_story(s: &str) -> Result<String, String> {
-    Story::by_name(s)
-        .map(|story| story.name.to_owned())
-        .ok_or_else(|| SimError::UnknownStory(s.to_owned()).to_string())
-}
-
 impl LiveArgs {
     /// The run's settings.
     pub fn options(&self) -> Result<LiveOptions, SimError> {
@@ -76,14 +70,9 @@ impl LiveArgs {
             }
         }
         let configured = match (&self.config, &self.limiter) {
-            (Some(file), Some(name)) => Some(LiveMode::Configured {
-                name: name.clone(),
-                options: Box::new(
-                    pacer_config::limiter_options_from_file(file, None, name).map_err(|e| {
-                        SimError::Options(format!("--config {}: {e}", file.display()))
-                    })?,
-                ),
-            }),
+            (Some(file), Some(name)) => Some(LiveMode::Configured(Box::new(
+                ConfiguredLimiter::load(file, name)?,
+            ))),
             _ => None,
         };
         if modes.is_empty() && configured.is_none() {
@@ -108,6 +97,9 @@ impl LiveArgs {
 /// what it does, and each mode's errors and the server's own count, on standard error.
 pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
     let options = args.options()?;
+    if let Some(path) = &args.plot {
+        crate::plot::check_writable(path)?;
+    }
     let runtime = crate::runtime::runtime()?;
     let run = runtime.block_on(async {
         let mut session = LiveSession::connect(&options).await?;
@@ -132,12 +124,11 @@ pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
         }
         Ok::<_, SimError>(session.finish())
     })?;
-    if let Some(path) = &args.plot {
-        let svg = crate::plot::svg(&run.comparison)?;
-        std::fs::write(path, svg)
-            .map_err(|e| SimError::Plot(format!("cannot write {}: {e}", path.display())))?;
+    let output = render(&run.comparison, args.format);
+    match &args.plot {
+        Some(path) => crate::plot::write_after_run(&run.comparison, path, output),
+        None => Ok(output),
     }
-    Ok(render(&run.comparison, args.format))
 }
 
 #[cfg(test)]
@@ -254,5 +245,40 @@ mod tests {
         let a = live(&["--target", "u", "--duration", "90s"]).unwrap();
         let e = execute(&a).unwrap_err().to_string();
         assert!(e.contains("whole number of minutes"), "{e}");
+    }
+
+    #[test]
+    fn live_messages_name_live_s_own_flags() {
+        let a = live(&["--target", "u", "--duration", "100000m"]).unwrap();
+        let e = a.options().unwrap().minutes().unwrap_err().to_string();
+        assert!(
+            e.contains("--duration 100000m: must be from 1 to 1440 minutes"),
+            "{e}"
+        );
+        assert!(!e.contains("--minutes"), "live has no --minutes: {e}");
+        let e = execute(&a).unwrap_err().to_string();
+        assert!(e.contains("--duration 100000m"), "{e}");
+        let e = live(&["--target", "u", "--instances", "-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("'--instances <INSTANCES>': must be from 1 to 64"),
+            "{e}"
+        );
+        let e = live(&["--target", "u", "--speed", "-1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be from 0.001 to 1000"), "{e}");
+        let e = live(&["--target", "u", "--quota", "0"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be at least 1"), "{e}");
+        let e = live(&["--target", "u", "--story", "all"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("plays one story at a time, not all: expected one of"),
+            "{e}"
+        );
     }
 }

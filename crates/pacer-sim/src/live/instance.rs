@@ -7,7 +7,7 @@ use super::record::Outcome;
 use crate::SimError;
 use crate::serve::COST_HEADER;
 use http::StatusCode;
-use pacer_core::{Clock, LimiterOptions, RateLimitInfo};
+use pacer_core::{Clock, RateLimitInfo};
 use reqwest::Url;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use reqwest_pacer::{Cost, LimiterConfig, PacerErrorExt, PacerMiddleware};
@@ -34,10 +34,10 @@ pub(crate) struct Instance {
 
 impl Instance {
     /// An instance that starts at story time `start`, with Pacer's middleware configured by
-    /// `options` (real-time options, `InstanceCount` set) or, for `none`, without.
+    /// `config` (real-time settings, `InstanceCount` set) or, for `none`, without.
     pub(crate) fn new(
         ctx: &Arc<RunContext>,
-        options: Option<LimiterOptions>,
+        config: Option<LimiterConfig>,
         max_attempts: u32,
         start: Duration,
     ) -> Result<Instance, SimError> {
@@ -51,12 +51,10 @@ impl Instance {
         let mut builder = ClientBuilder::new(http);
         let mut pacer = None;
         let mut initial_rate = 0.0;
-        if let Some(options) = options {
+        if let Some(config) = config {
+            let options = config.options();
             initial_rate =
                 options.initial_units_per_minute / f64::from(options.instance_count.max(1));
-            // Proactive throttling off, as in compare's modes (the model sends no headers to
-            // them); the server-ordered stop (Retry-After, nothing remaining) stays on.
-            let config = LimiterConfig::new(options).no_throttling();
             let middleware = PacerMiddleware::builder()
                 .limiter(LIMITER, config)
                 .clock(Arc::clone(&ctx.clock) as Arc<dyn Clock>)

@@ -1,7 +1,7 @@
 //! What a live run does: the target, the demand, the modes.
 
 use crate::modes::LimiterMode;
-use crate::{SimError, Speed, sim_limiter_defaults};
+use crate::{ConfiguredLimiter, SimError, Speed, sim_limiter_defaults};
 use pacer_core::{ControllerKind, LimiterOptions};
 use std::fmt;
 use std::str::FromStr;
@@ -21,15 +21,13 @@ pub enum LiveMode {
     Cubic,
     /// The middleware with Pacer's own controller.
     Pacer,
-    /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`);
-    /// its row is named after the limiter.
-    Configured {
-        /// The limiter's name.
-        name: String,
-        /// Its options, in story time.
-        options: Box<LimiterOptions>,
-    },
+    /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`),
+    /// every setting of it; its row is named after the limiter.
+    Configured(Box<ConfiguredLimiter>),
 }
+
+/// The longest run, minutes: a day, as `compare`'s `--minutes`.
+const MAX_MINUTES: u64 = 24 * 60;
 
 /// The modes `live` knows, in table order.
 pub const LIVE_MODE_NAMES: [&str; 5] = ["none", "fixed", "aimd", "cubic", "pacer"];
@@ -74,7 +72,7 @@ impl LiveMode {
             LiveMode::Aimd => "aimd",
             LiveMode::Cubic => "cubic",
             LiveMode::Pacer => "pacer",
-            LiveMode::Configured { name, .. } => name,
+            LiveMode::Configured(c) => &c.name,
         }
     }
 
@@ -88,8 +86,8 @@ impl LiveMode {
             LiveMode::Aimd => LimiterMode::builtin(ControllerKind::Aimd),
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
             LiveMode::Pacer => LimiterMode::builtin(ControllerKind::Pacer),
-            LiveMode::Configured { name, options } => {
-                LimiterMode::with_options(name.clone(), (**options).clone())
+            LiveMode::Configured(c) => {
+                LimiterMode::with_options(c.name.clone(), c.settings.options.clone())
             }
         };
         Some(mode.options_for(run))
@@ -151,7 +149,13 @@ impl LiveOptions {
                 self.duration.as_secs_f64()
             )));
         }
-        u32::try_from(secs / 60).map_err(|_| SimError::Options("--duration: too long".to_owned()))
+        let minutes = secs / 60;
+        if minutes > MAX_MINUTES {
+            return Err(SimError::Options(format!(
+                "--duration {minutes}m: must be from 1 to {MAX_MINUTES} minutes (a day)"
+            )));
+        }
+        Ok(u32::try_from(minutes).expect("at most a day"))
     }
 }
 

@@ -9,7 +9,8 @@ use super::{LiveMode, LiveOptions};
 use crate::model::{Arrivals, Story};
 use crate::serve::ServerStats;
 use crate::{Comparison, Row, SimError, SimOptions, Speed};
-use pacer_core::{Clock, RealClock};
+use pacer_core::{Clock, LimiterOptions, RealClock};
+use reqwest_pacer::LimiterConfig;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::task::JoinSet;
@@ -99,6 +100,12 @@ impl LiveSession {
             ..sim.clone()
         };
         check.validate().map_err(SimError::Options)?;
+        // A configured limiter that cannot be built at this speed is refused before any traffic.
+        for mode in &options.modes {
+            if let Some(o) = mode.limiter_options(&sim.limiter) {
+                let _ = limiter_config(mode, speed.limiter_options(&o), speed)?;
+            }
+        }
         Ok(LiveSession {
             target,
             speed,
@@ -226,14 +233,17 @@ impl LiveSession {
         let mut instances = Vec::new();
         for i in 0..total {
             let start = self.story.start_of(base, i);
-            let options = story_options.as_ref().map(|o| {
-                let mut real = self.speed.limiter_options(o);
-                real.instance_count = self.story.instances_at(base, start);
-                real
-            });
+            let config = match &story_options {
+                None => None,
+                Some(o) => {
+                    let mut real = self.speed.limiter_options(o);
+                    real.instance_count = self.story.instances_at(base, start);
+                    Some(limiter_config(mode, real, self.speed)?)
+                }
+            };
             instances.push(Instance::new(
                 ctx,
-                options,
+                config,
                 self.sim.limiter.max_attempts,
                 start,
             )?);
@@ -291,4 +301,19 @@ pub async fn run_live(options: &LiveOptions) -> Result<LiveRun, SimError> {
         session.run(mode.clone()).await?;
     }
     Ok(session.finish())
+}
+
+/// The middleware's settings for one instance of `mode` with `real` options: a configured
+/// limiter's every setting, else the options alone with proactive throttling off, as in
+/// compare's modes (the model sends no headers to them); the server-ordered stop (Retry-After,
+/// nothing remaining) stays on.
+fn limiter_config(
+    mode: &LiveMode,
+    real: LimiterOptions,
+    speed: Speed,
+) -> Result<LimiterConfig, SimError> {
+    match mode {
+        LiveMode::Configured(c) => c.live_config(real, speed),
+        _ => Ok(LimiterConfig::new(real).no_throttling()),
+    }
 }

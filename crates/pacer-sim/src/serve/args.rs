@@ -1,6 +1,7 @@
 //! The command line of `serve`.
 
 use super::{HeaderDialect, Quirk, ServeOptions, Server};
+use crate::arg_values::{one_story, whole};
 use crate::model::Story;
 use crate::{SimError, Speed};
 use clap::Args;
@@ -10,36 +11,30 @@ use std::net::{IpAddr, SocketAddr};
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// The port to listen on (0: any free port; the address is printed).
-    #[arg(long, default_value_t = 8080)]
+    #[arg(long, default_value_t = 8080, allow_negative_numbers = true, value_parser = whole::<u16>(0, 65535))]
     pub port: u16,
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: IpAddr,
     /// The hidden quota, units per (story) minute.
-    #[arg(long, default_value_t = 3000)]
+    #[arg(long, default_value_t = 3000, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: u64,
     /// The rate-limit fields sent besides Retry-After: none, draft11 or github.
     #[arg(long, default_value = "none")]
     pub headers: HeaderDialect,
     /// The story to play from the server's start: free-run, noisy-neighbour, quota-cut,
     /// scale-out, top-of-hour or long-retry-after.
-    #[arg(long, default_value = "free-run", value_parser = parse_story)]
+    #[arg(long, default_value = "free-run", value_parser = one_story)]
     pub story: String,
     /// Story time runs this many times faster than the real clock: the 60 s window lasts 60/K
     /// s, a story minute 60/K s, a Retry-After of R s is sent as R/K s.
-    #[arg(long, default_value = "1")]
+    #[arg(long, default_value = "1", allow_negative_numbers = true)]
     pub speed: Speed,
     /// An odd behaviour of real servers to add (repeat for more): retry-after-on-success
     /// (every 50th accepted request gets Retry-After: 120 story seconds, alternately on a 200
     /// and a 202) or junk (every 5th gets one broken or absurd set of rate-limit fields).
     #[arg(long = "quirk", value_name = "QUIRK")]
     pub quirks: Vec<Quirk>,
-}
-
-fn parse_story(s: &str) -> Result<String, String> {
-    Story::by_name(s)
-        .map(|story| story.name.to_owned())
-        .ok_or_else(|| SimError::UnknownStory(s.to_owned()).to_string())
 }
 
 impl ServeArgs {
@@ -170,13 +165,28 @@ mod tests {
             "{e}"
         );
         assert!(e.contains("--quirk <QUIRK>"), "{e}");
-        let Some(Command::Serve(a)) = parse(&["serve", "--quota", "0"]).unwrap().command else {
-            panic!("serve");
-        };
-        assert!(a.options().unwrap_err().to_string().contains("--quota 0"));
+        let e = parse(&["serve", "--quota", "0"]).unwrap_err().to_string();
+        assert!(e.contains("'--quota <QUOTA>': must be at least 1"), "{e}");
         assert!(
             parse(&["serve", "--mode", "aimd"]).is_err(),
             "compare's flags are not serve's"
         );
+    }
+
+    #[test]
+    fn serve_story_all_lists_the_stories_it_takes() {
+        let e = parse(&["serve", "--story", "all"]).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "invalid value 'all' for '--story <STORY>': this command plays one story at a \
+                 time, not all: expected one of free-run, noisy-neighbour"
+            ),
+            "{e}"
+        );
+        assert!(!e.contains("expected all"), "{e}");
+        let e = parse(&["serve", "--quota", "-1"]).unwrap_err().to_string();
+        assert!(e.contains("'--quota <QUOTA>': must be at least 1"), "{e}");
+        let e = parse(&["serve", "--port", "-1"]).unwrap_err().to_string();
+        assert!(e.contains("must be from 0 to 65535"), "{e}");
     }
 }

@@ -82,5 +82,49 @@ fn the_default_modes_include_pacer_and_headers() {
 #[test]
 fn bad_settings_are_named() {
     let e = execute_args(&["--instances", "0"]).unwrap_err();
-    assert_eq!(e, "--instances 0: must be from 1 to 64");
+    assert!(
+        e.contains("invalid value '0' for '--instances <INSTANCES>': must be from 1 to 64"),
+        "{e}"
+    );
+    // A negative number is the flag's value, out of range, not an unknown flag.
+    let e = execute_args(&["--instances", "-1"]).unwrap_err();
+    assert!(
+        e.contains("invalid value '-1' for '--instances <INSTANCES>': must be from 1 to 64"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bad_plot_path_is_refused_before_the_run() {
+    // A day of every story: the refusal comes before any of it runs.
+    let cli = Cli::try_parse_from([
+        "pacer-sim",
+        "--story",
+        "all",
+        "--minutes",
+        "1440",
+        "--plot",
+        "/no-such-dir/plot.svg",
+    ])
+    .unwrap();
+    let e = execute(&cli).unwrap_err();
+    assert!(
+        matches!(e, pacer_sim::SimError::Plot(_)),
+        "refused before the run, not after: {e:?}"
+    );
+    let e = e.to_string();
+    assert!(
+        e.contains("--plot /no-such-dir/plot.svg: cannot write the plot there"),
+        "{e}"
+    );
+    // live: before any traffic (the target is not even asked).
+    let e = execute_args(&[
+        "live",
+        "--target",
+        "http://127.0.0.1:1",
+        "--plot",
+        "/no-such-dir/plot.svg",
+    ])
+    .unwrap_err();
+    assert!(e.contains("--plot /no-such-dir/plot.svg"), "{e}");
 }

@@ -333,3 +333,34 @@ async fn junk_on_successes_leaves_the_quota_to_the_clients() {
     let m = &run.comparison.rows[0].metrics;
     assert!(m.share >= 0.6, "{m:?}");
 }
+
+/// A configured limiter runs whole in live: its strict window of 5 units per 10 story minutes
+/// (per instance, as in a process of a fleet) holds, where the options alone let 1,849 units a
+/// minute through.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_config_limiter_runs_its_window() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let dir = std::env::temp_dir().join(format!("pacer-sim-live-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("capped.toml");
+    std::fs::write(
+        &file,
+        "[adaptive_rate_limiting.limiters.capped]\n\
+         [[adaptive_rate_limiting.limiters.capped.windows]]\n\
+         name = \"cap\"\nlimit = 5\nper = \"10m\"\n",
+    )
+    .unwrap();
+    let capped = pacer_sim::ConfiguredLimiter::load(&file, "capped").unwrap();
+    let server = serve("free-run", 3000, 60.0).await;
+    let o = options(&server.url(), 2, &[LiveMode::Configured(Box::new(capped))]);
+    let run = run_live(&o).await.unwrap();
+    let row = &run.comparison.rows[0];
+    assert_eq!(row.mode, "capped");
+    let m = &row.metrics;
+    assert!(
+        m.accepted_units > 0 && m.accepted_units <= 2 * 5,
+        "2 instances × 5 units: {m:?}"
+    );
+    let served = run.runs[0].server.as_ref().unwrap();
+    assert!(served.accepted_units <= 2 * 5, "{served:?}");
+}

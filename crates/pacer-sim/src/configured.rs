@@ -1,0 +1,351 @@
+//! A limiter of a configuration file (`--config FILE --limiter NAME`), run whole or refused.
+//!
+//! A configured limiter is more than its [`LimiterOptions`]: strict windows, a throttling
+//! algorithm, a classifier, an endpoint key. `live` runs the real middleware, so it builds all of
+//! it ([`ConfiguredLimiter::live_config`], durations turned into real time at the run's speed).
+//! `compare`'s model API runs a [`pacer_core::LimiterCore`] per instance, answers only 200 or 429
+//! with `Retry-After`, and sends limiter modes no rate-limit fields; so `compare` runs what that
+//! honours and refuses, by name, every setting it would otherwise silently leave out
+//! ([`ConfiguredLimiter::compare_options`]).
+
+use crate::{SimError, Speed};
+use pacer_config::{ConfigLoader, LimiterSettings, ThrottlingSettings, WindowStoreSettings};
+use pacer_core::{
+    AdaptiveDelay, FixedThreshold, Global, LimiterOptions, Pacing, Percentage, ServerStopPolicy,
+};
+use reqwest_pacer::{DefaultClassifier, LimiterConfig};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// A limiter loaded from a configuration file, every setting of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfiguredLimiter {
+    /// The limiter's name (the row's).
+    pub name: String,
+    /// The file it comes from.
+    pub file: PathBuf,
+    /// Everything it has, in story time.
+    pub settings: LimiterSettings,
+}
+
+impl ConfiguredLimiter {
+    /// Loads limiter `name` of `file` (its limiters under the default section).
+    ///
+    /// # Errors
+    /// The file cannot be read or is invalid, or has no such limiter; the message names the file.
+    pub fn load(file: &Path, name: &str) -> Result<Self, SimError> {
+        let settings = ConfigLoader::new()
+            .file(file)
+            .load_limiter(name)
+            .map_err(|e| SimError::Options(format!("--config {}: {e}", file.display())))?;
+        Ok(ConfiguredLimiter {
+            name: name.to_owned(),
+            file: file.to_owned(),
+            settings,
+        })
+    }
+
+    /// The options `compare` runs, when it can run the whole limiter for `run_length`.
+    ///
+    /// # Errors
+    /// Names the limiter and every setting `compare` cannot honour: `Windows`, a `Throttling`
+    /// other than the default or `None`, a `Classifier` or `MaxExhaustedDelay` other than the
+    /// default, an `EndpointIdleTtl` shorter than the run. (`EndpointKey` and `MaxEndpoints`
+    /// change nothing: the model API is one endpoint.)
+    pub fn compare_options(&self, run_length: Duration) -> Result<LimiterOptions, SimError> {
+        let s = &self.settings;
+        let mut refused = Vec::new();
+        for w in &s.windows {
+            let store = match &w.store {
+                WindowStoreSettings::Memory => "Memory",
+                _ => "Redis",
+            };
+            refused.push(format!(
+                "Windows ({:?}: {} per {}, Store {store})",
+                w.name,
+                w.limit,
+                secs(w.per)
+            ));
+        }
+        match &s.throttling {
+            ThrottlingSettings::None => {}
+            t if *t == ThrottlingSettings::default() => {}
+            t => refused.push(format!("Throttling ({})", t.name())),
+        }
+        if s.classifier != DefaultClassifier::default() {
+            refused.push("Classifier (not the default)".to_owned());
+        }
+        if s.max_exhausted_delay != ServerStopPolicy::DEFAULT_MAX_EXHAUSTED_DELAY {
+            refused.push(format!(
+                "MaxExhaustedDelay ({})",
+                secs(s.max_exhausted_delay)
+            ));
+        }
+        if s.endpoint_idle_ttl < run_length {
+            refused.push(format!(
+                "EndpointIdleTtl ({}, shorter than the run)",
+                secs(s.endpoint_idle_ttl)
+            ));
+        }
+        if !refused.is_empty() {
+            return Err(SimError::Options(format!(
+                "--config {} --limiter {}: compare cannot run its {}: compare's model API runs \
+                 the limiter's options only, answers 200 or 429 and sends no rate-limit fields \
+                 to it. Run the whole limiter with `pacer-sim live` against `pacer-sim serve \
+                 --headers draft11`, or remove these settings",
+                self.file.display(),
+                self.name,
+                refused.join(", ")
+            )));
+        }
+        Ok(s.options.clone())
+    }
+
+    /// The middleware's settings for one instance in `live`: `real` (this limiter's options on
+    /// the real clock, `InstanceCount` set) with every other setting of the limiter, its
+    /// durations turned into real time at `speed` (window lengths, `MaxExhaustedDelay`,
+    /// `EndpointIdleTtl`, the throttling algorithm's delays). Each call builds fresh windows,
+    /// so a `Memory` window is this instance's own, as in a process of a fleet.
+    ///
+    /// # Errors
+    /// A window or an algorithm that cannot be built at this speed, or a Redis window the
+    /// binary cannot reach (its URL is invalid); the message names the limiter and the setting.
+    pub fn live_config(
+        &self,
+        real: LimiterOptions,
+        speed: Speed,
+    ) -> Result<LimiterConfig, SimError> {
+        let s = &self.settings;
+        let err = |setting: &str, e: String| {
+            SimError::Options(format!(
+                "--config {} --limiter {}: {setting}: {e}",
+                self.file.display(),
+                self.name
+            ))
+        };
+        let mut config = LimiterConfig::new(real)
+            .endpoint_key(s.endpoint_key)
+            .classifier(s.classifier.clone())
+            .max_endpoints(s.max_endpoints)
+            .endpoint_idle_ttl(speed.to_real(s.endpoint_idle_ttl));
+        let stop = ServerStopPolicy::new(speed.to_real(s.max_exhausted_delay))
+            .map_err(|e| err("MaxExhaustedDelay", e.to_string()))?;
+        config = config.server_stop(stop);
+        for window in &s.windows {
+            let mut w = window.clone();
+            w.per = speed.to_real(window.per);
+            let strict = w
+                .to_strict_window()
+                .map_err(|e| err(&format!("Windows ({:?})", window.name), e))?;
+            config = config.window(strict);
+        }
+        Ok(
+            match scaled(&s.throttling, speed)
+                .map_err(|e| err("Throttling", e))?
+                .algorithm()
+            {
+                Some(algorithm) => config.throttling(algorithm),
+                None => config.no_throttling(),
+            },
+        )
+    }
+}
+
+/// The throttling settings with their delays in real time at `speed` (thresholds, factors and
+/// reserves are kept).
+fn scaled(t: &ThrottlingSettings, speed: Speed) -> Result<ThrottlingSettings, String> {
+    let real = |d: Duration| speed.to_real(d);
+    Ok(match t {
+        ThrottlingSettings::Percentage(a) => ThrottlingSettings::Percentage(
+            Percentage::builder()
+                .threshold(a.threshold())
+                .factor(a.factor())
+                .max_delay(real(a.max_delay()))
+                .build()
+                .map_err(|e| e.to_string())?,
+        ),
+        ThrottlingSettings::FixedThreshold(a) => ThrottlingSettings::FixedThreshold(
+            FixedThreshold::new(a.min_remaining(), real(a.delay())).map_err(|e| e.to_string())?,
+        ),
+        ThrottlingSettings::AdaptiveDelay(a) => ThrottlingSettings::AdaptiveDelay(
+            AdaptiveDelay::builder()
+                .threshold(a.threshold())
+                .min_delay(real(a.min_delay()))
+                .max_delay(real(a.max_delay()))
+                .build()
+                .map_err(|e| e.to_string())?,
+        ),
+        ThrottlingSettings::Pacing(a) => ThrottlingSettings::Pacing(
+            Pacing::new(a.reserve()).with_min_spacing(real(a.min_spacing())),
+        ),
+        ThrottlingSettings::Global(a) => ThrottlingSettings::Global(
+            Global::builder()
+                .threshold(a.threshold())
+                .max_delay(real(a.max_delay()))
+                .build()
+                .map_err(|e| e.to_string())?,
+        ),
+        ThrottlingSettings::Composite(parts) => ThrottlingSettings::Composite(
+            parts
+                .iter()
+                .map(|p| scaled(p, speed))
+                .collect::<Result<_, _>>()?,
+        ),
+        ThrottlingSettings::None => ThrottlingSettings::None,
+        other => {
+            return Err(format!(
+                "{}: live cannot turn this algorithm's delays into real time",
+                other.name()
+            ));
+        }
+    })
+}
+
+/// A duration in seconds, as the messages write it.
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `toml` to a file of its own and loads limiter `name` from it.
+    fn load(tag: &str, toml: &str, name: &str) -> Result<ConfiguredLimiter, SimError> {
+        let dir = std::env::temp_dir().join(format!("pacer-sim-configured-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(format!("{tag}.toml"));
+        std::fs::write(&file, toml).unwrap();
+        ConfiguredLimiter::load(&file, name)
+    }
+
+    const WINDOW_5_PER_10_MINUTES: &str = r#"
+[adaptive_rate_limiting.limiters.capped]
+controller = "Aimd"
+[[adaptive_rate_limiting.limiters.capped.windows]]
+name = "cap"
+limit = 5
+per = "10m"
+"#;
+
+    const REDIS_WINDOW: &str = r#"
+[adaptive_rate_limiting.limiters.shared]
+[[adaptive_rate_limiting.limiters.shared.windows]]
+name = "fleet"
+limit = 100
+per = "1m"
+store = "redis://127.0.0.1:1/"
+"#;
+
+    const EVERYTHING_ELSE: &str = r#"
+[adaptive_rate_limiting.limiters.search]
+max_exhausted_delay = "2m"
+endpoint_idle_ttl = "5m"
+endpoint_key = "HostAndFirstSegment"
+max_endpoints = 10
+[adaptive_rate_limiting.limiters.search.throttling]
+algorithm = "Composite"
+algorithms = [
+    { algorithm = "Pacing", reserve = 2, min_spacing = "60ms" },
+    { algorithm = "FixedThreshold", min_remaining = 5, delay = "3s" },
+]
+[adaptive_rate_limiting.limiters.search.classifier]
+throttled = [429, 420]
+"#;
+
+    const FIFTEEN_MINUTES: Duration = Duration::from_secs(900);
+
+    #[test]
+    fn compare_refuses_a_window_by_the_limiter_s_name_and_the_setting() {
+        let c = load("window", WINDOW_5_PER_10_MINUTES, "capped").unwrap();
+        let e = c.compare_options(FIFTEEN_MINUTES).unwrap_err().to_string();
+        assert!(
+            e.contains("--limiter capped: compare cannot run its Windows"),
+            "{e}"
+        );
+        assert!(e.contains("\"cap\": 5 per 600 s, Store Memory"), "{e}");
+        assert!(e.contains("pacer-sim live"), "{e}");
+    }
+
+    #[test]
+    fn compare_refuses_a_redis_window_instead_of_asking_for_a_feature() {
+        let c = load("redis", REDIS_WINDOW, "shared").unwrap();
+        let e = c.compare_options(FIFTEEN_MINUTES).unwrap_err().to_string();
+        assert!(
+            e.contains("Windows (\"fleet\": 100 per 60 s, Store Redis)"),
+            "{e}"
+        );
+        assert!(!e.contains("feature"), "{e}");
+    }
+
+    #[test]
+    fn compare_names_every_setting_it_cannot_honour() {
+        let c = load("else", EVERYTHING_ELSE, "search").unwrap();
+        let e = c.compare_options(FIFTEEN_MINUTES).unwrap_err().to_string();
+        for setting in [
+            "Throttling (Composite)",
+            "Classifier (not the default)",
+            "MaxExhaustedDelay (120 s)",
+            "EndpointIdleTtl (300 s, shorter than the run)",
+        ] {
+            assert!(e.contains(setting), "{setting}: {e}");
+        }
+        assert!(
+            !e.contains("EndpointKey"),
+            "one endpoint: the key changes nothing"
+        );
+        // A limiter of options only runs, with every option.
+        let plain = "[adaptive_rate_limiting.limiters.p]\nqueue_limit = 7\nthrottling = \"None\"\n";
+        let c = load("plain", plain, "p").unwrap();
+        assert_eq!(c.compare_options(FIFTEEN_MINUTES).unwrap().queue_limit, 7);
+    }
+
+    #[test]
+    fn live_builds_the_window_in_real_time() {
+        let c = load("live-window", WINDOW_5_PER_10_MINUTES, "capped").unwrap();
+        let speed = Speed::new(60.0).unwrap();
+        let config = c.live_config(c.settings.options.clone(), speed).unwrap();
+        let w = &config.windows()[0];
+        assert_eq!((w.name(), w.limit()), ("cap", 5));
+        assert_eq!(
+            w.geometry().window(),
+            Duration::from_secs(10),
+            "10 min ÷ 60"
+        );
+    }
+
+    #[tokio::test]
+    async fn live_builds_a_redis_window() {
+        // The binary has pacer-config's `redis` feature; the store connects on first use.
+        let c = load("live-redis", REDIS_WINDOW, "shared").unwrap();
+        let config = c
+            .live_config(c.settings.options.clone(), Speed::REAL_TIME)
+            .unwrap();
+        assert_eq!(config.windows()[0].name(), "fleet");
+    }
+
+    #[test]
+    fn live_scales_the_throttling_algorithm_s_delays() {
+        let c = load("live-else", EVERYTHING_ELSE, "search").unwrap();
+        let ThrottlingSettings::Composite(parts) =
+            scaled(&c.settings.throttling, Speed::new(3.0).unwrap()).unwrap()
+        else {
+            panic!("composite");
+        };
+        let ThrottlingSettings::Pacing(p) = &parts[0] else {
+            panic!("pacing");
+        };
+        assert_eq!(
+            (p.reserve(), p.min_spacing()),
+            (2, Duration::from_millis(20))
+        );
+        let ThrottlingSettings::FixedThreshold(f) = &parts[1] else {
+            panic!("fixed threshold");
+        };
+        assert_eq!((f.min_remaining(), f.delay()), (5, Duration::from_secs(1)));
+        let config = c
+            .live_config(c.settings.options.clone(), Speed::new(3.0).unwrap())
+            .unwrap();
+        assert!(config.throttling_algorithm().is_some());
+    }
+}
