@@ -94,9 +94,13 @@ pub use classify::{
 pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
-pub use extensions::{Cost, EndpointKey, PacerResponseExt, QuotaExhausted, TokenCost, UseLimiter};
+pub use extensions::{
+    Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
+    UseLimiter,
+};
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
 };
+pub use pacer_core::Priority;
 pub use window::{DEFAULT_FRAMES, StoreFailure, StrictWindow, WindowKeyFn};
