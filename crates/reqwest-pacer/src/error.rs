@@ -100,14 +100,15 @@ pub enum RejectReason {
 /// A request refused before it was sent; nothing reached the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
-    pub(crate) paced: Paced,
+    /// Boxed: it would make every `Result` of this crate's errors larger.
+    pub(crate) paced: Box<Paced>,
     pub(crate) reason: RejectReason,
 }
 
 impl Rejection {
     pub(crate) fn new(limiter: &Arc<str>, endpoint: &Arc<str>, reason: RejectReason) -> Self {
         Rejection {
-            paced: Paced::new(limiter, endpoint),
+            paced: Box::new(Paced::new(limiter, endpoint)),
             reason,
         }
     }

@@ -221,7 +221,7 @@ impl<'a> Request<'a> {
                         paced.waited += named.clock.now() - start;
                         paced.rate = limiter.rate();
                         if let PacerError::Rejected(rejection) = &mut error {
-                            rejection.paced = Paced {
+                            *rejection.paced = Paced {
                                 attempts: 0,
                                 ..paced.clone()
                             };
