@@ -28,8 +28,9 @@ use std::time::Duration;
 ///    request already waiting and after any pause. If `QueueLimit` requests wait already, or the
 ///    wait is longer than it may wait, it is refused now, having taken nothing. Otherwise it joins
 ///    the queue and the `waited` flag is set.
-/// 5. Waiting requests get their units in arrival order ([`pop_ready`](Self::pop_ready)) once no
-///    pause is on and the bucket holds what the first one needs.
+/// 5. Waiting requests get their units in arrival order within their [`Priority`] lane
+///    ([`pop_ready`](Self::pop_ready)) once no pause is on and the bucket holds what the first
+///    one needs.
 ///
 /// A cut or a pause can push a queued request's estimate past its deadline; such requests are
 /// refused at that moment (in [`Changes::rejected`]) rather than left to time out.

@@ -19,7 +19,8 @@ use std::time::Duration;
 
 /// An adaptive limiter for async code. Cheap to clone: clones share one limiter.
 ///
-/// [`acquire`](Limiter::acquire) waits for units in FIFO order; [`on_response`](Limiter::on_response)
+/// [`acquire`](Limiter::acquire) waits for units in FIFO order within its [`Priority`] lane
+/// ([`Acquire::priority`]); [`on_response`](Limiter::on_response)
 /// feeds each response back so the rate adapts. Waiting futures wake when their units are there,
 /// when the rate is raised, and when a cut or a pause means they cannot be served in time (they
 /// are then refused). Dropping a waiting future frees its place in the queue, and gives back the
