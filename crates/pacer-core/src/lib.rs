@@ -33,9 +33,9 @@ pub use controller::{
     RateController, RateControllerState,
 };
 pub use limiter::{
-    Acquire, Acquired, Changes, ControllerKind, Feedback, Limiter, LimiterBuilder, LimiterCore,
-    LimiterOptions, LimiterSnapshot, LimiterStats, Permit, RateChange, RateChangeReason, Rejected,
-    ServerQuota, Signal, Ticket, UnknownController,
+    Acquire, Acquired, Changes, ControllerKind, Feedback, INTERACTIVE_PER_BATCH, Limiter,
+    LimiterBuilder, LimiterCore, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority,
+    RateChange, RateChangeReason, Rejected, ServerQuota, Signal, Ticket, UnknownController,
 };
 pub use validation::{InvalidOption, InvalidOptions};
 

@@ -1,5 +1,6 @@
 //! Errors the middleware returns, wrapped in `reqwest_middleware::Error::Middleware`.
 
+use crate::Paced;
 use pacer_core::{QuotaUnit, Rejected};
 use std::fmt;
 use std::sync::Arc;
@@ -83,30 +84,52 @@ pub enum RejectReason {
         cause: WaitCause,
         /// The wait it would have needed in all, from the start of its wait.
         needed: Duration,
-        /// `MaxWait`.
+        /// `MaxWait` (the request's own [`MaxWait`](crate::MaxWait), if it has one).
         max_wait: Duration,
+    },
+    /// The request would still have been waiting when its
+    /// [`TotalTimeout`](crate::TotalTimeout) ended.
+    PastTimeout {
+        /// What it would have waited for.
+        cause: WaitCause,
+        /// The request's `TotalTimeout`.
+        timeout: Duration,
     },
 }
 
 /// A request refused before it was sent; nothing reached the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Rejection {
-    pub(crate) limiter: Arc<str>,
-    pub(crate) endpoint: Arc<str>,
+    /// Boxed: it would make every `Result` of this crate's errors larger.
+    pub(crate) paced: Box<Paced>,
     pub(crate) reason: RejectReason,
 }
 
 impl Rejection {
+    pub(crate) fn new(limiter: &Arc<str>, endpoint: &Arc<str>, reason: RejectReason) -> Self {
+        Rejection {
+            paced: Box::new(Paced::new(limiter, endpoint)),
+            reason,
+        }
+    }
+
     /// The limiter that refused it.
     #[must_use]
     pub fn limiter(&self) -> &str {
-        &self.limiter
+        &self.paced.limiter
     }
 
     /// The request's endpoint key.
     #[must_use]
     pub fn endpoint(&self) -> &str {
-        &self.endpoint
+        &self.paced.endpoint
+    }
+
+    /// What Pacer did with the request until it refused it: how long it waited, the rate then
+    /// (its attempts are 0: it was not sent).
+    #[must_use]
+    pub fn paced(&self) -> &Paced {
+        &self.paced
     }
 
     /// Why.
@@ -125,7 +148,8 @@ impl Rejection {
     }
 
     /// A short, stable name: `queue_full`, `above_window_limit`, `above_quota_limit`,
-    /// `cost_above_limit`, or `wait_too_long` with the cause (`wait_too_long:server_stop`).
+    /// `cost_above_limit`, `past_timeout`, or `wait_too_long` with the cause
+    /// (`wait_too_long:server_stop`).
     #[must_use]
     pub fn kind(&self) -> &'static str {
         match self.reason {
@@ -133,6 +157,7 @@ impl Rejection {
             RejectReason::AboveWindowLimit { .. } => "above_window_limit",
             RejectReason::AboveQuotaLimit { .. } => "above_quota_limit",
             RejectReason::CostAboveLimit { .. } => "cost_above_limit",
+            RejectReason::PastTimeout { .. } => "past_timeout",
             RejectReason::WaitTooLong { cause, .. } => match cause {
                 WaitCause::ServerStop => "wait_too_long:server_stop",
                 WaitCause::Window => "wait_too_long:window",
@@ -166,7 +191,8 @@ impl fmt::Display for Rejection {
         write!(
             f,
             "request to {} refused by limiter {:?}: ",
-            self.endpoint, &*self.limiter
+            self.endpoint(),
+            self.limiter()
         )?;
         match &self.reason {
             RejectReason::QueueFull { limit } => {
@@ -206,6 +232,12 @@ impl fmt::Display for Rejection {
                 cause.as_str(),
                 max_wait.as_secs_f64()
             ),
+            RejectReason::PastTimeout { cause, timeout } => write!(
+                f,
+                "it would still wait ({}) when its TotalTimeout of {:.3} s ends",
+                cause.as_str(),
+                timeout.as_secs_f64()
+            ),
         }
     }
 }
@@ -221,6 +253,18 @@ pub enum PacerError {
     /// A request asked for a limiter the middleware does not have.
     #[error("no limiter named {0:?}")]
     UnknownLimiter(String),
+    /// The request's [`TotalTimeout`](crate::TotalTimeout) ended while it was being sent: the send
+    /// was abandoned.
+    #[error(
+        "request to {} through limiter {:?} timed out: TotalTimeout of {:.3} s",
+        .paced.endpoint(), .paced.limiter(), .timeout.as_secs_f64()
+    )]
+    TimedOut {
+        /// What Pacer did with the request until then.
+        paced: Paced,
+        /// The request's `TotalTimeout`.
+        timeout: Duration,
+    },
     /// A strict window's store failed and the limiter fails closed.
     #[error("strict window store failed for limiter {limiter:?}: {message}")]
     WindowStore {
@@ -236,6 +280,12 @@ impl PacerError {
     #[must_use]
     pub fn is_rejected(&self) -> bool {
         matches!(self, PacerError::Rejected(_))
+    }
+
+    /// True if the request's [`TotalTimeout`](crate::TotalTimeout) ended during a send.
+    #[must_use]
+    pub fn is_timed_out(&self) -> bool {
+        matches!(self, PacerError::TimedOut { .. })
     }
 
     /// The refusal, if that is what this is.
@@ -293,15 +343,15 @@ mod tests {
 
     #[test]
     fn a_rejection_survives_the_middleware_error_wrapping() {
-        let r = Rejection {
-            limiter: Arc::from("orders"),
-            endpoint: Arc::from("https://api.test:443"),
-            reason: RejectReason::WaitTooLong {
+        let r = Rejection::new(
+            &Arc::from("orders"),
+            &Arc::from("https://api.test:443"),
+            RejectReason::WaitTooLong {
                 cause: WaitCause::ServerStop,
                 needed: Duration::from_secs(40),
                 max_wait: Duration::from_secs(30),
             },
-        };
+        );
         let e = reqwest_middleware::Error::middleware(PacerError::Rejected(r.clone()));
         assert!(e.is_rejected());
         assert_eq!(e.rejection(), Some(&r));
@@ -315,14 +365,14 @@ mod tests {
 
     #[test]
     fn a_cost_above_the_limit_names_the_cost_and_the_most_it_may_take() {
-        let r = Rejection {
-            limiter: Arc::from("openai"),
-            endpoint: Arc::from("https://api.test:443"),
-            reason: RejectReason::CostAboveLimit {
+        let r = Rejection::new(
+            &Arc::from("openai"),
+            &Arc::from("https://api.test:443"),
+            RejectReason::CostAboveLimit {
                 cost: u64::MAX,
                 max: 46_500,
             },
-        };
+        );
         assert_eq!(r.kind(), "cost_above_limit");
         assert_eq!(r.needed_wait(), None);
         assert_eq!(

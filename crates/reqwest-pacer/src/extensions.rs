@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// Sends this request through the named limiter instead of the middleware's default.
 ///
@@ -75,6 +76,122 @@ impl QuotaExhausted {
     }
 }
 
+/// This request's own `MaxWait`, instead of the limiter's: the longest each attempt may wait
+/// before it is sent (for a server-ordered stop, a window, a proactive delay and the queue, in
+/// one budget), shorter or longer than the limiter's. A request that would wait longer is
+/// refused without being sent, as with the limiter's `MaxWait`. It bounds the wait only, each
+/// attempt's anew; [`TotalTimeout`] bounds the whole request.
+///
+/// A cost whose debt the limiter could not repay within the limiter's own `MaxWait` is still
+/// refused: the longer wait of one request does not lengthen what its cost blocks the others.
+///
+/// ```no_run
+/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
+/// use reqwest_pacer::MaxWait;
+/// use std::time::Duration;
+/// client
+///     .get("https://api.example.com/search")
+///     .with_extension(MaxWait(Duration::from_secs(2)))
+///     .send()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MaxWait(pub Duration);
+
+/// The most the whole request may take in the middleware, from the moment it enters it: every
+/// wait, every send and every retry. The middleware waits only while the time is not up (a wait
+/// that would end after it is refused at once, [`RejectReason::PastTimeout`](crate::RejectReason::PastTimeout)),
+/// and bounds each send with the time left; a send still running then is abandoned with
+/// [`PacerError::TimedOut`](crate::PacerError::TimedOut).
+///
+/// reqwest's own `RequestBuilder::timeout` (and `ClientBuilder::timeout`) starts inside the send,
+/// below every middleware: Pacer's wait comes on top of it, so with a `MaxWait` of 30 s a 5 s
+/// reqwest timeout can take 35 s. Use `TotalTimeout` for a bound on what the caller waits.
+///
+/// ```no_run
+/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
+/// use reqwest_pacer::TotalTimeout;
+/// use std::time::Duration;
+/// client
+///     .get("https://api.example.com/search")
+///     .with_extension(TotalTimeout(Duration::from_secs(5)))
+///     .send()
+///     .await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TotalTimeout(pub Duration);
+
+/// What Pacer did with a request: on every response the middleware hands on (read it with
+/// [`PacerResponseExt::paced`]) and on a refusal ([`Rejection::paced`](crate::Rejection::paced)).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Paced {
+    pub(crate) limiter: Arc<str>,
+    pub(crate) endpoint: Arc<str>,
+    pub(crate) waited: Duration,
+    pub(crate) attempts: u32,
+    pub(crate) rate: f64,
+}
+
+impl Paced {
+    pub(crate) fn new(limiter: &Arc<str>, endpoint: &Arc<str>) -> Self {
+        Paced {
+            limiter: Arc::clone(limiter),
+            endpoint: Arc::clone(endpoint),
+            waited: Duration::ZERO,
+            attempts: 0,
+            rate: 0.0,
+        }
+    }
+
+    /// The limiter the request went through.
+    #[must_use]
+    pub fn limiter(&self) -> &str {
+        &self.limiter
+    }
+
+    /// The request's endpoint key.
+    #[must_use]
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// How long it waited before its sends, all attempts together (and, refused, until the
+    /// refusal).
+    #[must_use]
+    pub fn waited(&self) -> Duration {
+        self.waited
+    }
+
+    /// How many times it was sent: 1 unless a throttle was retried; 0 for a refusal.
+    #[must_use]
+    pub fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The endpoint's adaptive rate when it was last sent (or refused), in units per minute for
+    /// this process.
+    #[must_use]
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+}
+
+/// The rate compares by its bits: it is never NaN.
+impl PartialEq for Paced {
+    fn eq(&self, other: &Self) -> bool {
+        self.limiter == other.limiter
+            && self.endpoint == other.endpoint
+            && self.waited == other.waited
+            && self.attempts == other.attempts
+            && self.rate.to_bits() == other.rate.to_bits()
+    }
+}
+
+impl Eq for Paced {}
+
 /// What the middleware learned of a response it handed on.
 ///
 /// ```no_run
@@ -91,6 +208,20 @@ pub trait PacerResponseExt {
     /// The mark of a response whose body says the account is out of credit, if it has one.
     fn quota_exhausted(&self) -> Option<&QuotaExhausted>;
 
+    /// What Pacer did with the request: its wait, attempts, limiter, endpoint key and rate.
+    /// `None` for a request of 0 units (not paced) or one that did not go through Pacer.
+    ///
+    /// ```no_run
+    /// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
+    /// use reqwest_pacer::PacerResponseExt;
+    /// let response = client.get("https://api.example.com/orders").send().await?;
+    /// if let Some(paced) = response.paced() {
+    ///     println!("waited {:?} over {} attempt(s)", paced.waited(), paced.attempts());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    fn paced(&self) -> Option<&Paced>;
+
     /// True if the response says the account is out of credit.
     fn is_quota_exhausted(&self) -> bool {
         self.quota_exhausted().is_some()
@@ -100,6 +231,10 @@ pub trait PacerResponseExt {
 impl PacerResponseExt for reqwest::Response {
     fn quota_exhausted(&self) -> Option<&QuotaExhausted> {
         self.extensions().get::<QuotaExhausted>()
+    }
+
+    fn paced(&self) -> Option<&Paced> {
+        self.extensions().get::<Paced>()
     }
 }
 

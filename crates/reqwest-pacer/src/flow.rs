@@ -7,12 +7,12 @@ use crate::named::Named;
 use crate::unit_quota;
 use crate::window_wait::{KeyedWindow, WindowAnswer};
 use crate::{
-    BodyVerdict, Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, QuotaExhausted,
-    TokenCost, UseLimiter,
+    BodyVerdict, Cost, EndpointKey, LimiterConfig, MaxWait, Paced, PacerError, PacerMiddleware,
+    QuotaExhausted, TokenCost, TotalTimeout, UseLimiter,
 };
 use http::Extensions;
 use pacer_core::{
-    Feedback, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
+    Feedback, Priority, RateLimitInfo, ServerQuota, Signal, StopCause, ThrottlingContext, Timestamp,
 };
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
@@ -91,6 +91,12 @@ impl Middleware for PacerMiddleware {
             Some(t) => Some(t.0),
             None => config.estimate_tokens(&req),
         };
+        // The request's own limits: one lookup each.
+        let max_wait = extensions.get::<MaxWait>().map(|m| m.0);
+        let priority = extensions.get::<Priority>().copied().unwrap_or_default();
+        let timeout = extensions
+            .get::<TotalTimeout>()
+            .map(|t| (now.saturating_add(t.0), t.0));
         let request = Request {
             named,
             config,
@@ -98,6 +104,9 @@ impl Middleware for PacerMiddleware {
             units,
             tokens,
             attempt_sent: AtomicU64::new(0),
+            max_wait,
+            priority,
+            timeout,
         };
         Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
@@ -146,6 +155,12 @@ struct Request<'a> {
     tokens: Option<u64>,
     /// The number under which the last attempt's tokens are in flight (0: none).
     attempt_sent: AtomicU64,
+    /// The request's own [`MaxWait`], if any.
+    max_wait: Option<Duration>,
+    /// Its lane in the adaptive limiter's queue.
+    priority: Priority,
+    /// When its [`TotalTimeout`] ends, and the timeout.
+    timeout: Option<(Timestamp, Duration)>,
 }
 
 impl Drop for Request<'_> {
@@ -185,6 +200,8 @@ impl<'a> Request<'a> {
             let max_attempts = config.options.max_attempts.max(1);
             let mut attempt = 1;
             let mut last: Option<Response> = None;
+            // What the caller is told: the waits of all attempts, the rate at the last send.
+            let mut paced = Paced::new(&named.name, &self.endpoint.key);
             loop {
                 let retry_copy = if attempt < max_attempts {
                     req.try_clone()
@@ -200,8 +217,14 @@ impl<'a> Request<'a> {
                 };
                 let sent_at = match waited {
                     Ok(sent_at) => sent_at,
-                    Err(error) => {
-                        if let PacerError::Rejected(rejection) = &error {
+                    Err(mut error) => {
+                        paced.waited += named.clock.now() - start;
+                        paced.rate = limiter.rate();
+                        if let PacerError::Rejected(rejection) = &mut error {
+                            *rejection.paced = Paced {
+                                attempts: 0,
+                                ..paced.clone()
+                            };
                             named.metrics.rejected(rejection.kind());
                             tracing::info!(
                                 reason = rejection.kind(),
@@ -215,14 +238,39 @@ impl<'a> Request<'a> {
                         }
                         // A retry that cannot be sent gives the caller the server's last answer.
                         return match last {
-                            Some(response) => Ok(response),
+                            Some(response) => Ok(mark(response, paced)),
                             None => Err(Error::middleware(error)),
                         };
                     }
                 };
                 drop(last.take());
-                // 4. Send.
-                let failed = match next.clone().run(req, extensions).await {
+                paced.waited += sent_at - start;
+                paced.attempts = attempt;
+                paced.rate = limiter.rate();
+                // 4. Send (within the request's TotalTimeout, if it has one).
+                let sending = next.clone().run(req, extensions);
+                let sent = match self.timeout {
+                    None => sending.await,
+                    Some((end, timeout)) => {
+                        let left = end - named.clock.now();
+                        match Box::pin(tokio::time::timeout(left, sending)).await {
+                            Ok(sent) => sent,
+                            Err(_) => {
+                                let _ = limiter.on_response(Feedback {
+                                    units,
+                                    sent_at,
+                                    signal: Signal::Neutral,
+                                });
+                                tracing::info!(attempt, "request timed out (TotalTimeout)");
+                                return Err(Error::middleware(PacerError::TimedOut {
+                                    paced,
+                                    timeout,
+                                }));
+                            }
+                        }
+                    }
+                };
+                let failed = match sent {
                     // The response waits in `last` (free since the send, and kept across every
                     // await anyway) while a 429's body is read: any other way, every request's
                     // future would hold room for a second response.
@@ -258,7 +306,7 @@ impl<'a> Request<'a> {
                 });
                 named.record(&changes);
                 if !matches!(signal, Signal::Throttled { .. }) {
-                    return result;
+                    return result.map(|r| mark(r, paced));
                 }
                 named.metrics.throttled();
                 // 7. Retry a throttled request whose body can be sent again, unless the server
@@ -270,7 +318,7 @@ impl<'a> Request<'a> {
                             status = response.status().as_u16(),
                             "throttled, not retried: the server said not to"
                         );
-                        return Ok(response);
+                        return Ok(mark(response, paced));
                     }
                     (Ok(response), Some(copy)) => {
                         tracing::debug!(
@@ -282,11 +330,17 @@ impl<'a> Request<'a> {
                         req = copy;
                         attempt += 1;
                     }
-                    (result, _) => return result,
+                    (result, _) => return result.map(|r| mark(r, paced)),
                 }
             }
         }
     }
+}
+
+/// Gives the caller what Pacer did, in the response's extensions.
+fn mark(mut response: Response, paced: Paced) -> Response {
+    response.extensions_mut().insert(paced);
+    response
 }
 
 /// Step 5 for a 429 with a JSON body: shows the classifier the body's first bytes
@@ -420,13 +474,14 @@ impl Request<'_> {
         let (key, limiter) = (&*endpoint.key, &endpoint.limiter);
         let clock = &named.clock;
         let options = &config.options;
-        let max_wait = options.max_wait;
+        let max_wait = self.max_wait.unwrap_or(options.max_wait);
         let instance_count = named.instance_count(config);
         let _waiting = named.waiting();
-        let refuse = |reason| Rejection {
-            limiter: Arc::clone(&named.name),
-            endpoint: Arc::clone(&endpoint.key),
-            reason,
+        let refuse = |reason| Rejection::new(&named.name, &endpoint.key, reason);
+        let past_timeout = |cause| {
+            self.timeout.map(|(_, timeout)| {
+                PacerError::Rejected(refuse(RejectReason::PastTimeout { cause, timeout }))
+            })
         };
         let too_long = |cause, needed| {
             PacerError::Rejected(refuse(RejectReason::WaitTooLong {
@@ -440,6 +495,11 @@ impl Request<'_> {
             let needed = (clock.now() - start) + wait;
             if needed > max_wait {
                 return Err(too_long(cause, needed));
+            }
+            if let Some((end, _)) = self.timeout
+                && clock.now().saturating_add(wait) > end
+            {
+                return Err(past_timeout(cause).expect("a timeout"));
             }
             if !wait.is_zero() {
                 clock.sleep_until(clock.now() + wait).await;
@@ -499,13 +559,23 @@ impl Request<'_> {
             );
             sleep(delay, cause).await?;
         }
-        // The adaptive limiter's queue, with what is left of the budget.
-        let waited = clock.now() - start;
+        // The adaptive limiter's queue, in the request's lane, with what is left of the budget
+        // (and of the TotalTimeout).
+        let now = clock.now();
+        let waited = now - start;
+        let left = max_wait.saturating_sub(waited);
+        let timeout_left = self.timeout.map(|(end, _)| end - now);
         let _permit = limiter
-            .acquire_within(units, max_wait.saturating_sub(waited))
+            .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
+            .priority(self.priority)
             .await
-            .map_err(|r| {
-                PacerError::Rejected(refuse(Rejection::queue_reason(&r, waited, max_wait)))
+            .map_err(|r| match (&r, timeout_left) {
+                (pacer_core::Rejected::WaitTooLong { needed, .. }, Some(t))
+                    if t < left && *needed <= left =>
+                {
+                    past_timeout(WaitCause::Queue).expect("a timeout")
+                }
+                _ => PacerError::Rejected(refuse(Rejection::queue_reason(&r, waited, max_wait))),
             })?;
         // Take the windows' units; if another process took them meanwhile, wait again.
         for w in windows {

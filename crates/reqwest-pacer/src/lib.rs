@@ -23,10 +23,17 @@
 //!    `Retry-After`, capped by `MaxRetryAfter`; or nothing remaining until the reset); else the
 //!    proactive throttling algorithm's delay; the quotas the server reports in tokens, for the
 //!    request's [`TokenCost`] (or the limiter's token estimator); then the adaptive limiter's
-//!    FIFO queue for the units.
+//!    queue for the units, in the request's [`Priority`] lane (interactive requests before
+//!    batch work, one batch grant after at most [`INTERACTIVE_PER_BATCH`] interactive ones in
+//!    a row). A [`MaxWait`] extension replaces the limiter's `MaxWait` for the request.
 //!    A request that would wait longer, or finds the queue at `QueueLimit`, is refused **without
 //!    being sent**, with a [`PacerError::Rejected`] that says which limit and the wait it needed.
-//! 4. **Send** with `next.run`.
+//!    A [`TotalTimeout`] extension bounds the whole request (every wait, send and retry):
+//!    a wait that would outlast it is refused at once ([`RejectReason::PastTimeout`]).
+//! 4. **Send** with `next.run`, within what is left of the request's [`TotalTimeout`], if it has
+//!    one ([`PacerError::TimedOut`]). reqwest's own `.timeout()` starts inside the send, so
+//!    Pacer's wait comes on top of it: with the default `MaxWait` of 30 s a 5 s reqwest timeout
+//!    can take 35 s.
 //! 5. **Classify** the response with the limiter's [`ThrottleClassifier`]: throttled (429; 503 or
 //!    403 with `Retry-After`; 403 with nothing remaining), success, or neutral. Not every 429 is
 //!    a throttle: the classifier sees the first [`BODY_LIMIT`] bytes of a 429 with a JSON body,
@@ -40,6 +47,10 @@
 //!    back to step 3, so each attempt waits for its units again. Otherwise, and after the last
 //!    attempt, the caller gets the server's last response unchanged. A request with a streaming
 //!    body is never sent twice.
+//! 8. **Say what happened.** The response handed on carries a [`Paced`] in its extensions
+//!    ([`PacerResponseExt::paced`]): the time waited over all attempts, the attempts, the
+//!    limiter, the endpoint key and the rate at the last send; a refusal carries the same
+//!    ([`Rejection::paced`]).
 //!
 //! # With other retries
 //!
@@ -57,9 +68,10 @@
 //! (`rate`, `previous_rate`, `reason`), a pause, and a refusal (`reason`, `needed_wait_ms`).
 //! With the `metrics` feature (on by default) the counters, gauges and histogram below go
 //! through the `metrics` facade, labelled with the limiter's name only (and a refusal's
-//! `reason`), so no URL can multiply the series. A limiter registers its handles on its first
-//! request: install the recorder before that. [`PacerMiddleware::state`] reads a limiter's state
-//! from code.
+//! `reason`), so no URL can multiply the series. The handles are kept with the recorder they were
+//! registered with and registered again when another recorder is in force, so a recorder
+//! installed after the first request sees what follows. [`PacerMiddleware::state`] reads a
+//! limiter's state from code.
 //!
 //! # Metrics
 //!
@@ -94,9 +106,13 @@ pub use classify::{
 pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
-pub use extensions::{Cost, EndpointKey, PacerResponseExt, QuotaExhausted, TokenCost, UseLimiter};
+pub use extensions::{
+    Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
+    UseLimiter,
+};
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
 };
+pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use window::{DEFAULT_FRAMES, StoreFailure, StrictWindow, WindowKeyFn};

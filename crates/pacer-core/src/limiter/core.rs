@@ -4,7 +4,9 @@ use super::accepted::AcceptedMeter;
 use super::bucket::Bucket;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
-use super::{Acquired, Changes, LimiterOptions, RateChange, RateChangeReason, Rejected, Ticket};
+use super::{
+    Acquired, Changes, LimiterOptions, Priority, RateChange, RateChangeReason, Rejected, Ticket,
+};
 use crate::Timestamp;
 use crate::controller::{RateController, RateControllerState};
 use crate::validation::InvalidOptions;
@@ -26,8 +28,9 @@ use std::time::Duration;
 ///    request already waiting and after any pause. If `QueueLimit` requests wait already, or the
 ///    wait is longer than it may wait, it is refused now, having taken nothing. Otherwise it joins
 ///    the queue and the `waited` flag is set.
-/// 5. Waiting requests get their units in arrival order ([`pop_ready`](Self::pop_ready)) once no
-///    pause is on and the bucket holds what the first one needs.
+/// 5. Waiting requests get their units in arrival order within their [`Priority`] lane
+///    ([`pop_ready`](Self::pop_ready)) once no pause is on and the bucket holds what the first
+///    one needs.
 ///
 /// A cut or a pause can push a queued request's estimate past its deadline; such requests are
 /// refused at that moment (in [`Changes::rejected`]) rather than left to time out.
@@ -129,7 +132,24 @@ impl LimiterCore {
         max_wait: Duration,
         now: Timestamp,
     ) -> Result<Acquired, Rejected> {
-        let needed = match self.try_take(units, now) {
+        self.acquire_with_priority(units, max_wait, Priority::Interactive, now)
+    }
+
+    /// Like [`acquire_within`](Self::acquire_within), in the queue's `priority` lane: its wait is
+    /// estimated at its place in the order the lanes are served in ([`Priority`]).
+    ///
+    /// An interactive request can push batch requests queued before it past the time they may
+    /// wait; [`Limiter`](super::Limiter) refuses those at once. A caller of the core that queues
+    /// interactive requests while batch requests wait does the same by calling
+    /// [`refuse_unreachable`](Self::refuse_unreachable).
+    pub fn acquire_with_priority(
+        &mut self,
+        units: u64,
+        max_wait: Duration,
+        priority: Priority,
+        now: Timestamp,
+    ) -> Result<Acquired, Rejected> {
+        let mut needed = match self.try_take(units, now) {
             Ok(()) => return Ok(Acquired::Now),
             Err(needed) => needed,
         };
@@ -151,13 +171,23 @@ impl LimiterCore {
                 limit: self.options.queue_limit,
             });
         }
+        if priority != Priority::Interactive || self.queue.has_batch() {
+            // The lanes change the order: the wait is that of its place in the order served.
+            let units_f = units as f64;
+            let ahead = self.queue.units_ahead_of_new(priority);
+            needed = self.estimate(ahead, units_f, now) - now;
+            if !self.repayable(units_f) {
+                needed = needed.saturating_add(self.debt_wait(units_f));
+            }
+        }
         if needed > max_wait {
             self.stats.rejected_wait += 1;
             return Err(Rejected::WaitTooLong { needed, max_wait });
         }
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
-        self.queue.push(ticket, units as f64, now, now + max_wait);
+        self.queue
+            .push(ticket, units as f64, priority, now, now + max_wait);
         self.waited = true;
         Ok(Acquired::Queued {
             ticket,
@@ -281,6 +311,12 @@ impl LimiterCore {
         self.stats.refunded(units as f64);
     }
 
+    /// Whether a [`Priority::Batch`] request is waiting.
+    #[must_use]
+    pub fn has_batch_waiting(&self) -> bool {
+        self.queue.has_batch()
+    }
+
     /// Whether `ticket` is still waiting.
     #[must_use]
     pub fn is_waiting(&self, ticket: Ticket) -> bool {
@@ -301,6 +337,16 @@ impl LimiterCore {
         let start = now.max(self.pause_until);
         self.bucket
             .time_to_reach(start, ahead + self.bucket.need(units))
+    }
+
+    /// Refuses every waiting request that can no longer get its units before the time it may
+    /// wait ends, at the current rate and in the order the queue serves: after
+    /// [`acquire_with_priority`](Self::acquire_with_priority) put an interactive request ahead
+    /// of batch requests. Cuts and pauses do it themselves.
+    pub fn refuse_unreachable(&mut self, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        self.reject_unreachable(now, &mut changes);
+        changes
     }
 
     /// Refuses every waiting request that can no longer get its units before its deadline, or

@@ -16,7 +16,7 @@ mod snapshot;
 pub use self::core::LimiterCore;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
 pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Rejected, Signal};
-pub use queue::Ticket;
+pub use queue::{INTERACTIVE_PER_BATCH, Priority, Ticket};
 pub use server::ServerQuota;
 pub use shell::{Acquire, Limiter, LimiterBuilder, Permit};
 pub use snapshot::{LimiterSnapshot, LimiterStats};

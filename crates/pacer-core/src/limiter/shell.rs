@@ -1,8 +1,8 @@
 //! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
 
 use super::{
-    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason,
-    Rejected, ServerQuota, Ticket,
+    Acquired, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, Priority,
+    RateChangeReason, Rejected, ServerQuota, Ticket,
 };
 use crate::controller::RateController;
 use crate::validation::{InvalidOption, InvalidOptions};
@@ -19,7 +19,8 @@ use std::time::Duration;
 
 /// An adaptive limiter for async code. Cheap to clone: clones share one limiter.
 ///
-/// [`acquire`](Limiter::acquire) waits for units in FIFO order; [`on_response`](Limiter::on_response)
+/// [`acquire`](Limiter::acquire) waits for units in FIFO order within its [`Priority`] lane
+/// ([`Acquire::priority`]); [`on_response`](Limiter::on_response)
 /// feeds each response back so the rate adapts. Waiting futures wake when their units are there,
 /// when the rate is raised, and when a cut or a pause means they cannot be served in time (they
 /// are then refused). Dropping a waiting future frees its place in the queue, and gives back the
@@ -422,6 +423,7 @@ pub struct Acquire<'a> {
     units: u64,
     /// `None`: the limiter's `MaxWait`.
     max_wait: Option<Duration>,
+    priority: Priority,
     step: Step,
     sleep: Option<(Timestamp, Sleep)>,
 }
@@ -446,9 +448,27 @@ impl<'a> Acquire<'a> {
             limiter,
             units,
             max_wait,
+            priority: Priority::Interactive,
             step: Step::Start,
             sleep: None,
         }
+    }
+
+    /// Waits in the queue's `priority` lane (default [`Priority::Interactive`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use pacer_core::{Limiter, LimiterOptions, Priority};
+    ///
+    /// let limiter = Limiter::new(LimiterOptions::default()).unwrap();
+    /// let permit = limiter.acquire(1).priority(Priority::Batch).await.unwrap();
+    /// # let _ = permit;
+    /// # }
+    /// ```
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
     }
 }
 
@@ -483,7 +503,9 @@ impl Future for Acquire<'_> {
                 Step::Waiting(ticket) => ticket,
                 Step::Start => {
                     let max_wait = this.max_wait.unwrap_or(st.core.options().max_wait);
-                    let acquired = st.core.acquire_within(this.units, max_wait, now);
+                    let acquired =
+                        st.core
+                            .acquire_with_priority(this.units, max_wait, this.priority, now);
                     match acquired {
                         Ok(Acquired::Now) => {
                             this.step = Step::Done;
@@ -511,6 +533,12 @@ impl Future for Acquire<'_> {
                                 },
                             );
                             this.step = Step::Waiting(ticket);
+                            if this.priority == Priority::Interactive && st.core.has_batch_waiting()
+                            {
+                                // It may have pushed batch requests past their time.
+                                let changes = st.core.refuse_unreachable(now);
+                                st.settle(&changes, now, Some(ticket), &mut wake);
+                            }
                             ticket
                         }
                     }

@@ -312,3 +312,47 @@ async fn the_server_s_numbers_set_the_rate_and_wake_a_waiter_sooner() {
         "at 20 units/s"
     );
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn an_interactive_waiter_is_served_before_a_batch_waiter_queued_earlier() {
+    let clock = ManualClock::new();
+    let l = limiter(options(), &clock);
+    drain(&l);
+    let batch = tokio::spawn(l.acquire_owned(1).priority(Priority::Batch));
+    settle().await;
+    let interactive = tokio::spawn(l.acquire_owned(1));
+    settle().await;
+    assert_eq!(l.queue_len(), 2);
+    clock.advance(Duration::from_millis(100));
+    settle().await;
+    assert!(interactive.is_finished());
+    assert!(!batch.is_finished());
+    clock.advance(Duration::from_millis(100));
+    let permit = batch.await.unwrap().unwrap();
+    assert_eq!(permit.waited(), Duration::from_millis(200));
+    assert_eq!(l.waiting_slots(), 0);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_batch_waiter_pushed_past_its_time_is_refused_when_the_interactive_request_arrives() {
+    let clock = ManualClock::new();
+    let l = limiter(options(), &clock);
+    drain(&l);
+    let batch = tokio::spawn(
+        l.acquire_owned_within(1, Duration::from_millis(250))
+            .priority(Priority::Batch),
+    );
+    settle().await;
+    let first = tokio::spawn(l.acquire_owned(1));
+    settle().await;
+    assert!(!batch.is_finished(), "granted at 200 ms, within its 250 ms");
+    let _second = tokio::spawn(l.acquire_owned(1));
+    settle().await;
+    assert!(batch.is_finished());
+    assert!(matches!(
+        batch.await.unwrap(),
+        Err(Rejected::WaitTooLong { .. })
+    ));
+    clock.advance(Duration::from_millis(100));
+    assert!(first.await.unwrap().is_ok());
+}

@@ -15,6 +15,7 @@ mod hostile;
 mod live_updates;
 mod load;
 mod observability;
+mod per_request;
 mod real_servers;
 mod rejection;
 mod retry_after;

@@ -190,3 +190,36 @@ async fn no_secret_reaches_the_logs() {
         );
     }
 }
+
+#[tokio::test]
+async fn metrics_reach_a_recorder_installed_after_the_first_request() {
+    let server = answering_ok().await;
+    let pacer = PacerMiddleware::builder()
+        .limiter("late", LimiterConfig::new(generous()))
+        .build()
+        .unwrap();
+    let client = client(&pacer);
+    client.get(server.uri()).send().await.unwrap();
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _recording = metrics::set_default_local_recorder(&recorder);
+    client.get(server.uri()).send().await.unwrap();
+    client.get(server.uri()).send().await.unwrap();
+
+    let units: u64 = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name() == "pacer_units_total")
+        .filter(|(key, ..)| key.key().labels().any(|l| l.value() == "late"))
+        .map(|(.., value)| match value {
+            DebugValue::Counter(c) => c,
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(
+        units, 2,
+        "the two requests sent after the recorder was installed"
+    );
+}

@@ -4,6 +4,7 @@
 
 mod cost;
 mod feedback;
+mod priority;
 mod queue;
 
 use super::*;
