@@ -93,20 +93,27 @@ impl Middleware for PacerMiddleware {
         };
         // The request's own limits: one lookup each.
         let max_wait = extensions.get::<MaxWait>().map(|m| m.0);
-        let priority = extensions.get::<Priority>().copied().unwrap_or_default();
+        let priority = extensions.get::<Priority>().copied();
         let timeout = extensions
             .get::<TotalTimeout>()
             .map(|t| (now.saturating_add(t.0), t.0));
+        let own =
+            (tokens.is_some() || max_wait.is_some() || priority.is_some() || timeout.is_some())
+                .then(|| {
+                    Box::new(OwnLimits {
+                        tokens,
+                        attempt_sent: AtomicU64::new(0),
+                        max_wait,
+                        priority: priority.unwrap_or_default(),
+                        timeout,
+                    })
+                });
         let request = Request {
             named,
             config,
             endpoint,
             units,
-            tokens,
-            attempt_sent: AtomicU64::new(0),
-            max_wait,
-            priority,
-            timeout,
+            own,
         };
         Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
@@ -151,11 +158,19 @@ struct Request<'a> {
     config: Arc<LimiterConfig>,
     endpoint: Arc<Endpoint>,
     units: u64,
+    /// The request's own limits, when it set any (boxed: most requests set none, and every
+    /// request's future holds this struct).
+    own: Option<Box<OwnLimits>>,
+}
+
+/// What a request brings of its own: its cost in tokens, and the limits it set with extensions.
+#[derive(Debug, Default)]
+struct OwnLimits {
     /// The request's cost in tokens, if known (for the quotas in tokens).
     tokens: Option<u64>,
     /// The number under which the last attempt's tokens are in flight (0: none).
     attempt_sent: AtomicU64,
-    /// The request's own [`MaxWait`], if any.
+    /// Its own [`MaxWait`], if any.
     max_wait: Option<Duration>,
     /// Its lane in the adaptive limiter's queue.
     priority: Priority,
@@ -165,7 +180,9 @@ struct Request<'a> {
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
-        unit_quota::landed(&self.endpoint, *self.attempt_sent.get_mut());
+        if let Some(own) = &mut self.own {
+            unit_quota::landed(&self.endpoint, *own.attempt_sent.get_mut());
+        }
     }
 }
 
@@ -200,8 +217,10 @@ impl<'a> Request<'a> {
             let max_attempts = config.options.max_attempts.max(1);
             let mut attempt = 1;
             let mut last: Option<Response> = None;
-            // What the caller is told: the waits of all attempts, the rate at the last send.
-            let mut paced = Paced::new(&named.name, &self.endpoint.key);
+            // What the caller is told (`Paced`, built at the end: its names are not kept across
+            // the awaits): the waits of all attempts, the rate at the last send.
+            let mut waited_in_all = Duration::ZERO;
+            let mut rate;
             loop {
                 let retry_copy = if attempt < max_attempts {
                     req.try_clone()
@@ -218,13 +237,10 @@ impl<'a> Request<'a> {
                 let sent_at = match waited {
                     Ok(sent_at) => sent_at,
                     Err(mut error) => {
-                        paced.waited += named.clock.now() - start;
-                        paced.rate = limiter.rate();
+                        waited_in_all += named.clock.now() - start;
+                        rate = limiter.rate();
                         if let PacerError::Rejected(rejection) = &mut error {
-                            *rejection.paced = Paced {
-                                attempts: 0,
-                                ..paced.clone()
-                            };
+                            *rejection.paced = self.paced(0, waited_in_all, rate);
                             named.metrics.rejected(rejection.kind());
                             tracing::info!(
                                 reason = rejection.kind(),
@@ -238,39 +254,33 @@ impl<'a> Request<'a> {
                         }
                         // A retry that cannot be sent gives the caller the server's last answer.
                         return match last {
-                            Some(response) => Ok(mark(response, paced)),
+                            Some(response) => {
+                                Ok(mark(response, self.paced(attempt - 1, waited_in_all, rate)))
+                            }
                             None => Err(Error::middleware(error)),
                         };
                     }
                 };
                 drop(last.take());
-                paced.waited += sent_at - start;
-                paced.attempts = attempt;
-                paced.rate = limiter.rate();
-                // 4. Send (within the request's TotalTimeout, if it has one).
-                let sending = next.clone().run(req, extensions);
-                let sent = match self.timeout {
-                    None => sending.await,
-                    Some((end, timeout)) => {
-                        let left = end - named.clock.now();
-                        match Box::pin(tokio::time::timeout(left, sending)).await {
+                waited_in_all += sent_at - start;
+                rate = limiter.rate();
+                // 4. Send (within the request's TotalTimeout, if it has one: a timed-out send
+                // comes back as the `TimedOut` error, neutral to the rate).
+                let mut sending = next.clone().run(req, extensions);
+                if let Some((end, timeout)) = self.timeout() {
+                    let left = end - named.clock.now();
+                    let paced = self.paced(attempt, waited_in_all, rate);
+                    sending = Box::pin(async move {
+                        match tokio::time::timeout(left, sending).await {
                             Ok(sent) => sent,
                             Err(_) => {
-                                let _ = limiter.on_response(Feedback {
-                                    units,
-                                    sent_at,
-                                    signal: Signal::Neutral,
-                                });
                                 tracing::info!(attempt, "request timed out (TotalTimeout)");
-                                return Err(Error::middleware(PacerError::TimedOut {
-                                    paced,
-                                    timeout,
-                                }));
+                                Err(Error::middleware(PacerError::TimedOut { paced, timeout }))
                             }
                         }
-                    }
-                };
-                let failed = match sent {
+                    });
+                }
+                let failed = match sending.await {
                     // The response waits in `last` (free since the send, and kept across every
                     // await anyway) while a 429's body is read: any other way, every request's
                     // future would hold room for a second response.
@@ -306,7 +316,7 @@ impl<'a> Request<'a> {
                 });
                 named.record(&changes);
                 if !matches!(signal, Signal::Throttled { .. }) {
-                    return result.map(|r| mark(r, paced));
+                    return result.map(|r| mark(r, self.paced(attempt, waited_in_all, rate)));
                 }
                 named.metrics.throttled();
                 // 7. Retry a throttled request whose body can be sent again, unless the server
@@ -318,7 +328,7 @@ impl<'a> Request<'a> {
                             status = response.status().as_u16(),
                             "throttled, not retried: the server said not to"
                         );
-                        return Ok(mark(response, paced));
+                        return Ok(mark(response, self.paced(attempt, waited_in_all, rate)));
                     }
                     (Ok(response), Some(copy)) => {
                         tracing::debug!(
@@ -330,10 +340,46 @@ impl<'a> Request<'a> {
                         req = copy;
                         attempt += 1;
                     }
-                    (result, _) => return result.map(|r| mark(r, paced)),
+                    (result, _) => {
+                        return result.map(|r| mark(r, self.paced(attempt, waited_in_all, rate)));
+                    }
                 }
             }
         }
+    }
+}
+
+impl Request<'_> {
+    /// The request's cost in tokens, if known.
+    fn tokens(&self) -> Option<u64> {
+        self.own.as_ref().and_then(|o| o.tokens)
+    }
+
+    /// The request's own `MaxWait`, if it set one.
+    fn max_wait(&self) -> Option<Duration> {
+        self.own.as_ref().and_then(|o| o.max_wait)
+    }
+
+    /// The request's lane in the adaptive limiter's queue.
+    fn priority(&self) -> Priority {
+        self.own
+            .as_ref()
+            .map_or_else(Priority::default, |o| o.priority)
+    }
+
+    /// When the request's `TotalTimeout` ends, and the timeout, if it set one.
+    fn timeout(&self) -> Option<(Timestamp, Duration)> {
+        self.own.as_ref().and_then(|o| o.timeout)
+    }
+
+    /// What the caller is told of this request: `attempts` sent, `waited` in all, the rate at
+    /// the last send.
+    fn paced(&self, attempts: u32, waited: Duration, rate: f64) -> Paced {
+        let mut paced = Paced::new(&self.named.name, &self.endpoint.key);
+        paced.attempts = attempts;
+        paced.waited = waited;
+        paced.rate = rate;
+        paced
     }
 }
 
@@ -474,12 +520,12 @@ impl Request<'_> {
         let (key, limiter) = (&*endpoint.key, &endpoint.limiter);
         let clock = &named.clock;
         let options = &config.options;
-        let max_wait = self.max_wait.unwrap_or(options.max_wait);
+        let max_wait = self.max_wait().unwrap_or(options.max_wait);
         let instance_count = named.instance_count(config);
         let _waiting = named.waiting();
         let refuse = |reason| Rejection::new(&named.name, &endpoint.key, reason);
         let past_timeout = |cause| {
-            self.timeout.map(|(_, timeout)| {
+            self.timeout().map(|(_, timeout)| {
                 PacerError::Rejected(refuse(RejectReason::PastTimeout { cause, timeout }))
             })
         };
@@ -496,7 +542,7 @@ impl Request<'_> {
             if needed > max_wait {
                 return Err(too_long(cause, needed));
             }
-            if let Some((end, _)) = self.timeout
+            if let Some((end, _)) = self.timeout()
                 && clock.now().saturating_add(wait) > end
             {
                 return Err(past_timeout(cause).expect("a timeout"));
@@ -520,7 +566,7 @@ impl Request<'_> {
         // a wait for its refill is capped like an exhausted stop.
         let cap = config.server_stop.max_exhausted_delay();
         let mut unit_waited = Duration::ZERO;
-        while let Some(wait) = unit_quota::wait(endpoint, self.tokens, clock.now(), &refuse)? {
+        while let Some(wait) = unit_quota::wait(endpoint, self.tokens(), clock.now(), &refuse)? {
             let wait = wait.min(cap.saturating_sub(unit_waited));
             if wait.is_zero() {
                 break;
@@ -564,10 +610,10 @@ impl Request<'_> {
         let now = clock.now();
         let waited = now - start;
         let left = max_wait.saturating_sub(waited);
-        let timeout_left = self.timeout.map(|(end, _)| end - now);
+        let timeout_left = self.timeout().map(|(end, _)| end - now);
         let _permit = limiter
             .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
-            .priority(self.priority)
+            .priority(self.priority())
             .await
             .map_err(|r| match (&r, timeout_left) {
                 (pacer_core::Rejected::WaitTooLong { needed, .. }, Some(t))
@@ -600,12 +646,15 @@ impl Request<'_> {
         }
         // Take the tokens; if concurrent requests took them meanwhile, wait again (still within
         // the exhausted-stop cap).
-        let mut attempt = self.attempt_sent.load(Ordering::Relaxed);
+        let mut attempt = self
+            .own
+            .as_ref()
+            .map_or(0, |o| o.attempt_sent.load(Ordering::Relaxed));
         loop {
             let force = unit_waited >= cap;
             let taken = unit_quota::take(
                 endpoint,
-                self.tokens,
+                self.tokens(),
                 clock.now(),
                 &mut attempt,
                 force,
@@ -625,7 +674,9 @@ impl Request<'_> {
             }
             unit_waited += wait;
         }
-        self.attempt_sent.store(attempt, Ordering::Relaxed);
+        if let Some(own) = &self.own {
+            own.attempt_sent.store(attempt, Ordering::Relaxed);
+        }
         let now = clock.now();
         if named.headers_seen() {
             named.headers.record_send(key, now);
