@@ -40,8 +40,10 @@ impl LimiterMode {
     #[must_use]
     pub fn fixed() -> Self {
         LimiterMode::adjusted("fixed", |o| {
-            o.min_units_per_minute = o.initial_units_per_minute;
-            o.max_units_per_minute = o.initial_units_per_minute;
+            let initial = o.initial_units_per_minute.unwrap_or(o.max_units_per_minute);
+            o.initial_units_per_minute = Some(initial);
+            o.min_units_per_minute = initial;
+            o.max_units_per_minute = initial;
         })
     }
 
@@ -202,7 +204,7 @@ mod tests {
                 o.initial_units_per_minute,
                 o.max_units_per_minute
             ),
-            (1500.0, 1500.0, 1500.0)
+            (1500.0, Some(1500.0), 1500.0)
         );
     }
 

@@ -56,7 +56,7 @@ async fn a_hundred_concurrent_tasks_against_one_quota_all_end_in_a_response() {
         .mount(&server)
         .await;
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 1200.0;
+    o.initial_units_per_minute = Some(1200.0);
     o.min_units_per_minute = 60.0;
     o.max_units_per_minute = 6000.0;
     o.max_wait = Duration::from_secs(60);

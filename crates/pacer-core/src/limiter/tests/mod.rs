@@ -5,6 +5,7 @@
 mod cost;
 mod feedback;
 mod queue;
+mod unthrottled;
 
 use super::*;
 use crate::controller::{RateController, RateControllerState};
@@ -23,7 +24,7 @@ fn secs(s: u64) -> Timestamp {
 /// 600 units/min = 10 units/s; a 1 s burst holds 10 units. (The shell's tests use it too.)
 pub(super) fn options() -> LimiterOptions {
     LimiterOptions {
-        initial_units_per_minute: 600.0,
+        initial_units_per_minute: Some(600.0),
         min_units_per_minute: 60.0,
         max_units_per_minute: 1200.0,
         ..LimiterOptions::default()
