@@ -300,6 +300,7 @@ mod tests {
     /// 600 units/min for 2 instances (300 each), within [60, 6000] for the budget.
     fn core(instances: u32) -> LimiterCore {
         let o = LimiterOptions {
+            controller: crate::ControllerKind::Aimd,
             initial_units_per_minute: Some(600.0),
             min_units_per_minute: 60.0,
             max_units_per_minute: 6000.0,

@@ -209,6 +209,7 @@ fn a_success_says_whether_the_controller_raised_or_lowered_the_rate() {
 fn aimd_climbs_one_share_of_the_step_per_interval_while_requests_wait() {
     // 2 instances: each climbs 60 units/min per 10 s, 720 per minute for the budget.
     let mut c = core(LimiterOptions {
+        controller: ControllerKind::Aimd,
         instance_count: 2,
         initial_units_per_minute: Some(1500.0),
         min_units_per_minute: 60.0,

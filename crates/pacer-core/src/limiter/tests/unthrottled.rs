@@ -14,6 +14,14 @@ fn send(core: &mut LimiterCore, from_ms: u64, secs: u64) -> Timestamp {
     now
 }
 
+/// The defaults with AIMD, whose cut (× 0.7) is easy to check.
+fn aimd() -> LimiterOptions {
+    LimiterOptions {
+        controller: ControllerKind::Aimd,
+        ..LimiterOptions::default()
+    }
+}
+
 #[test]
 fn the_defaults_hold_nothing_back_before_a_throttle() {
     let mut c = core(LimiterOptions::default());
@@ -72,7 +80,7 @@ fn the_pacer_controller_starts_at_or_below_the_measured_send_rate() {
 
 #[test]
 fn a_throttle_before_the_first_measurement_counts_what_was_sent() {
-    let mut c = core(LimiterOptions::default());
+    let mut c = core(aimd());
     for i in 0..20 {
         let _ = c.acquire(1, ms(i * 10));
         let _ = c.on_response(success(ms(i * 10)), ms(i * 10));
@@ -85,7 +93,7 @@ fn a_throttle_before_the_first_measurement_counts_what_was_sent() {
 
 #[test]
 fn a_throttle_on_the_first_response_starts_from_that_response_alone() {
-    let mut c = core(LimiterOptions::default());
+    let mut c = core(aimd());
     let _ = c.on_response(throttled(ms(0), Some(Duration::from_secs(1))), ms(0));
     assert!(c.is_limiting());
     // 1 unit over half a second: 120 a minute, cut by 0.7 (never below the minimum, 60).
