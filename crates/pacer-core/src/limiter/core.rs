@@ -31,6 +31,10 @@ use std::time::Duration;
 ///
 /// A cut or a pause can push a queued request's estimate past its deadline; such requests are
 /// refused at that moment (in [`Changes::rejected`]) rather than left to time out.
+///
+/// With `InitialUnitsPerMinute` unset (the default) the rate is `MaxUnitsPerMinute` until the
+/// first throttle signal, so rule 3 lets every request go; from that signal on the rate starts
+/// from the measured send rate ([`LimiterOptions::initial_units_per_minute`]).
 #[derive(Debug)]
 pub struct LimiterCore {
     pub(super) options: LimiterOptions,
