@@ -49,7 +49,7 @@ async fn contender(name: &'static str, controller: ControllerKind, headers: bool
     let api = demo_api::start(QUOTA, WINDOW, headers).await;
     let mut options = LimiterOptions::default();
     options.controller = controller;
-    options.initial_units_per_minute = 300.0;
+    options.initial_units_per_minute = Some(300.0);
     // Pacer's estimate is what the server accepted over its window.
     options.quota_window = WINDOW;
     let pacer = PacerMiddleware::builder()

@@ -21,7 +21,7 @@ async fn main() {
     let search = demo_api::start(2, Duration::from_secs(1), false).await;
 
     let mut reports = LimiterOptions::default();
-    reports.initial_units_per_minute = 120.0;
+    reports.initial_units_per_minute = Some(120.0);
     reports.min_units_per_minute = 60.0;
     reports.max_units_per_minute = 240.0;
 

@@ -17,7 +17,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 fn options() -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 6_000_000.0;
+    o.initial_units_per_minute = Some(6_000_000.0);
     o.min_units_per_minute = 600.0;
     o.max_units_per_minute = 6_000_000.0;
     o.max_wait = Duration::from_secs(30);

@@ -33,7 +33,7 @@ async fn server() -> (MockServer, Count) {
 
 fn options(instances: u32) -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 60_000.0;
+    o.initial_units_per_minute = Some(60_000.0);
     o.min_units_per_minute = 600.0;
     o.max_units_per_minute = 60_000.0;
     o.max_wait = Duration::from_secs(30);

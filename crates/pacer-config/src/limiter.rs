@@ -215,7 +215,7 @@ fn read_options(
     }
     set!("InitialUnitsPerMinute", f64, |v| o
         .initial_units_per_minute =
-        v);
+        Some(v));
     set!("MinUnitsPerMinute", f64, |v| o.min_units_per_minute = v);
     set!("MaxUnitsPerMinute", f64, |v| o.max_units_per_minute = v);
     set!("Burst", duration, |v| o.burst = v);

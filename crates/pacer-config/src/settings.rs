@@ -109,7 +109,7 @@ impl ThrottlingSettings {
 /// assert_eq!(s.endpoint_key, KeyMode::SchemeHostPort);
 /// assert_eq!(s.max_endpoints, 10_000);
 /// let config = s.to_limiter_config()?;
-/// assert_eq!(config.options().max_units_per_minute, 6000.0);
+/// assert_eq!(config.options().initial_units_per_minute, None, "unlimited until throttled");
 /// # Ok::<(), pacer_config::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq)]

@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker};
 
 fn options() -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 6e12;
+    o.initial_units_per_minute = Some(6e12);
     o.min_units_per_minute = 6e12;
     o.max_units_per_minute = 6e12;
     o

@@ -25,7 +25,7 @@ async fn main() {
     const N: usize = 1_000_000;
     let mut o = LimiterOptions::default();
     // A rate so low that nobody is served while the queue fills.
-    o.initial_units_per_minute = 1e-6;
+    o.initial_units_per_minute = Some(1e-6);
     o.min_units_per_minute = 1e-6;
     o.max_units_per_minute = 1e-6;
     o.queue_limit = N;

@@ -11,10 +11,12 @@
 //! on seed 42 and on seeds 1 to 20 (the simulator's other settings are its defaults; `--demand`
 //! sets the demand per instance), and prints
 //! the minimum, median and maximum share of the quota and 429s of each mode in each story, then,
-//! seed by seed, how often `pacer` and `headers` had at least AIMD's share and at most its 429s.
+//! seed by seed, how often `pacer` and `headers` had at least AIMD's share and at most its 429s,
+//! and `default` (the library's defaults) at least `aimd-600`'s (the defaults before the
+//! unlimited start).
 
 use pacer_sim::metrics::RunMetrics;
-use pacer_sim::{SimOptions, Story, compare, default_modes};
+use pacer_sim::{LIBRARY_DEFAULT_MODES, SimOptions, Story, compare, default_modes, mode_by_name};
 use std::collections::BTreeMap;
 
 struct Args {
@@ -83,7 +85,12 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let modes = default_modes();
+    let mut modes = default_modes();
+    modes.extend(
+        LIBRARY_DEFAULT_MODES
+            .iter()
+            .map(|n| mode_by_name(n).expect("a known mode")),
+    );
     let stories = Story::all();
     for &instances in &args.instances {
         // (story, mode) → one RunMetrics per seed, in seed order.
@@ -137,12 +144,17 @@ fn main() {
             }
         }
         let index = |name: &str| modes.iter().position(|m| m.name() == name);
-        let Some(aimd) = index("aimd") else { continue };
-        for challenger in ["pacer", "headers"] {
-            let Some(c) = index(challenger) else { continue };
+        for (challenger, against) in [
+            ("pacer", "aimd"),
+            ("headers", "aimd"),
+            ("default", "aimd-600"),
+        ] {
+            let (Some(c), Some(aimd)) = (index(challenger), index(against)) else {
+                continue;
+            };
             println!(
-                "\n{challenger} against aimd, seed by seed (share at least AIMD's and 429s at most \
-                 AIMD's / share only / 429s only):\n"
+                "\n{challenger} against {against}, seed by seed (share at least its share and 429s \
+                 at most its 429s / share only / 429s only):\n"
             );
             for (s, story) in stories.iter().enumerate() {
                 let (ours, theirs) = (&runs[&(s, c)], &runs[&(s, aimd)]);

@@ -265,7 +265,9 @@ mod tests {
         assert!(e.contains("unknown story \"mars\""), "{e}");
         let e = parse(&["--mode", "vegas"]).unwrap_err().to_string();
         assert!(
-            e.contains("expected one of none, fixed, aimd, cubic, pacer, headers"),
+            e.contains(
+                "expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600"
+            ),
             "{e}"
         );
         let e = parse(&["--format", "xml"]).unwrap_err().to_string();

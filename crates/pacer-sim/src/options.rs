@@ -27,7 +27,7 @@ pub const SIM_MAX_WAIT: Duration = Duration::from_secs(120);
 #[must_use]
 pub fn sim_limiter_defaults() -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = SIM_INITIAL_UNITS_PER_MINUTE;
+    o.initial_units_per_minute = Some(SIM_INITIAL_UNITS_PER_MINUTE);
     o.max_units_per_minute = SIM_MAX_UNITS_PER_MINUTE;
     o.queue_limit = SIM_QUEUE_LIMIT;
     o.max_wait = SIM_MAX_WAIT;

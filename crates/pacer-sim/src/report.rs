@@ -275,7 +275,7 @@ pub fn json(c: &Comparison) -> String {
             minutes: o.minutes,
             seed: o.seed,
             window_s: o.window.as_secs(),
-            initial_units_per_minute: o.limiter.initial_units_per_minute,
+            initial_units_per_minute: o.limiter.rate_at_start(),
             min_units_per_minute: o.limiter.min_units_per_minute,
             max_units_per_minute: o.limiter.max_units_per_minute,
             queue_limit: o.limiter.queue_limit,

@@ -123,7 +123,7 @@ impl Speed {
     pub fn limiter_options(self, story: &LimiterOptions) -> LimiterOptions {
         let k = self.0;
         let mut o = story.clone();
-        o.initial_units_per_minute *= k;
+        o.initial_units_per_minute = story.initial_units_per_minute.map(|r| r * k);
         o.min_units_per_minute *= k;
         o.max_units_per_minute *= k;
         o.burst = story.burst.div_f64(k);
@@ -191,7 +191,7 @@ mod tests {
     fn limiter_options_scale_rates_up_and_durations_down() {
         let story = sim_limiter_defaults();
         let o = Speed::new(10.0).unwrap().limiter_options(&story);
-        assert_eq!(o.initial_units_per_minute, 15_000.0);
+        assert_eq!(o.initial_units_per_minute, Some(15_000.0));
         assert_eq!(o.max_units_per_minute, 56_250.0);
         assert_eq!(o.min_units_per_minute, 600.0);
         assert_eq!(o.burst, Duration::from_millis(100));

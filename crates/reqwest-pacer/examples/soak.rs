@@ -67,7 +67,7 @@ async fn main() {
 
     // Start at the quota and allow ten times it, so the limiter keeps finding the limit.
     let mut options = LimiterOptions::default();
-    options.initial_units_per_minute = quota as f64 * 60.0;
+    options.initial_units_per_minute = Some(quota as f64 * 60.0);
     options.min_units_per_minute = 60.0;
     options.max_units_per_minute = quota as f64 * 600.0;
     options.max_wait = Duration::from_secs(5);

@@ -221,7 +221,7 @@ impl From<InvalidOption> for UpdateError {
 /// let mut search = LimiterOptions::default();
 /// search.min_units_per_minute = 10.0;
 /// search.max_units_per_minute = 30.0;
-/// search.initial_units_per_minute = 30.0;
+/// search.initial_units_per_minute = Some(30.0);
 /// let pacer = PacerMiddleware::builder()
 ///     .limiter("core-api", LimiterConfig::default())
 ///     .limiter("search-api", LimiterConfig::new(search))

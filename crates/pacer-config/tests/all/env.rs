@@ -157,8 +157,8 @@ fn a_limiter_only_in_the_environment() {
         .env_vars(
             "APP",
             [(
-                "APP__ADAPTIVERATELIMITING__LIMITERS__BILLING__MAXUNITSPERMINUTE",
-                "120",
+                "APP__ADAPTIVERATELIMITING__LIMITERS__BILLING__MINUNITSPERMINUTE",
+                "2000000000",
             )],
         )
         .load()
@@ -166,7 +166,7 @@ fn a_limiter_only_in_the_environment() {
     assert_eq!(
         lines(&e),
         [
-            "adaptiveratelimiting.limiters.billing.initial_units_per_minute = 600 (the default): must be between MinUnitsPerMinute (60) and MaxUnitsPerMinute (120)"
+            "adaptiveratelimiting.limiters.billing.max_units_per_minute = 1000000000 (the default): must be at least MinUnitsPerMinute (2000000000)"
         ]
     );
 }

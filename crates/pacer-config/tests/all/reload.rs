@@ -83,7 +83,7 @@ async fn a_changed_file_is_applied_to_running_limiters() {
     assert_eq!(rate(&pacer), 1200.0);
     assert_eq!(
         pacer.options("api").unwrap().initial_units_per_minute,
-        100.0
+        Some(100.0)
     );
 
     // Wider bounds: the rate stays where it is.
@@ -180,7 +180,10 @@ fn added_and_removed_limiters_need_a_restart() {
     // The whole new section of `api` applies, its unwritten keys back at their defaults.
     let o = pacer.options("api").unwrap();
     assert_eq!(o.max_units_per_minute, 5000.0);
-    assert_eq!(o.initial_units_per_minute, 600.0);
+    assert_eq!(
+        o.initial_units_per_minute, None,
+        "unwritten: unlimited until throttled"
+    );
 }
 
 #[test]

@@ -51,7 +51,7 @@ fn every_value_of_the_samples_is_read() {
             o.min_units_per_minute,
             o.max_units_per_minute
         ),
-        (600.0, 60.0, 1200.0)
+        (Some(600.0), 60.0, 1200.0)
     );
     assert_eq!(o.decrease_cooldown, Duration::from_secs(5));
     assert_eq!(o.aimd.increase_step, 60.0);

@@ -50,12 +50,12 @@ fn every_rule_of_the_adaptive_options() {
             "MaxUnitsPerMinute = 30: must be at least MinUnitsPerMinute (100)",
         ),
         (
-            r#"{ "InitialUnitsPerMinute": 10000 }"#,
+            r#"{ "InitialUnitsPerMinute": 10000, "MaxUnitsPerMinute": 6000 }"#,
             "InitialUnitsPerMinute = 10000: must be between MinUnitsPerMinute (60) and MaxUnitsPerMinute (6000)",
         ),
         (
-            r#"{ "MaxUnitsPerMinute": 500 }"#,
-            "InitialUnitsPerMinute = 600 (the default): must be between MinUnitsPerMinute (60) and MaxUnitsPerMinute (500)",
+            r#"{ "MinUnitsPerMinute": 2000000000 }"#,
+            "MaxUnitsPerMinute = 1000000000 (the default): must be at least MinUnitsPerMinute (2000000000)",
         ),
         (
             r#"{ "Burst": "00:00:00" }"#,
@@ -250,13 +250,13 @@ fn snake_case_files_get_snake_case_paths() {
     );
     // An option that was not given is named in the file's style, with the value in force.
     let e = toml(
-        "[adaptive_rate_limiting.limiters.orders-api]\nmax_units_per_minute = 500\naimd = { increase_step = 0 }\n",
+        "[adaptive_rate_limiting.limiters.orders-api]\nmin_units_per_minute = 2000000000\naimd = { increase_step = 0 }\n",
     )
     .unwrap_err();
     assert_eq!(
         lines(&e),
         [
-            "adaptive_rate_limiting.limiters.orders-api.initial_units_per_minute = 600 (the default): must be between MinUnitsPerMinute (60) and MaxUnitsPerMinute (500)",
+            "adaptive_rate_limiting.limiters.orders-api.max_units_per_minute = 1000000000 (the default): must be at least MinUnitsPerMinute (2000000000)",
             "adaptive_rate_limiting.limiters.orders-api.aimd.increase_step = 0: must be greater than 0",
         ]
     );

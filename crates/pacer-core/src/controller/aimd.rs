@@ -39,7 +39,7 @@ impl AimdOptions {
     }
 }
 
-/// The AIMD controller, the default.
+/// The AIMD controller (`Controller = "Aimd"`).
 ///
 /// - On a throttle, the rate is multiplied by `DecreaseFactor` (0.7), down to the minimum.
 /// - On a success, if `IncreaseInterval` (10 s) has passed since the last change and requests had

@@ -34,6 +34,10 @@ use std::time::Duration;
 ///
 /// A cut or a pause can push a queued request's estimate past its deadline; such requests are
 /// refused at that moment (in [`Changes::rejected`]) rather than left to time out.
+///
+/// With `InitialUnitsPerMinute` unset (the default) the rate is `MaxUnitsPerMinute` until the
+/// first throttle signal, so rule 3 lets every request go; from that signal on the rate starts
+/// from the measured send rate ([`LimiterOptions::initial_units_per_minute`]).
 #[derive(Debug)]
 pub struct LimiterCore {
     pub(super) options: LimiterOptions,
@@ -62,6 +66,12 @@ pub struct LimiterCore {
     /// The server's rate-limit numbers, while the rate follows them.
     pub(super) following: Option<super::server::Following>,
     pub(super) stats: super::LimiterStats,
+    /// False while `InitialUnitsPerMinute` is unset and no throttle signal has come yet: the
+    /// rate is then the maximum and nothing is held back.
+    pub(super) limiting: bool,
+    /// The initial rate for the whole budget: `InitialUnitsPerMinute`, or the measured send rate
+    /// at the first throttle signal (the maximum before it).
+    pub(super) initial_whole: f64,
 }
 
 impl LimiterCore {
@@ -90,7 +100,9 @@ impl LimiterCore {
     ) -> Self {
         let instance_count = options.instance_count;
         let quota_window = options.quota_window;
-        let rate = options.share(options.initial_units_per_minute, instance_count);
+        let initial_whole = options.rate_at_start();
+        let limiting = options.initial_units_per_minute.is_some();
+        let rate = options.share(initial_whole, instance_count);
         LimiterCore {
             bucket: Bucket::new(rate, options.burst.as_secs_f64(), now),
             options,
@@ -113,6 +125,8 @@ impl LimiterCore {
             accepted: AcceptedMeter::new(quota_window, now),
             following: None,
             stats: super::LimiterStats::default(),
+            limiting,
+            initial_whole,
         }
     }
 
@@ -442,7 +456,7 @@ impl LimiterCore {
         s.since_last_increase = now - increase_clock;
         s.waited = self.waited;
         s.instance_count = self.instance_count;
-        s.initial_rate = self.share(self.options.initial_units_per_minute);
+        s.initial_rate = self.share(self.initial_whole);
         s.since_last_decrease_unpaused = since_last_decrease.saturating_sub(paused);
         s.measured_send_rate = self.meter.per_minute();
         s.retry_after = retry_after;
@@ -463,6 +477,30 @@ impl LimiterCore {
     #[must_use]
     pub fn rate(&self) -> f64 {
         self.rate
+    }
+
+    /// Whether the limiter limits: true from the first request with `InitialUnitsPerMinute`
+    /// set, otherwise from the first throttle signal on (see
+    /// [`LimiterOptions::initial_units_per_minute`]). Until then the rate is the maximum.
+    #[must_use]
+    pub fn is_limiting(&self) -> bool {
+        self.limiting
+    }
+
+    /// Ends the unlimited start at a throttle signal: the rate starts from the measured send
+    /// rate, within `[min, max]`. Before the meter's first half-second has ended, from the
+    /// units counted so far over the time since the period began (at least half a second).
+    pub(super) fn start_limiting(&mut self, now: Timestamp, changes: &mut Changes) {
+        if self.limiting {
+            return;
+        }
+        self.limiting = true;
+        let measured = self.meter.per_minute_at(now);
+        let rate = measured.clamp(self.min_rate(), self.max_rate());
+        self.initial_whole = rate * f64::from(self.instance_count.max(1));
+        self.rate_before_last_decrease = rate;
+        self.last_increase_at = now;
+        self.set_rate_for(rate, RateChangeReason::Measured, now, changes);
     }
 
     /// The number of requests waiting.

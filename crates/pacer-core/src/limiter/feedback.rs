@@ -17,6 +17,10 @@ impl LimiterCore {
     ///   was sent after it; pauses for `Retry-After` (at most `MaxRetryAfter`). Waiting requests
     ///   that can no longer make their deadline are refused.
     /// - **Neutral**: nothing more.
+    ///
+    /// Without `InitialUnitsPerMinute`, successes move nothing until the first throttle signal,
+    /// and the first throttle starts the rate at the measured send rate before the controller
+    /// cuts it (see [`LimiterOptions::initial_units_per_minute`]).
     pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
         self.meter.record(feedback.units as f64, now);
@@ -26,12 +30,13 @@ impl LimiterCore {
             Signal::Success => {
                 self.stats.successes += 1;
                 self.accepted.record(feedback.units as f64, now);
-                if !following {
+                if !following && self.limiting {
                     self.on_success(now, &mut changes);
                 }
             }
             Signal::Throttled { retry_after } => {
                 self.stats.throttled += 1;
+                self.start_limiting(now, &mut changes);
                 self.on_throttled(feedback.sent_at, retry_after, now, &mut changes);
             }
         }
@@ -107,9 +112,12 @@ impl LimiterCore {
 
     /// Holds every request back until `until` (a server-ordered stop learnt another way, such as
     /// `remaining = 0` until the reset). The pause is capped by `MaxRetryAfter` from `now`, and
-    /// never shortens one already on.
+    /// never shortens one already on. A pause is a throttle signal: it ends an unlimited start.
     pub fn pause_until(&mut self, until: Timestamp, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
+        if until > now {
+            self.start_limiting(now, &mut changes);
+        }
         let until = until.min(now + self.options.max_retry_after);
         self.extend_pause(until, now, &mut changes);
         if changes.paused_until.is_some() {
@@ -182,7 +190,12 @@ impl LimiterCore {
         let previous = self.rate;
         let scaled = self.rate * f64::from(self.instance_count) / f64::from(count);
         self.instance_count = count;
-        let rate = scaled.clamp(self.min_rate(), self.max_rate());
+        let rate = if self.limiting {
+            scaled.clamp(self.min_rate(), self.max_rate())
+        } else {
+            // Unlimited until the first throttle signal: the new maximum.
+            self.max_rate()
+        };
         self.set_rate(rate, now);
         if rate != previous {
             changes.rate = Some(RateChange {

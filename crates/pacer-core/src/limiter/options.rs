@@ -12,13 +12,15 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum ControllerKind {
-    /// [`Aimd`]: additive increase, multiplicative decrease. The default.
-    #[default]
+    /// [`Aimd`]: additive increase, multiplicative decrease.
     Aimd,
     /// [`Cubic`]: the RFC 8312 curve with the AWS SDK's constants.
     Cubic,
     /// [`PacerController`]: Pacer's own, which finds the limit, holds just under it and probes
-    /// rarely.
+    /// rarely. The default: in the simulator's sweep (docs/controllers.md) it has at least
+    /// AIMD's share of the quota with at most its 429s in every seeded run with 2 and 4
+    /// instances.
+    #[default]
     Pacer,
 }
 
@@ -78,7 +80,7 @@ impl FromStr for ControllerKind {
 /// use std::time::Duration;
 ///
 /// let mut options = LimiterOptions::default();
-/// options.initial_units_per_minute = 600.0;
+/// options.initial_units_per_minute = Some(600.0);
 /// options.min_units_per_minute = 60.0;
 /// options.max_units_per_minute = 1200.0;
 /// options.decrease_cooldown = Duration::from_secs(5);
@@ -90,16 +92,27 @@ pub struct LimiterOptions {
     /// `Enabled`: when false the limiter never holds a request back, but still tracks its rate,
     /// pauses and metrics. Default true.
     pub enabled: bool,
-    /// `Controller`: the built-in controller. Default [`ControllerKind::Aimd`]. A controller given
-    /// in code replaces it.
+    /// `Controller`: the built-in controller. Default [`ControllerKind::Pacer`]. A controller
+    /// given in code replaces it.
     pub controller: ControllerKind,
-    /// `InitialUnitsPerMinute`: the rate a new limiter starts at. Default 600. Must lie between
-    /// the minimum and the maximum. Changing it on a running limiter has no effect.
-    pub initial_units_per_minute: f64,
+    /// `InitialUnitsPerMinute`: the rate a new limiter starts at. Must lie between the minimum
+    /// and the maximum. Changing it on a running limiter has no effect.
+    ///
+    /// Default `None`: **no limit until the first throttle signal**. The limiter starts at
+    /// `MaxUnitsPerMinute` and holds nothing back until the server says "slow down" — a throttle
+    /// ([`Signal::Throttled`](crate::Signal::Throttled): a 429 or 503, with or without a
+    /// `Retry-After`), a pause ([`LimiterCore::pause_until`](super::LimiterCore::pause_until)),
+    /// or rate-limit numbers that say the quota is nearly spent
+    /// ([`LimiterCore::follow_server`](super::LimiterCore::follow_server)). From then on the rate
+    /// starts from the measured send rate (what the endpoint was really sent), as the AWS SDK's
+    /// adaptive retry starts from `measured_tx_rate` at its first throttle; a throttle then has
+    /// the controller cut it. `Some(rate)` starts at `rate` and limits from the first request.
+    pub initial_units_per_minute: Option<f64>,
     /// `MinUnitsPerMinute`: the rate never goes below this. Default 60; must be greater than 0.
     pub min_units_per_minute: f64,
-    /// `MaxUnitsPerMinute`: the rate never goes above this. Default 6,000; must be at least the
-    /// minimum.
+    /// `MaxUnitsPerMinute`: the rate never goes above this. Default
+    /// [`LimiterOptions::DEFAULT_MAX_UNITS_PER_MINUTE`] (a billion: no ceiling a client would
+    /// meet); must be at least the minimum.
     pub max_units_per_minute: f64,
     /// `Burst`: the bucket holds `rate × Burst` units, so after a quiet spell this much can go at
     /// once. Default 1 s; must be greater than 0.
@@ -143,10 +156,10 @@ impl Default for LimiterOptions {
     fn default() -> Self {
         LimiterOptions {
             enabled: true,
-            controller: ControllerKind::Aimd,
-            initial_units_per_minute: 600.0,
+            controller: ControllerKind::default(),
+            initial_units_per_minute: None,
             min_units_per_minute: 60.0,
-            max_units_per_minute: 6000.0,
+            max_units_per_minute: Self::DEFAULT_MAX_UNITS_PER_MINUTE,
             burst: Duration::from_secs(1),
             queue_limit: 1000,
             max_wait: Duration::from_secs(30),
@@ -163,17 +176,32 @@ impl Default for LimiterOptions {
 }
 
 impl LimiterOptions {
+    /// The default `MaxUnitsPerMinute`: a billion units a minute (about 16.7 million a second),
+    /// a ceiling no client meets, so that the defaults never limit a server that does not
+    /// throttle. It is finite so that the bucket's arithmetic stays finite.
+    pub const DEFAULT_MAX_UNITS_PER_MINUTE: f64 = 1e9;
+
+    /// The rate, for the whole budget, a new limiter starts at: `InitialUnitsPerMinute`, or
+    /// `MaxUnitsPerMinute` when it is unset (no limit until the first throttle signal).
+    #[must_use]
+    pub fn rate_at_start(&self) -> f64 {
+        self.initial_units_per_minute
+            .unwrap_or(self.max_units_per_minute)
+    }
+
     /// Checks every option, and the rules between them; the error lists each problem with the
     /// option's name, its value and the allowed range.
     pub fn validate(&self) -> Result<(), InvalidOptions> {
         let mut c = Checker::new();
-        c.positive("InitialUnitsPerMinute", self.initial_units_per_minute);
+        if let Some(initial) = self.initial_units_per_minute {
+            c.positive("InitialUnitsPerMinute", initial);
+        }
         c.positive("MinUnitsPerMinute", self.min_units_per_minute);
         c.positive("MaxUnitsPerMinute", self.max_units_per_minute);
         let (min, max, initial) = (
             self.min_units_per_minute,
             self.max_units_per_minute,
-            self.initial_units_per_minute,
+            self.rate_at_start(),
         );
         if min.is_finite() && max.is_finite() && min > 0.0 && max > 0.0 {
             c.relation(
@@ -229,7 +257,10 @@ impl fmt::Display for LimiterOptions {
             self.controller,
             self.min_units_per_minute,
             self.max_units_per_minute,
-            self.initial_units_per_minute,
+            match self.initial_units_per_minute {
+                Some(initial) => initial.to_string(),
+                None => "unlimited until throttled".to_owned(),
+            },
             format_duration(self.burst),
             self.queue_limit,
             format_duration(self.max_wait),
@@ -260,11 +291,14 @@ mod tests {
                 "MaxUnitsPerMinute = 30: must be at least MinUnitsPerMinute (60)",
             ),
             (
-                |o| o.initial_units_per_minute = 10_000.0,
+                |o| {
+                    o.initial_units_per_minute = Some(10_000.0);
+                    o.max_units_per_minute = 6000.0;
+                },
                 "InitialUnitsPerMinute = 10000: must be between MinUnitsPerMinute (60) and MaxUnitsPerMinute (6000)",
             ),
             (
-                |o| o.initial_units_per_minute = f64::NAN,
+                |o| o.initial_units_per_minute = Some(f64::NAN),
                 "InitialUnitsPerMinute = NaN: must be a finite number",
             ),
             (

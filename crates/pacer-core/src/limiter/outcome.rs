@@ -116,11 +116,14 @@ pub enum RateChangeReason {
     /// The server's rate-limit numbers set it ([`LimiterCore::follow_server`](super::LimiterCore::follow_server)),
     /// or their going stale handed it back to the controller.
     Server,
+    /// The first throttle signal ended the unlimited start: the rate starts at the measured
+    /// send rate ([`LimiterOptions::initial_units_per_minute`](super::LimiterOptions::initial_units_per_minute) unset).
+    Measured,
 }
 
 impl RateChangeReason {
     /// A short, stable name for logs: `throttled`, `increased`, `lowered`, `reconfigured`,
-    /// `server`.
+    /// `server`, `measured`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -129,6 +132,7 @@ impl RateChangeReason {
             RateChangeReason::Lowered => "lowered",
             RateChangeReason::Reconfigured => "reconfigured",
             RateChangeReason::Server => "server",
+            RateChangeReason::Measured => "measured",
         }
     }
 }

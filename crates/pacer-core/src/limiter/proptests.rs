@@ -28,7 +28,7 @@ fn event() -> impl Strategy<Value = Event> {
 fn options(controller: ControllerKind) -> LimiterOptions {
     LimiterOptions {
         controller,
-        initial_units_per_minute: 600.0,
+        initial_units_per_minute: Some(600.0),
         min_units_per_minute: 60.0,
         max_units_per_minute: 3000.0,
         queue_limit: 50,
@@ -119,7 +119,7 @@ proptest! {
         arrivals in proptest::collection::vec((0u64..400, 1u64..5), 1..400),
     ) {
         let o = LimiterOptions {
-            initial_units_per_minute: rate,
+            initial_units_per_minute: Some(rate),
             min_units_per_minute: rate,
             max_units_per_minute: rate,
             burst: Duration::from_millis(burst_ms),

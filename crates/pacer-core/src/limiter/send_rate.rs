@@ -49,6 +49,17 @@ impl SendRateMeter {
     }
 }
 
+impl SendRateMeter {
+    /// The smoothed rate in units per minute; before the first period has ended, the units
+    /// counted so far over the time since the period began (at least one period).
+    pub(crate) fn per_minute_at(&self, now: Timestamp) -> f64 {
+        self.per_minute().unwrap_or_else(|| {
+            let secs = (now.as_secs_f64() - self.period_start).max(PERIOD_SECS);
+            self.units / secs * 60.0
+        })
+    }
+}
+
 fn period_of(now: Timestamp) -> f64 {
     (now.as_secs_f64() / PERIOD_SECS).floor() * PERIOD_SECS
 }

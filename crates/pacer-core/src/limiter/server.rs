@@ -40,6 +40,37 @@ impl ServerQuota {
     /// again.
     pub const STALE_AFTER_RESPONSES: u32 = 10;
 
+    /// The fraction of the policy's quota under which the quota is nearly spent: 20 %, the
+    /// threshold of the seed's `AdaptiveDelayAlgorithm`
+    /// ([`AdaptiveDelay::DEFAULT_THRESHOLD`](crate::AdaptiveDelay::DEFAULT_THRESHOLD)).
+    pub const NEAR_QUOTA_FRACTION: f64 = 0.2;
+
+    /// Whether the numbers say the quota is nearly spent: nothing left; at most
+    /// [`NEAR_QUOTA_FRACTION`](Self::NEAR_QUOTA_FRACTION) of the policy's quota left; or, at
+    /// `send_rate` (units per minute, for every process that shares the quota), what is left
+    /// would run out before the reset. A limiter without `InitialUnitsPerMinute` starts limiting
+    /// at such numbers.
+    ///
+    /// ```
+    /// use pacer_core::ServerQuota;
+    /// use std::time::Duration;
+    ///
+    /// let q = ServerQuota::new(900, Duration::from_secs(60)).with_policy(1000, Duration::from_secs(60));
+    /// assert!(!q.is_near_quota(Some(600.0)));
+    /// assert!(q.is_near_quota(Some(1200.0)), "900 left would run out in 45 s");
+    /// assert!(ServerQuota::new(100, Duration::from_secs(60)).with_policy(1000, Duration::from_secs(60)).is_near_quota(None));
+    /// ```
+    #[must_use]
+    pub fn is_near_quota(&self, send_rate: Option<f64>) -> bool {
+        let remaining = self.remaining as f64;
+        self.remaining == 0
+            || self
+                .limit
+                .is_some_and(|limit| remaining <= limit as f64 * Self::NEAR_QUOTA_FRACTION)
+            || send_rate
+                .is_some_and(|rate| rate / 60.0 * self.reset_after.as_secs_f64() > remaining)
+    }
+
     /// `remaining` units until `reset_after`.
     #[must_use]
     pub const fn new(remaining: u64, reset_after: Duration) -> Self {
@@ -166,8 +197,19 @@ impl LimiterCore {
     ///   share of the policy's pace (or left as it is if the server gave no policy).
     ///
     /// Call it with each response's numbers, before [`on_response`](Self::on_response).
+    ///
+    /// Without `InitialUnitsPerMinute`, numbers are ignored until they say the quota is nearly
+    /// spent ([`ServerQuota::is_near_quota`] at the measured send rate): that is a throttle
+    /// signal, which starts the rate at the measured send rate before the numbers set it.
     pub fn follow_server(&mut self, quota: ServerQuota, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
+        if !self.limiting {
+            let n = f64::from(self.instance_count.max(1));
+            if !quota.is_near_quota(self.meter.per_minute().map(|r| r * n)) {
+                return changes;
+            }
+            self.start_limiting(now, &mut changes);
+        }
         let n = f64::from(self.instance_count.max(1));
         // A policy of no units (a server stopped, announcing its quota as 0) says nothing of
         // the pace after the reset: it neither sets the rate then nor is handed to the controller.
@@ -258,7 +300,8 @@ mod tests {
     /// 600 units/min for 2 instances (300 each), within [60, 6000] for the budget.
     fn core(instances: u32) -> LimiterCore {
         let o = LimiterOptions {
-            initial_units_per_minute: 600.0,
+            controller: crate::ControllerKind::Aimd,
+            initial_units_per_minute: Some(600.0),
             min_units_per_minute: 60.0,
             max_units_per_minute: 6000.0,
             instance_count: instances,

@@ -78,6 +78,9 @@ pub struct LimiterSnapshot {
     pub waited: bool,
     /// Whether the limiter holds requests back (`Enabled`).
     pub enabled: bool,
+    /// Whether the rate limits yet: false while `InitialUnitsPerMinute` is unset and no throttle
+    /// signal has come ([`LimiterCore::is_limiting`](super::LimiterCore::is_limiting)).
+    pub limiting: bool,
     /// Counters since creation.
     pub stats: LimiterStats,
 }
@@ -101,6 +104,7 @@ impl LimiterCore {
             decreases: self.decreases,
             waited: self.waited,
             enabled: self.options.enabled,
+            limiting: self.limiting,
             stats: self.stats,
         }
     }

@@ -53,8 +53,7 @@ impl Instance {
         let mut initial_rate = 0.0;
         if let Some(config) = config {
             let options = config.options();
-            initial_rate =
-                options.initial_units_per_minute / f64::from(options.instance_count.max(1));
+            initial_rate = options.rate_at_start() / f64::from(options.instance_count.max(1));
             let middleware = PacerMiddleware::builder()
                 .limiter(LIMITER, config)
                 .clock(Arc::clone(&ctx.clock) as Arc<dyn Clock>)

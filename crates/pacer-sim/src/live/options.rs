@@ -203,7 +203,10 @@ mod tests {
         let run = sim_limiter_defaults();
         assert_eq!(LiveMode::None.limiter_options(&run), None);
         let fixed = LiveMode::Fixed.limiter_options(&run).unwrap();
-        assert_eq!(fixed.max_units_per_minute, fixed.initial_units_per_minute);
+        assert_eq!(
+            Some(fixed.max_units_per_minute),
+            fixed.initial_units_per_minute
+        );
         let cubic = LiveMode::Cubic.limiter_options(&run).unwrap();
         assert_eq!(cubic.controller, ControllerKind::Cubic);
     }

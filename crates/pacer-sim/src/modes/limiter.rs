@@ -40,8 +40,10 @@ impl LimiterMode {
     #[must_use]
     pub fn fixed() -> Self {
         LimiterMode::adjusted("fixed", |o| {
-            o.min_units_per_minute = o.initial_units_per_minute;
-            o.max_units_per_minute = o.initial_units_per_minute;
+            let initial = o.initial_units_per_minute.unwrap_or(o.max_units_per_minute);
+            o.initial_units_per_minute = Some(initial);
+            o.min_units_per_minute = initial;
+            o.max_units_per_minute = initial;
         })
     }
 
@@ -54,6 +56,26 @@ impl LimiterMode {
             adjust: Arc::new(move |o: &mut LimiterOptions| o.controller = kind),
             controller: None,
         }
+    }
+
+    /// `default`: the library's [`LimiterOptions::default`], not the simulator's: a client that
+    /// configured nothing. No limit until the first throttle, then the rate starts from the
+    /// measured send rate, with the default controller. Only the instance count is the run's.
+    #[must_use]
+    pub fn library_defaults() -> Self {
+        LimiterMode::with_options("default", LimiterOptions::default())
+    }
+
+    /// `aimd-600`: the library's defaults before the unlimited start — AIMD from 600 units a
+    /// minute, at most 6,000, a queue of 1,000 and a `MaxWait` of 30 s — the comparison for
+    /// `default`. Only the instance count is the run's.
+    #[must_use]
+    pub fn aimd_600() -> Self {
+        let mut o = LimiterOptions::default();
+        o.controller = ControllerKind::Aimd;
+        o.initial_units_per_minute = Some(600.0);
+        o.max_units_per_minute = 6000.0;
+        LimiterMode::with_options("aimd-600", o)
     }
 
     /// A mode that changes the run's limiter options with `adjust`.
@@ -202,7 +224,7 @@ mod tests {
                 o.initial_units_per_minute,
                 o.max_units_per_minute
             ),
-            (1500.0, 1500.0, 1500.0)
+            (1500.0, Some(1500.0), 1500.0)
         );
     }
 

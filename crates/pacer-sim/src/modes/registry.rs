@@ -4,7 +4,9 @@ use super::{HeadersMode, LimiterMode, Mode, ModeError, NoLimiter};
 use pacer_core::ControllerKind;
 
 /// Every mode name the command line knows, in table order.
-pub const MODE_NAMES: [&str; 6] = ["none", "fixed", "aimd", "cubic", "pacer", "headers"];
+pub const MODE_NAMES: [&str; 8] = [
+    "none", "fixed", "aimd", "cubic", "pacer", "headers", "default", "aimd-600",
+];
 
 /// The mode with this name (case-insensitive).
 pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
@@ -15,17 +17,25 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
         "cubic" => Ok(Box::new(LimiterMode::builtin(ControllerKind::Cubic))),
         "pacer" => Ok(Box::new(LimiterMode::builtin(ControllerKind::Pacer))),
         "headers" => Ok(Box::new(HeadersMode::default())),
+        "default" => Ok(Box::new(LimiterMode::library_defaults())),
+        "aimd-600" => Ok(Box::new(LimiterMode::aimd_600())),
         _ => Err(ModeError::Unknown {
             name: name.to_owned(),
         }),
     }
 }
 
-/// The modes a comparison runs when none is named: every mode that is available.
+/// The modes that compare the library's defaults (`default`) with its defaults before the
+/// unlimited start (`aimd-600`): named on the command line, or run by the sweep.
+pub const LIBRARY_DEFAULT_MODES: [&str; 2] = ["default", "aimd-600"];
+
+/// The modes a comparison runs when none is named: every mode that is available, but the two
+/// of [`LIBRARY_DEFAULT_MODES`].
 #[must_use]
 pub fn default_modes() -> Vec<Box<dyn Mode>> {
     MODE_NAMES
         .iter()
+        .filter(|n| !LIBRARY_DEFAULT_MODES.contains(n))
         .filter_map(|n| mode_by_name(n).ok())
         .collect()
 }
@@ -36,7 +46,9 @@ mod tests {
 
     #[test]
     fn every_name_resolves_and_every_mode_runs_by_default() {
-        for name in ["none", "fixed", "aimd", "CUBIC", "Pacer", "headers"] {
+        for name in [
+            "none", "fixed", "aimd", "CUBIC", "Pacer", "headers", "default", "AIMD-600",
+        ] {
             assert_eq!(
                 mode_by_name(name).unwrap().name(),
                 name.to_ascii_lowercase()
@@ -46,12 +58,12 @@ mod tests {
         assert!(!mode_by_name("pacer").unwrap().wants_headers());
         assert_eq!(
             mode_by_name("vegas").unwrap_err().to_string(),
-            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers"
+            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600"
         );
         let names: Vec<_> = default_modes()
             .iter()
             .map(|m| m.name().to_owned())
             .collect();
-        assert_eq!(names, MODE_NAMES);
+        assert_eq!(names, MODE_NAMES[..6]);
     }
 }

@@ -183,7 +183,7 @@ fn agreement_options() -> SimOptions {
     o.quota /= 2;
     o.demand /= 2.0;
     let l = &mut o.limiter;
-    l.initial_units_per_minute /= 2.0;
+    l.initial_units_per_minute = l.initial_units_per_minute.map(|r| r / 2.0);
     l.min_units_per_minute /= 2.0;
     l.max_units_per_minute /= 2.0;
     l.aimd.increase_step /= 2.0;

@@ -54,7 +54,7 @@ impl Middleware for GovernorMiddleware {
 /// Limiter options whose rate is far above any load: Pacer never holds a request back.
 pub fn far_above() -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 6e12;
+    o.initial_units_per_minute = Some(6e12);
     o.min_units_per_minute = 6e12;
     o.max_units_per_minute = 6e12;
     o

@@ -1,5 +1,5 @@
 use crate::support::*;
-use pacer_core::LimiterOptions;
+use pacer_core::{ControllerKind, LimiterOptions};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -55,8 +55,10 @@ async fn a_hundred_concurrent_tasks_against_one_quota_all_end_in_a_response() {
         .respond_with(quota.clone())
         .mount(&server)
         .await;
+    // AIMD: a quota of one second is not the Pacer controller's minute (`QuotaWindow`).
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 1200.0;
+    o.controller = ControllerKind::Aimd;
+    o.initial_units_per_minute = Some(1200.0);
     o.min_units_per_minute = 60.0;
     o.max_units_per_minute = 6000.0;
     o.max_wait = Duration::from_secs(60);

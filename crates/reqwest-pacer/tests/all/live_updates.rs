@@ -15,7 +15,7 @@ async fn new_options_clamp_every_endpoints_rate_and_invalid_ones_change_nothing(
 
     let mut lower = generous();
     lower.max_units_per_minute = 1200.0;
-    lower.initial_units_per_minute = 1200.0;
+    lower.initial_units_per_minute = Some(1200.0);
     pacer.update_options("api", lower.clone()).unwrap();
     assert_eq!(rate(&pacer), 1200.0);
     assert_eq!(pacer.options("api").unwrap(), lower);

@@ -9,6 +9,7 @@ mod cancellation;
 mod classifier;
 mod concurrency;
 mod cost_and_keys;
+mod defaults;
 mod github;
 mod headers;
 mod hostile;

@@ -17,7 +17,7 @@ pub(crate) fn client(pacer: &PacerMiddleware) -> ClientWithMiddleware {
 /// Options that never hold a request back on their own: a big bucket, a high rate.
 pub(crate) fn generous() -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = 60_000.0;
+    o.initial_units_per_minute = Some(60_000.0);
     o.min_units_per_minute = 600.0;
     o.max_units_per_minute = 60_000.0;
     o
@@ -26,7 +26,7 @@ pub(crate) fn generous() -> LimiterOptions {
 /// Options that hold the rate at `units_per_minute` (initial, minimum and maximum alike).
 pub(crate) fn fixed_rate(units_per_minute: f64) -> LimiterOptions {
     let mut o = LimiterOptions::default();
-    o.initial_units_per_minute = units_per_minute;
+    o.initial_units_per_minute = Some(units_per_minute);
     o.min_units_per_minute = units_per_minute;
     o.max_units_per_minute = units_per_minute;
     o

@@ -16,7 +16,7 @@ fn the_most_one_request_may_cost_is_the_maximum_rate_times_burst_plus_max_wait()
     for (max, instances, burst, max_wait, enabled, expected) in table {
         let o = LimiterOptions {
             min_units_per_minute: 60.0,
-            initial_units_per_minute: 600.0,
+            initial_units_per_minute: Some(600.0),
             max_units_per_minute: max,
             instance_count: instances,
             burst: Duration::from_secs(burst),
@@ -65,7 +65,7 @@ fn at_every_rate_an_accepted_cost_leaves_a_debt_repaid_within_max_wait() {
     ];
     for (rate, dearest, refusal) in table {
         let o = LimiterOptions {
-            initial_units_per_minute: rate,
+            initial_units_per_minute: Some(rate),
             ..options()
         };
         let mut c = core(o.clone());

@@ -128,7 +128,7 @@ fn the_state_handed_to_the_controller_on_a_throttle() {
     let mut c = LimiterCore::with_controller(
         LimiterOptions {
             instance_count: 2,
-            initial_units_per_minute: 1200.0,
+            initial_units_per_minute: Some(1200.0),
             min_units_per_minute: 120.0,
             max_units_per_minute: 2400.0,
             ..options()
@@ -209,8 +209,9 @@ fn a_success_says_whether_the_controller_raised_or_lowered_the_rate() {
 fn aimd_climbs_one_share_of_the_step_per_interval_while_requests_wait() {
     // 2 instances: each climbs 60 units/min per 10 s, 720 per minute for the budget.
     let mut c = core(LimiterOptions {
+        controller: ControllerKind::Aimd,
         instance_count: 2,
-        initial_units_per_minute: 1500.0,
+        initial_units_per_minute: Some(1500.0),
         min_units_per_minute: 60.0,
         max_units_per_minute: 5625.0,
         ..LimiterOptions::default()
@@ -238,7 +239,7 @@ fn aimd_climbs_one_share_of_the_step_per_interval_while_requests_wait() {
 fn set_instance_count_scales_the_rate_so_the_budget_rate_stays_the_same() {
     let mut c = core(LimiterOptions {
         instance_count: 2,
-        initial_units_per_minute: 1200.0,
+        initial_units_per_minute: Some(1200.0),
         min_units_per_minute: 60.0,
         max_units_per_minute: 2400.0,
         ..LimiterOptions::default()
@@ -273,7 +274,7 @@ fn new_options_keep_the_rate_and_clamp_it_into_the_new_bounds() {
     let mut c = core(options());
     let _ = c.update_options(
         LimiterOptions {
-            initial_units_per_minute: 100.0,
+            initial_units_per_minute: Some(100.0),
             min_units_per_minute: 60.0,
             max_units_per_minute: 6000.0,
             ..LimiterOptions::default()
@@ -284,7 +285,7 @@ fn new_options_keep_the_rate_and_clamp_it_into_the_new_bounds() {
     let changes = c
         .update_options(
             LimiterOptions {
-                initial_units_per_minute: 100.0,
+                initial_units_per_minute: Some(100.0),
                 min_units_per_minute: 60.0,
                 max_units_per_minute: 300.0,
                 ..LimiterOptions::default()
@@ -315,7 +316,7 @@ fn new_options_keep_the_rate_and_clamp_it_into_the_new_bounds() {
     let _ = c.update_options(
         LimiterOptions {
             controller: ControllerKind::Cubic,
-            initial_units_per_minute: 100.0,
+            initial_units_per_minute: Some(100.0),
             max_units_per_minute: 300.0,
             ..LimiterOptions::default()
         },

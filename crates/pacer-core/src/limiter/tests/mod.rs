@@ -6,6 +6,7 @@ mod cost;
 mod feedback;
 mod priority;
 mod queue;
+mod unthrottled;
 
 use super::*;
 use crate::controller::{RateController, RateControllerState};
@@ -21,10 +22,12 @@ fn secs(s: u64) -> Timestamp {
     Timestamp::ZERO + Duration::from_secs(s)
 }
 
-/// 600 units/min = 10 units/s; a 1 s burst holds 10 units. (The shell's tests use it too.)
+/// 600 units/min = 10 units/s; a 1 s burst holds 10 units, with AIMD. (The shell's tests use
+/// it too.)
 pub(super) fn options() -> LimiterOptions {
     LimiterOptions {
-        initial_units_per_minute: 600.0,
+        controller: ControllerKind::Aimd,
+        initial_units_per_minute: Some(600.0),
         min_units_per_minute: 60.0,
         max_units_per_minute: 1200.0,
         ..LimiterOptions::default()
