@@ -1,16 +1,9 @@
 use crate::support::*;
 use std::time::Duration;
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
 
 #[tokio::test]
 async fn dropped_request_futures_free_their_places_and_leak_nothing() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let mut o = fixed_rate(60.0);
     o.max_wait = Duration::from_secs(600);
     let pacer = pacer(o);

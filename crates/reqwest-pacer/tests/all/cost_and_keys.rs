@@ -16,12 +16,7 @@ fn ten_per_second() -> LimiterOptions {
 
 #[tokio::test]
 async fn a_request_is_charged_its_cost_and_a_free_request_neither_waits_nor_counts() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let pacer = pacer(ten_per_second());
     let client = client(&pacer);
     client
@@ -133,12 +128,7 @@ fn at_most_twenty() -> LimiterOptions {
 
 #[tokio::test]
 async fn a_cost_of_u64_max_is_refused_with_its_cost_and_the_next_request_goes_at_once() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let pacer = pacer(at_most_twenty());
     let client = client(&pacer);
     let err = client
@@ -173,12 +163,7 @@ async fn a_cost_of_u64_max_is_refused_with_its_cost_and_the_next_request_goes_at
 
 #[tokio::test]
 async fn a_cost_function_with_a_huge_cost_for_one_path_refuses_only_that_path() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, _script) = scripted(vec![ok()]).await;
     let config = LimiterConfig::new(at_most_twenty()).cost(CostFn(|r: &reqwest::Request| {
         if r.url().path() == "/huge" {
             1 << 40
@@ -216,12 +201,7 @@ async fn a_cost_function_with_a_huge_cost_for_one_path_refuses_only_that_path() 
 
 #[tokio::test]
 async fn a_cost_just_at_the_bound_is_sent_and_one_more_is_refused() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let pacer = pacer(at_most_twenty());
     let client = client(&pacer);
     let err = client

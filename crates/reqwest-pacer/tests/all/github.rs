@@ -53,12 +53,7 @@ async fn githubs_primary_limit_403_with_remaining_0_waits_for_the_reset() {
 
 #[tokio::test]
 async fn a_403_without_a_rate_limit_sign_is_not_retried() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ResponseTemplate::new(403), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ResponseTemplate::new(403), ok()]).await;
     let pacer = pacer(generous());
     let response = client(&pacer).get(server.uri()).send().await.unwrap();
     assert_eq!(response.status(), 403);

@@ -3,8 +3,6 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
 
 // Each test records into its own `DebuggingRecorder`, set as the test thread's recorder (the
 // tests run on a current-thread runtime, so every task of theirs records there). A snapshot
@@ -16,12 +14,7 @@ async fn metrics_are_labelled_with_the_limiter_name_only() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     let _recording = metrics::set_default_local_recorder(&recorder);
-    let server = MockServer::start().await;
-    let script = Script::new(vec![throttled("0"), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, _script) = scripted(vec![throttled("0"), ok()]).await;
     let mut options = fixed_rate(60.0);
     options.queue_limit = 0;
     let pacer = PacerMiddleware::builder()
@@ -162,12 +155,7 @@ async fn no_secret_reaches_the_logs() {
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
 
-    let server = MockServer::start().await;
-    let script = Script::new(vec![throttled("0"), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, _script) = scripted(vec![throttled("0"), ok()]).await;
     let pacer = pacer(generous());
     let response = client(&pacer)
         .get(format!(

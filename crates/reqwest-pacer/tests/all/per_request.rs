@@ -15,12 +15,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 async fn one_a_second(
     max_wait: Duration,
 ) -> (MockServer, Script, reqwest_middleware::ClientWithMiddleware) {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let mut options = fixed_rate(60.0);
     options.burst = Duration::from_secs(1);
     options.max_wait = max_wait;
@@ -160,12 +155,7 @@ async fn a_total_timeout_bounds_the_send_with_the_time_left() {
 
 #[tokio::test]
 async fn a_response_says_what_pacer_did_with_its_request() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![throttled("0"), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, _script) = scripted(vec![throttled("0"), ok()]).await;
     let client = client(&pacer(generous()));
     let response = client
         .get(format!("{}/orders?token=secret", server.uri()))

@@ -62,15 +62,11 @@ async fn a_retry_after_on_a_200_202_or_301_changes_nothing() {
 #[tokio::test]
 async fn a_503_or_a_429_with_retry_after_still_stops() {
     for status in [429, 503] {
-        let server = MockServer::start().await;
-        let script = Script::new(vec![
+        let (server, script) = scripted(vec![
             ResponseTemplate::new(status).insert_header("retry-after", "120"),
             ok(),
-        ]);
-        Mock::given(method("GET"))
-            .respond_with(script.clone())
-            .mount(&server)
-            .await;
+        ])
+        .await;
         let pacer = pacer(generous()); // MaxWait 30 s: a stop of 120 s is refused at once
         let client = plain_client(&pacer);
         let first = client.get(server.uri()).send().await.unwrap();
@@ -111,15 +107,11 @@ async fn a_success_that_says_the_quota_is_spent_holds_no_longer_than_its_policy_
 #[tokio::test]
 async fn a_403_the_classifier_calls_a_throttle_stops_for_its_retry_after() {
     // GitHub's secondary limits: a 403 with Retry-After.
-    let server = MockServer::start().await;
-    let script = Script::new(vec![
+    let (server, script) = scripted(vec![
         ResponseTemplate::new(403).insert_header("retry-after", "120"),
         ok(),
-    ]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    ])
+    .await;
     let pacer = pacer(generous());
     let client = plain_client(&pacer);
     assert_eq!(client.get(server.uri()).send().await.unwrap().status(), 403);
@@ -131,18 +123,14 @@ async fn a_403_the_classifier_calls_a_throttle_stops_for_its_retry_after() {
 async fn a_reset_in_the_year_9999_on_a_429_fails_closed() {
     // 253402300799 is the last second of 9999 in epoch seconds; read by magnitude alone it would
     // be epoch milliseconds of 1978, a reset in the past, and the retry would go at once.
-    let server = MockServer::start().await;
-    let script = Script::new(vec![
+    let (server, script) = scripted(vec![
         ResponseTemplate::new(429)
             .insert_header("x-ratelimit-limit", "100")
             .insert_header("x-ratelimit-remaining", "0")
             .insert_header("x-ratelimit-reset", "253402300799"),
         ok(),
-    ]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    ])
+    .await;
     let pacer = pacer(generous()); // MaxWait 30 s
     let client = plain_client(&pacer);
     let first = client.get(server.uri()).send().await.unwrap();
@@ -191,12 +179,7 @@ fn junk() -> Vec<ResponseTemplate> {
 #[tokio::test]
 async fn junk_on_successes_never_holds_an_endpoint_back() {
     for (i, answer) in junk().into_iter().enumerate() {
-        let server = MockServer::start().await;
-        let script = Script::new(vec![answer]);
-        Mock::given(method("GET"))
-            .respond_with(script.clone())
-            .mount(&server)
-            .await;
+        let (server, script) = scripted(vec![answer]).await;
         let pacer = pacer(generous());
         let answered = send(&plain_client(&pacer), &server.uri(), 10).await;
         assert_eq!(answered, 10, "junk #{i}: every request answered");

@@ -2,8 +2,6 @@ use crate::support::*;
 use pacer_core::LimiterOptions;
 use reqwest_pacer::{PacerErrorExt, RejectReason, WaitCause};
 use std::time::Duration;
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
 
 /// 60 units per minute with a bucket of one unit: the second request must wait a second.
 fn slow() -> LimiterOptions {
@@ -12,12 +10,7 @@ fn slow() -> LimiterOptions {
 
 #[tokio::test]
 async fn a_full_queue_is_refused_and_nothing_reaches_the_server() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let mut options = slow();
     options.queue_limit = 0;
     let pacer = pacer(options);
@@ -33,12 +26,7 @@ async fn a_full_queue_is_refused_and_nothing_reaches_the_server() {
 
 #[tokio::test]
 async fn a_wait_longer_than_max_wait_is_refused_at_once_with_the_wait_it_needed() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let mut options = slow();
     options.max_wait = Duration::from_millis(100);
     let pacer = pacer(options);

@@ -5,12 +5,7 @@ use wiremock::{Mock, MockServer};
 
 #[tokio::test]
 async fn a_429_with_retry_after_in_seconds_waits_then_succeeds() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![throttled("1"), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![throttled("1"), ok()]).await;
     let pacer = pacer(generous());
     let response = client(&pacer).get(server.uri()).send().await.unwrap();
     assert_eq!(response.status(), 200);
@@ -70,12 +65,7 @@ async fn after_the_last_attempt_the_caller_gets_the_servers_last_response_unchan
 
 #[tokio::test]
 async fn a_retry_after_longer_than_max_wait_returns_the_429_without_a_retry() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![throttled("120"), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![throttled("120"), ok()]).await;
     let pacer = pacer(generous()); // MaxWait 30 s
     let response = client(&pacer).get(server.uri()).send().await.unwrap();
     assert_eq!(response.status(), 429);

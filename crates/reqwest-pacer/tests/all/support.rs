@@ -93,3 +93,14 @@ pub(crate) fn ok() -> ResponseTemplate {
 pub(crate) fn throttled(retry_after: &str) -> ResponseTemplate {
     ResponseTemplate::new(429).insert_header("retry-after", retry_after)
 }
+
+/// A server that answers every GET with `responses` in order (see [`Script`]).
+pub(crate) async fn scripted(responses: Vec<ResponseTemplate>) -> (wiremock::MockServer, Script) {
+    let server = wiremock::MockServer::start().await;
+    let script = Script::new(responses);
+    wiremock::Mock::given(wiremock::matchers::method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    (server, script)
+}

@@ -7,8 +7,7 @@ use reqwest_pacer::{
     LimiterConfig, PacerErrorExt, PacerMiddleware, RejectReason, TokenCost, WaitCause,
 };
 use std::time::Duration;
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer, ResponseTemplate};
+use wiremock::{MockServer, ResponseTemplate};
 
 /// OpenAI's headers: 60 requests (59 left, full in 1 s), and `tokens` as given.
 fn openai(limit: u64, remaining: u64, reset: &str) -> ResponseTemplate {
@@ -36,12 +35,7 @@ fn with_requests(t: ResponseTemplate) -> ResponseTemplate {
 }
 
 async fn serve(response: ResponseTemplate) -> (MockServer, Script) {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![response]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![response]).await;
     (server, script)
 }
 
@@ -166,12 +160,7 @@ async fn an_exhausted_tokens_quota_holds_a_request_for_its_tokens_not_until_full
     // A 429 with no tokens left, full again in 10 s: 100 tokens a second come back. A request
     // of 50 tokens waits half a second, not the 10 s until the quota is full (over MaxWait).
     let throttle = with_openai(ResponseTemplate::new(429), 1_000, 0, "10s");
-    let server = MockServer::start().await;
-    let script = Script::new(vec![throttle, ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![throttle, ok()]).await;
     let mut options = generous();
     options.max_wait = Duration::from_secs(3);
     let pacer = pacer_with(LimiterConfig::new(options));

@@ -8,8 +8,6 @@ use reqwest_pacer::{
     StrictWindow, WaitCause,
 };
 use std::time::Duration;
-use wiremock::matchers::method;
-use wiremock::{Mock, MockServer};
 
 fn with_window(window: StrictWindow) -> PacerMiddleware {
     PacerMiddleware::builder()
@@ -20,12 +18,7 @@ fn with_window(window: StrictWindow) -> PacerMiddleware {
 
 #[tokio::test]
 async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let store = MemoryWindowStore::new(RealClock::new());
     let window = StrictWindow::new("w", 3, Duration::from_millis(500), store).unwrap();
     let pacer = with_window(window);
@@ -46,12 +39,7 @@ async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
 
 #[tokio::test]
 async fn a_window_wait_longer_than_max_wait_and_a_cost_above_the_limit_are_refused_unsent() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let store = MemoryWindowStore::new(RealClock::new());
     let window = StrictWindow::new("hourly", 2, Duration::from_secs(3600), store).unwrap();
     let pacer = with_window(window);
@@ -85,12 +73,7 @@ async fn a_window_wait_longer_than_max_wait_and_a_cost_above_the_limit_are_refus
 
 #[tokio::test]
 async fn a_window_keyed_by_user_counts_each_user_apart_and_skips_requests_without_one() {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let store = MemoryWindowStore::new(RealClock::new());
     let window = StrictWindow::new("per-user", 1, Duration::from_secs(3600), store)
         .unwrap()
@@ -181,12 +164,7 @@ impl WindowStore for Down {
 }
 
 async fn sent_with_store_down(policy: StoreFailure, instances: u32) -> (usize, Vec<String>) {
-    let server = MockServer::start().await;
-    let script = Script::new(vec![ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
+    let (server, script) = scripted(vec![ok()]).await;
     let window = StrictWindow::new("w", 4, Duration::from_secs(3600), Down)
         .unwrap()
         .on_store_failure(policy);
