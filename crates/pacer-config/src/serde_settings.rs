@@ -192,10 +192,22 @@ mod tests {
         )
         .unwrap_err()
         .to_string();
-        assert!(err.contains("Limiters.a.MaxWait = \"soon\": expected a duration"), "{err}");
-        assert!(err.contains("Limiters.a.Brust: unknown key; did you mean Burst?"), "{err}");
-        assert!(err.contains("DefaultLimitr: unknown key; did you mean DefaultLimiter?"), "{err}");
+        assert!(
+            err.contains("Limiters.a.MaxWait = \"soon\": expected a duration"),
+            "{err}"
+        );
+        assert!(
+            err.contains("Limiters.a.Brust: unknown key; did you mean Burst?"),
+            "{err}"
+        );
+        assert!(
+            err.contains("DefaultLimitr: unknown key; did you mean DefaultLimiter?"),
+            "{err}"
+        );
         let err = serde_json::from_str::<ThrottlingSettings>(r#""Pacng""#).unwrap_err();
-        assert!(err.to_string().contains("did you mean \"Pacing\"?"), "{err}");
+        assert!(
+            err.to_string().contains("did you mean \"Pacing\"?"),
+            "{err}"
+        );
     }
 }

@@ -14,7 +14,12 @@ use std::time::Duration;
 
 /// A table from its entries.
 fn table<const N: usize>(entries: [(&str, Node); N]) -> Node {
-    Node::Table(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    Node::Table(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 fn time(d: Duration) -> Node {
@@ -49,9 +54,8 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
         unreachable!("options are a table")
     };
     let (throttled, with_retry_after, when_exhausted) = s.classifier.statuses();
-    let codes = |list: &[http::StatusCode]| {
-        Node::List(list.iter().map(|c| int(c.as_u16())).collect())
-    };
+    let codes =
+        |list: &[http::StatusCode]| Node::List(list.iter().map(|c| int(c.as_u16())).collect());
     let rest = [
         ("Throttling", throttling(&s.throttling)),
         ("MaxExhaustedDelay", time(s.max_exhausted_delay)),
@@ -66,7 +70,10 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
         ),
         ("MaxEndpoints", size(s.max_endpoints)),
         ("EndpointIdleTtl", time(s.endpoint_idle_ttl)),
-        ("Windows", Node::List(s.windows.iter().map(window).collect())),
+        (
+            "Windows",
+            Node::List(s.windows.iter().map(window).collect()),
+        ),
     ];
     entries.extend(rest.into_iter().map(|(k, v)| (k.to_owned(), v)));
     Node::Table(entries)
@@ -123,7 +130,12 @@ fn options(o: &LimiterOptions) -> Node {
         ("MaxAttempts", int(o.max_attempts)),
         ("MaxRetryAfter", time(o.max_retry_after)),
     ]);
-    Node::Table(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    Node::Table(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 /// `Throttling`: `"None"`, or a table with `Algorithm` and its parameters.
@@ -189,5 +201,10 @@ fn window(w: &WindowSettings) -> Node {
         "OnStoreFailure",
         Node::Str(w.on_store_failure.as_str().to_owned()),
     ));
-    Node::Table(entries.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    Node::Table(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
