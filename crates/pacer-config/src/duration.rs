@@ -176,7 +176,7 @@ fn unit_nanos(unit: &str) -> Option<u128> {
 /// of 100 ns. [`parse`] reads either back to the same duration.
 pub(crate) fn text(d: Duration) -> String {
     let nanos = d.subsec_nanos();
-    if nanos % 100 != 0 {
+    if !nanos.is_multiple_of(100) {
         return format!("{}ns", d.as_nanos());
     }
     let secs = d.as_secs();
