@@ -171,6 +171,30 @@ fn unit_nanos(unit: &str) -> Option<u128> {
     })
 }
 
+/// A duration as the appsettings form writes it: a .NET TimeSpan (`"00:00:05"`,
+/// `"1.02:03:04.5"`), or nanoseconds (`"1500000001ns"`) when it is finer than a TimeSpan's tick
+/// of 100 ns. [`parse`] reads either back to the same duration.
+pub(crate) fn text(d: Duration) -> String {
+    let nanos = d.subsec_nanos();
+    if !nanos.is_multiple_of(100) {
+        return format!("{}ns", d.as_nanos());
+    }
+    let secs = d.as_secs();
+    let (days, hours) = (secs / 86_400, secs / 3600 % 24);
+    let (minutes, seconds) = (secs / 60 % 60, secs % 60);
+    let mut out = if days > 0 {
+        format!("{days}.{hours:02}:{minutes:02}:{seconds:02}")
+    } else {
+        format!("{hours:02}:{minutes:02}:{seconds:02}")
+    };
+    if nanos > 0 {
+        let ticks = format!("{:07}", nanos / 100);
+        out.push('.');
+        out.push_str(ticks.trim_end_matches('0'));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -277,5 +301,21 @@ mod tests {
             prop_assert_eq!(span, length);
             prop_assert_eq!(span, Duration::from_millis(((h * 60 + m) * 60 + s) * 1000 + ms));
         }
+    }
+
+    #[test]
+    fn durations_are_written_as_time_spans_and_read_back() {
+        for (d, written) in [
+            (Duration::ZERO, "00:00:00"),
+            (Duration::from_secs(30), "00:00:30"),
+            (Duration::from_millis(250), "00:00:00.25"),
+            (Duration::new(93_784, 500_000_000), "1.02:03:04.5"),
+            (Duration::new(1, 100), "00:00:01.0000001"),
+            (Duration::new(1, 1), "1000000001ns"),
+        ] {
+            assert_eq!(text(d), written, "{d:?}");
+            assert_eq!(parse(&text(d)), Ok(d), "{d:?}");
+        }
+        assert_eq!(parse(&text(Duration::MAX)), Ok(Duration::MAX));
     }
 }

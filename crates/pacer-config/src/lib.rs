@@ -51,6 +51,7 @@ mod limiter;
 mod loader;
 mod reader;
 mod section;
+mod serde_settings;
 mod settings;
 mod source;
 mod spelling;
@@ -58,6 +59,7 @@ mod throttling;
 mod tree;
 mod watch;
 mod window;
+mod write;
 
 pub use error::{ConfigError, Problem, ProblemKind, Problems};
 pub use loader::{

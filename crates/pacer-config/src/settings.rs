@@ -223,6 +223,42 @@ impl LimiterSettings {
 /// assert_eq!(pacer.limiter_names(), ["orders-api", "search-api"]);
 /// # Ok::<(), pacer_config::ConfigError>(())
 /// ```
+///
+/// # In your own configuration struct
+///
+/// `PacerSettings` implements `serde::Deserialize` (and `Serialize`), so it can be a field of the
+/// application's configuration, loaded by config-rs, figment or serde directly. The field holds
+/// what the section holds (`Limiters`, `DefaultLimiter`), read by the same rules and with the
+/// same errors as [`ConfigLoader`](crate::ConfigLoader) (environment overrides are the loading
+/// crate's business then). Serializing writes the appsettings form: PascalCase keys, TimeSpans.
+///
+/// ```
+/// #[derive(serde::Deserialize)]
+/// struct AppConfig {
+///     database_url: String,
+///     pacer: pacer_config::PacerSettings,
+/// }
+///
+/// let toml = r#"
+/// database_url = "postgres://localhost/app"
+/// [pacer.limiters.orders-api]
+/// max_units_per_minute = 1200
+/// max_wait = "30s"
+/// "#;
+/// let config: AppConfig = config::Config::builder()
+///     .add_source(config::File::from_str(toml, config::FileFormat::Toml))
+///     .build()?
+///     .try_deserialize()?;
+/// let orders = config.pacer.limiter("orders-api").unwrap();
+/// assert_eq!(orders.options.max_wait, std::time::Duration::from_secs(30));
+/// let pacer = config.pacer.build()?; // the middleware
+///
+/// // Written back in the appsettings form.
+/// let json = serde_json::to_value(&config.pacer)?;
+/// assert_eq!(json["Limiters"]["orders-api"]["MaxWait"], "00:00:30");
+/// # let _ = (pacer, config.database_url);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct PacerSettings {
     pub(crate) limiters: Vec<(String, LimiterSettings)>,

@@ -29,7 +29,9 @@ pub(crate) fn json(text: &str, name: &str) -> Result<Node, ConfigError> {
     }
 }
 
-struct NodeVisitor;
+/// Any self-describing value (a JSON text here; a config-rs value or any other deserializer for
+/// the settings' `Deserialize`) as our tree.
+pub(crate) struct NodeVisitor;
 
 impl<'de> Visitor<'de> for NodeVisitor {
     type Value = Node;
@@ -50,6 +52,16 @@ impl<'de> Visitor<'de> for NodeVisitor {
         Ok(Node::Int(v.into()))
     }
 
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node, E> {
+        Ok(Node::Int(v))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node, E> {
+        i128::try_from(v)
+            .map(Node::Int)
+            .map_err(|_| E::custom("the number is too large"))
+    }
+
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
         Ok(Node::Float(v))
     }
@@ -68,6 +80,10 @@ impl<'de> Visitor<'de> for NodeVisitor {
 
     fn visit_none<E: de::Error>(self) -> Result<Node, E> {
         Ok(Node::Nil)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        d.deserialize_any(NodeVisitor)
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Node, A::Error> {

@@ -5,6 +5,7 @@ mod env;
 mod properties;
 mod reload;
 mod samples;
+mod serde_settings;
 mod support;
 mod validation;
 mod windows;
