@@ -13,7 +13,8 @@
 //! | `test-util` | no | [`ManualClock`] for deterministic tests |
 //!
 //! The algorithms (crate `pacer-core`) are always there: [`Limiter`], [`Aimd`], [`Cubic`],
-//! [`RateLimitInfo`], the throttling algorithms.
+//! [`RateLimitInfo`], the throttling algorithms. The top level re-exports what a user needs;
+//! the rest of each crate is under [`core`] and [`middleware`].
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,16 +43,77 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+/// Everything in `pacer-core`, the algorithms free of HTTP: the limiter's internals
+/// ([`core::LimiterCore`]), endpoint state, unit budgets, the window conformance suite.
 pub use pacer_core as core;
-pub use pacer_core::*;
 
+// The limiter and its options.
+pub use pacer_core::{
+    ControllerKind, Feedback, INTERACTIVE_PER_BATCH, InvalidOption, InvalidOptions, Limiter,
+    LimiterBuilder, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority, RateChange,
+    RateChangeReason, Rejected, ServerQuota, Signal, UnknownController,
+};
+// Rate controllers, and the contract for one of your own.
+pub use pacer_core::{
+    Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions,
+    RateController, RateControllerState,
+};
+// Time.
+#[cfg(feature = "test-util")]
+#[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
+pub use pacer_core::ManualClock;
+pub use pacer_core::{Clock, RealClock, Timestamp};
+// Rate-limit headers and the throttling algorithms that turn them into a delay.
+pub use pacer_core::{
+    AdaptiveDelay, Composite, Dialect, FixedThreshold, Global, Pacing, Percentage, Policy,
+    QuotaUnit, RateLimitInfo, RateLimitStateProvider, ServerStop, ServerStopPolicy, StopCause,
+    ThrottlingAlgorithm, ThrottlingConfigError, ThrottlingContext, ThrottlingResult,
+};
+// Strict windows, and the contract for a store of your own.
+pub use pacer_core::{
+    BoxError, EtaOutcome, EventsOutcome, FallbackWindowStore, FillOutcome, GeometryError,
+    MemoryWindowStore, TryOutcome, WindowError, WindowFuture, WindowGeometry, WindowStore,
+    WindowTime,
+};
+
+/// Everything in `reqwest-pacer`, the middleware: besides what the top level re-exports, the
+/// builders' helper types ([`middleware::KeyFn`], [`middleware::CostFn`], …) and constants.
 #[cfg(feature = "reqwest")]
-pub use reqwest_pacer::{self as middleware, *};
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_pacer as middleware;
+
+// The middleware, its builder and a limiter's configuration.
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_pacer::{
+    BuildError, DEFAULT_LIMITER, EndpointState, LimiterConfig, PacerBuilder, PacerMiddleware,
+    UpdateError,
+};
+// Per-request extensions, and what comes back.
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_pacer::{
+    Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
+    UseLimiter,
+};
+// Errors and refusals.
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_pacer::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
+// Endpoint keys, costs, classifiers, strict windows.
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub use reqwest_pacer::{
+    BodyVerdict, CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, StoreFailure,
+    StrictWindow, ThrottleClassifier, TokenEstimator, UnitCost, insufficient_quota,
+};
 
 #[cfg(feature = "redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "redis")))]
 pub use pacer_redis as redis;
 
 #[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub use pacer_config::{
     self as config, ConfigError, ConfigLoader, ConfigWatcher, LimiterSettings, PacerSettings,
     Problem, ProblemKind, Problems, Reload, ThrottlingSettings, WatchHandle, from_config_file,

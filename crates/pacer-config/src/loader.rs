@@ -11,7 +11,7 @@ use pacer_core::LimiterOptions;
 use reqwest_pacer::PacerMiddleware;
 use std::path::{Path, PathBuf};
 
-/// The section Pacer reads by default, as in the seed: `AdaptiveRateLimiting`, holding
+/// The section Pacer reads by default, as in the .NET adaptive limiter: `AdaptiveRateLimiting`, holding
 /// `Limiters.<name>` and `DefaultLimiter`.
 pub const DEFAULT_SECTION: &str = "AdaptiveRateLimiting";
 
@@ -66,7 +66,7 @@ struct EnvSpec {
 ///
 /// Sources are applied in the order they are added, later ones winning key by key; environment
 /// overrides, when enabled, come last. Keys match without regard to case, `_` or `-`, so the
-/// seed's `appsettings.json` (`MaxUnitsPerMinute`, TimeSpans like `"00:00:05"`) and a Rust-style
+/// .NET adaptive limiter's `appsettings.json` (`MaxUnitsPerMinute`, TimeSpans like `"00:00:05"`) and a Rust-style
 /// `pacer.toml` (`max_units_per_minute`, `"5s"`) load the same. The section (default
 /// [`DEFAULT_SECTION`]) holds `Limiters.<name>` and `DefaultLimiter`.
 ///

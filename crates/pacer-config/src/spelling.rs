@@ -7,7 +7,7 @@ use crate::tree::{Node, normalize};
 /// reads like the rest of the file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Style {
-    /// `MaxUnitsPerMinute`, as in the seed's `appsettings.json`.
+    /// `MaxUnitsPerMinute`, as in the .NET adaptive limiter's `appsettings.json`.
     Pascal,
     /// `max_units_per_minute`, as in a Rust-style TOML file (and lowercase environment keys).
     Snake,

@@ -8,7 +8,7 @@
 //! swap a symlink — cases where file-system events need care per platform. The price is up to
 //! one interval of delay, which suits configuration.
 //!
-//! **What a reload does** (as the seed's library does): for each limiter present both in the
+//! **What a reload does** (as the .NET adaptive limiter does): for each limiter present both in the
 //! running middleware and in the new file, [`PacerMiddleware::update_config`] applies the new
 //! settings; every endpoint keeps its current rate, moved only into the new
 //! `[MinUnitsPerMinute, MaxUnitsPerMinute]`; a new `InitialUnitsPerMinute` has no effect on a

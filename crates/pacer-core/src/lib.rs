@@ -39,7 +39,7 @@ pub use limiter::{
 };
 pub use validation::{InvalidOption, InvalidOptions};
 
-// Strict discrete sliding windows (seed 004).
+// Strict discrete sliding windows (after the discrete-window Redis library).
 mod window;
 #[cfg(any(test, feature = "test-util"))]
 pub use window::conformance;

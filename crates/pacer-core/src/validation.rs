@@ -1,7 +1,7 @@
 //! Errors for options that are out of range, naming the option, the value and the rule.
 //!
 //! Options are checked once, by the constructor that takes them, and every problem is reported at
-//! once rather than only the first. Option names are those of the seed's configuration
+//! once rather than only the first. Option names are those of the .NET adaptive limiter's configuration
 //! (`MinUnitsPerMinute`, `Aimd.DecreaseFactor`), so a message points at the key to fix; the
 //! configuration loader prefixes the full path of the section.
 

@@ -7,7 +7,7 @@
 //! ```
 //!
 //! Each of the C clients has its own connection (as `redis-benchmark -c C` does) and sends one
-//! call at a time; request i goes to key `i mod K`, like the seed's benchmark, which walked its
+//! call at a time; request i goes to key `i mod K`, like the discrete-window Redis library's benchmark, which walked its
 //! keys round-robin. Before the run the bench loads the library on every connection, deletes
 //! its old keys and runs `CONFIG RESETSTAT`; after it, `INFO commandstats` gives
 //! `cmdstat_fcall`'s `usec_per_call`: the Redis time of one call, free of network and client

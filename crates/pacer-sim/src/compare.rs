@@ -18,7 +18,7 @@ pub struct Row {
     pub story: String,
     /// The mode's name.
     pub mode: String,
-    /// The seed's columns, and more.
+    /// The .NET adaptive limiter's columns, and more.
     pub metrics: RunMetrics,
     /// The second-by-second record.
     pub series: Series,

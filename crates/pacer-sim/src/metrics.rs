@@ -1,4 +1,4 @@
-//! The seed's columns, computed from what a run recorded.
+//! The .NET adaptive limiter's columns, computed from what a run recorded.
 //!
 //! | column | what is counted |
 //! |---|---|
@@ -89,7 +89,7 @@ impl Recovery {
     }
 }
 
-/// The seed's recovery: seconds after the quota comes back until the accepted units reach 90% of
+/// The .NET adaptive limiter's recovery: seconds after the quota comes back until the accepted units reach 90% of
 /// the minute before the drop.
 ///
 /// Precisely: the mark is 90% of the units accepted per second during the 60 s before the drop
@@ -127,7 +127,7 @@ pub fn percentile(values: &mut [Duration], p: f64) -> Duration {
     *values.select_nth_unstable(index).1
 }
 
-/// One row of the comparison: the seed's columns and a few more for JSON.
+/// One row of the comparison: the .NET adaptive limiter's columns and a few more for JSON.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunMetrics {
     /// Accepted units per minute.

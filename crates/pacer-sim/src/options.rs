@@ -1,23 +1,23 @@
 //! A run's settings, and the simulator's own limiter defaults.
 //!
-//! The simulator's limiter defaults are not the library's: they are what the seed's table implies
-//! its simulator used, so that our rows compare with the seed's (`docs/simulation.md` gives the
+//! The simulator's limiter defaults are not the library's: they are what the .NET adaptive limiter's table implies
+//! its simulator used, so that our rows compare with the .NET adaptive limiter's (`docs/simulation.md` gives the
 //! reasoning for each). The library's defaults stay as they are.
 
 use crate::model::{QUOTA_WINDOW, window_units};
 use pacer_core::LimiterOptions;
 use std::time::Duration;
 
-/// `InitialUnitsPerMinute` in the simulator: the seed's fixed row accepted 1,516 units per minute,
-/// so its limiter started at about 1,500 for the whole budget (also the seed's SharePoint preset).
+/// `InitialUnitsPerMinute` in the simulator: the .NET adaptive limiter's fixed row accepted 1,516 units per minute,
+/// so its limiter started at about 1,500 for the whole budget (also the .NET adaptive limiter's SharePoint preset).
 pub const SIM_INITIAL_UNITS_PER_MINUTE: f64 = 1500.0;
-/// `MaxUnitsPerMinute` in the simulator: the seed gives one of 2 instances a maximum of 2,812.5.
+/// `MaxUnitsPerMinute` in the simulator: the .NET adaptive limiter gives one of 2 instances a maximum of 2,812.5.
 pub const SIM_MAX_UNITS_PER_MINUTE: f64 = 5625.0;
 /// `QueueLimit` in the simulator: the fixed row's p95 wait of 70.4 s at 750 units/min per instance
 /// is a queue of about 880 units, that is about 500 requests of 1.8 units.
 pub const SIM_QUEUE_LIMIT: usize = 500;
 /// `MaxWait` in the simulator: above the fixed row's p95 wait of 70.4 s, so that the queue limit,
-/// not `MaxWait`, bounds the waits, as the seed's waits of 44–70 s suggest.
+/// not `MaxWait`, bounds the waits, as the .NET adaptive limiter's waits of 44–70 s suggest.
 pub const SIM_MAX_WAIT: Duration = Duration::from_secs(120);
 
 /// The limiter options every limiter mode starts from: the library's defaults with the four
@@ -34,7 +34,7 @@ pub fn sim_limiter_defaults() -> LimiterOptions {
     o
 }
 
-/// The settings of one comparison. The default is the seed's run: 2 instances of 2,000 units per
+/// The settings of one comparison. The default is the .NET adaptive limiter's run: 2 instances of 2,000 units per
 /// minute against a hidden quota of 3,000, for 15 minutes, seed 42.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimOptions {

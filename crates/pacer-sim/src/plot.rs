@@ -1,5 +1,5 @@
 //! The plot: each mode's summed limiter rate and accepted units per minute against the hidden
-//! quota, over time, from the runs themselves (the seed's saw-tooth sketch, with real numbers).
+//! quota, over time, from the runs themselves (the .NET adaptive limiter's saw-tooth sketch, with real numbers).
 //!
 //! One panel per run: a column per story, a row per mode, all on the same scales so that panels
 //! compare at a glance. Drawn with `plotters`' SVG backend and its built-in text layout (no system

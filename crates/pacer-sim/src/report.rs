@@ -1,4 +1,4 @@
-//! The comparison as text: a table like the seed's, CSV, or JSON.
+//! The comparison as text: a table like the .NET adaptive limiter's, CSV, or JSON.
 //!
 //! Every number is rounded before it is printed, with fixed decimals, so the output of a seed is
 //! the same bytes on every run.
@@ -18,7 +18,7 @@ pub const CSV_HEADER: &str =
 /// How to print a comparison (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
-    /// An aligned Markdown table per story, as in the seed. The default.
+    /// An aligned Markdown table per story, as in the .NET adaptive limiter. The default.
     #[default]
     Table,
     /// One CSV line per row, with [`CSV_HEADER`].
@@ -81,7 +81,7 @@ fn recovery_text(m: &RunMetrics, no_drop: &str) -> String {
     }
 }
 
-/// The seed's table, one per story.
+/// The .NET adaptive limiter's table, one per story.
 #[must_use]
 pub fn table(c: &Comparison) -> String {
     let o = &c.options;

@@ -24,7 +24,7 @@ use std::fmt;
 /// # Example
 ///
 /// A controller that halves on a throttle and climbs a fixed step every 30 s while requests wait
-/// (the seed's `StepController`):
+/// (the .NET adaptive limiter's `StepController`):
 ///
 /// ```
 /// use pacer_core::{RateController, RateControllerState};

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// the whole-budget options by [`instance_count`](Self::instance_count). A controller that adds a
 /// whole-budget step must divide it by `instance_count` itself.
 ///
-/// The first eight fields are the seed contract (`RateControllerState` of RateLimiting.Adaptive);
+/// The first eight fields are the .NET adaptive limiter's contract (`RateControllerState` of RateLimiting.Adaptive);
 /// the rest are what Pacer's limiter also knows, for controllers that want more (CUBIC needs the
 /// measured send rate and the time since the cut without the pause).
 ///

@@ -1,4 +1,4 @@
-//! The adaptive limiter's options, with the seed's names and Pacer's defaults.
+//! The adaptive limiter's options, with the .NET adaptive limiter's names and Pacer's defaults.
 
 use crate::controller::{
     Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions, RateController,
@@ -70,7 +70,7 @@ impl FromStr for ControllerKind {
 /// process takes `1 / InstanceCount` of `Initial`, `Min`, `Max`, the AIMD step and the CUBIC scale
 /// constant.
 ///
-/// Names follow the seed's configuration (`InitialUnitsPerMinute`, …) so an existing
+/// Names follow the .NET adaptive limiter's configuration (`InitialUnitsPerMinute`, …) so an existing
 /// `appsettings.json` section loads unchanged. Start from [`LimiterOptions::default`] and set the
 /// fields you need; [`LimiterOptions::validate`] (called by every constructor that takes options)
 /// reports every option out of range at once.

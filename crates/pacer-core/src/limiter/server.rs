@@ -41,7 +41,7 @@ impl ServerQuota {
     pub const STALE_AFTER_RESPONSES: u32 = 10;
 
     /// The fraction of the policy's quota under which the quota is nearly spent: 20 %, the
-    /// threshold of the seed's `AdaptiveDelayAlgorithm`
+    /// threshold of the RateLimitHeaders library's `AdaptiveDelayAlgorithm`
     /// ([`AdaptiveDelay::DEFAULT_THRESHOLD`](crate::AdaptiveDelay::DEFAULT_THRESHOLD)).
     pub const NEAR_QUOTA_FRACTION: f64 = 0.2;
 

@@ -11,7 +11,7 @@ use super::result::{ThrottlingResult, delay_from_secs};
 /// Throttles once the remaining fraction is at or below `threshold`, by
 /// `min_delay + (max_delay − min_delay) × (1 − fraction / threshold)`.
 ///
-/// Defaults (the seed's `AdaptiveDelayAlgorithm`): threshold 0.2, min delay 100 ms, max delay
+/// Defaults (the RateLimitHeaders library's `AdaptiveDelayAlgorithm`): threshold 0.2, min delay 100 ms, max delay
 /// 10 s. No throttle when the remaining or a non-zero limit is unknown.
 ///
 /// ```

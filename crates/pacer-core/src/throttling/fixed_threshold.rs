@@ -10,7 +10,7 @@ use super::result::ThrottlingResult;
 
 /// Waits `delay` whenever the remaining quota is `min_remaining` or less.
 ///
-/// Defaults (the seed's `FixedThresholdAlgorithm`): min remaining 5, delay 1 s. No throttle when
+/// Defaults (the RateLimitHeaders library's `FixedThresholdAlgorithm`): min remaining 5, delay 1 s. No throttle when
 /// the remaining is unknown.
 ///
 /// ```

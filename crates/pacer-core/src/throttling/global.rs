@@ -16,8 +16,8 @@ use crate::RateLimitInfo;
 /// Without a state provider in the context it judges this endpoint alone and waits half its
 /// reset once it is at or below the threshold.
 ///
-/// Defaults: threshold 0.15 (the seed's `GlobalThrottlingAlgorithm`); max delay 5 min, a cap the
-/// seed does not have, added so that a daily policy's reset cannot turn into an hours-long wait
+/// Defaults: threshold 0.15 (the RateLimitHeaders library's `GlobalThrottlingAlgorithm`); max delay 5 min, a cap the
+/// RateLimitHeaders library does not have, added so that a daily policy's reset cannot turn into an hours-long wait
 /// (it matches the server-ordered stop's cap).
 ///
 /// ```

@@ -1,5 +1,5 @@
 //! [`Pacing`]: spreads what is left of the quota evenly over the time to reset. Suits a steady
-//! stream of requests. (The seed calls it `TokenBucketAlgorithm`.)
+//! stream of requests. (The RateLimitHeaders library calls it `TokenBucketAlgorithm`.)
 
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use super::result::ThrottlingResult;
 /// first request (no `since_last_request`) goes at once. Spacing below `min_spacing` is not
 /// enforced. At `reserve` or fewer requests left it waits for the whole reset.
 ///
-/// Defaults (the seed's `TokenBucketAlgorithm`): reserve 2, min spacing 50 ms. No throttle
+/// Defaults (the RateLimitHeaders library's `TokenBucketAlgorithm`): reserve 2, min spacing 50 ms. No throttle
 /// without a remaining and a reset.
 ///
 /// Concurrent requests to one endpoint all see the same `since_last_request` until one of them

@@ -1,5 +1,6 @@
 //! The Lua library called directly: argument checks, key layout, read-only flags, a clock that
-//! steps back, and the number of Redis calls a long jump costs (§3.7 of the seed notes).
+//! steps back, and the number of Redis calls a long jump costs (a weak spot of the discrete-window
+//! Redis library).
 
 use crate::harness;
 use crate::harness::SteppingClock;
@@ -211,7 +212,7 @@ async fn a_key_of_another_type_is_an_error_not_a_panic() {
     harness::delete_prefix(&mut conn, &prefix).await;
 }
 
-/// The regression test for the seed's weak spot 1: a clock that steps back used to record into
+/// The regression test for the discrete-window Redis library's weak spot 1: a clock that steps back used to record into
 /// a slot the header did not describe. Now it is "no time passed": nothing leaves early, and the
 /// ring is re-anchored at the new time.
 #[tokio::test]
@@ -287,7 +288,7 @@ async fn a_clock_that_steps_back_corrupts_nothing() {
     harness::delete_prefix(&mut conn, &prefix).await;
 }
 
-/// The regression test for the seed's weak spot 5: moving 1,000 frames forward cleared them
+/// The regression test for the discrete-window Redis library's weak spot 5: moving 1,000 frames forward cleared them
 /// with one call each. Now a jump costs at most two SETRANGEs of the ring, one of the header and
 /// a PEXPIRE, whatever its length; a whole-window jump is one SET.
 #[tokio::test]

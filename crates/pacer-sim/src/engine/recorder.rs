@@ -1,4 +1,4 @@
-//! What a run counts as it goes, turned into the seed's columns at the end.
+//! What a run counts as it goes, turned into the .NET adaptive limiter's columns at the end.
 
 use crate::metrics::{RunMetrics, Series, percentile, recovery};
 use crate::model::QuotaDrop;

@@ -6,7 +6,7 @@
 //! is accepted and its units enter the window. Otherwise it gets a 429 with a
 //! `Retry-After` (see [`retry_after_secs`]); refused requests use no quota. A noisy neighbour
 //! takes its share off the top: while it is there, our clients' limit is the quota less its share
-//! (the seed's "quota drops 50% for 60 s"; `docs/simulation.md` says why its units are not put in
+//! (the .NET adaptive limiter's "quota drops 50% for 60 s"; `docs/simulation.md` says why its units are not put in
 //! the window one by one). A server stop refuses everything until it ends.
 //!
 //! The API knows nothing of modes or virtual time beyond the `now` it is given, so the future

@@ -4,8 +4,8 @@
 //! `--demand` times the story's demand factor (piecewise constant; the process restarts at each
 //! change, which a Poisson process allows). Each request costs 1, 2 or 5 units with probabilities
 //! 0.5, 0.4 and 0.1: a mean of 1.8 units. Those are SharePoint's resource units (1 for a single
-//! item, 2 for a query or a write, 5 for a permission operation), the costs of the seed's own
-//! Graph add-on; the mean of 1.8 is what the seed's table implies (see `docs/simulation.md`). So
+//! item, 2 for a query or a write, 5 for a permission operation), the costs of the .NET adaptive limiter's own
+//! Graph add-on; the mean of 1.8 is what the .NET adaptive limiter's table implies (see `docs/simulation.md`). So
 //! the request rate is `demand / 1.8` per minute.
 //!
 //! The arrivals depend on the seed, the story and the options only, never on the mode: every mode

@@ -1,4 +1,4 @@
-//! The six stories of the seed's simulator, as data: what changes, and when.
+//! The six stories of the .NET adaptive limiter's simulator, as data: what changes, and when.
 //!
 //! A story changes the hidden quota, lets another client use part of it, stops the server, adds
 //! instances, or raises the demand, at fixed minutes of the run. The engine and the model API read
@@ -103,7 +103,7 @@ pub const STORY_NAMES: [&str; 6] = [
     "long-retry-after",
 ];
 
-/// The default story: the seed's comparison table.
+/// The default story: the .NET adaptive limiter's comparison table.
 pub const DEFAULT_STORY: &str = "noisy-neighbour";
 
 impl Story {

@@ -35,7 +35,7 @@ impl fmt::Debug for LimiterMode {
 }
 
 impl LimiterMode {
-    /// `fixed`: `MinUnitsPerMinute = MaxUnitsPerMinute = InitialUnitsPerMinute`, the seed's way
+    /// `fixed`: `MinUnitsPerMinute = MaxUnitsPerMinute = InitialUnitsPerMinute`, the .NET adaptive limiter's way
     /// to keep the rate still. The limiter still pauses on `Retry-After`.
     #[must_use]
     pub fn fixed() -> Self {

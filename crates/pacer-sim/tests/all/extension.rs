@@ -173,7 +173,7 @@ fn a_mode_that_wants_headers_gets_draft_11_fields_with_every_response() {
     );
 }
 
-/// The seed's `StepController`: halve on a throttle, +30 per 30 s while requests wait.
+/// The .NET adaptive limiter's `StepController`: halve on a throttle, +30 per 30 s while requests wait.
 #[derive(Debug)]
 struct Step;
 

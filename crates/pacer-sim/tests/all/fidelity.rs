@@ -1,4 +1,4 @@
-//! The default comparison has the shape of the seed's table (quota 3,000, 2 instances of 2,000,
+//! The default comparison has the shape of the .NET adaptive limiter's table (quota 3,000, 2 instances of 2,000,
 //! 15 min, seed 42, noisy neighbour): who wins what, and the orders of magnitude.
 //!
 //! | Mode | Throughput | Share | 429s | Rejected | Gave up | p95 wait | Recovery |

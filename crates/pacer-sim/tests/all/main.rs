@@ -11,7 +11,7 @@ mod quirks;
 
 use pacer_sim::{Comparison, Mode, SimOptions, Story, compare, mode_by_name};
 
-/// The seed's settings, shortened to `minutes`.
+/// The .NET adaptive limiter's settings, shortened to `minutes`.
 pub fn short(minutes: u32) -> SimOptions {
     SimOptions {
         minutes,

@@ -36,7 +36,7 @@ async fn total(f: &dyn Fixture, key: &str, g: WindowGeometry) -> u64 {
     f.store().events(key, g, 0).await.expect("events").total
 }
 
-/// The seed's first scenario: events are counted for N + 1 frames, then leave in frame order.
+/// The discrete-window Redis library's first scenario: events are counted for N + 1 frames, then leave in frame order.
 pub async fn recording_and_expiration(f: &dyn Fixture) {
     let (g, s) = (geometry(), f.store());
     let f0 = align(f, g).await;
@@ -74,7 +74,7 @@ pub async fn recording_and_expiration(f: &dyn Fixture) {
     assert!(r.expired == 4 || r.expired == 0, "expired {}", r.expired);
 }
 
-/// The seed's second scenario: a full window denies, releases exactly at the ETA, and a count
+/// The discrete-window Redis library's second scenario: a full window denies, releases exactly at the ETA, and a count
 /// that needs the whole window waits for the newest frame to leave.
 pub async fn overflow_and_release(f: &dyn Fixture) {
     let (g, s) = (geometry(), f.store());
@@ -114,7 +114,7 @@ pub async fn overflow_and_release(f: &dyn Fixture) {
     );
 }
 
-/// The seed's third scenario: fill takes what fits and gives the ETA of the rest.
+/// The discrete-window Redis library's third scenario: fill takes what fits and gives the ETA of the rest.
 pub async fn partial_filling(f: &dyn Fixture) {
     let (g, s) = (geometry(), f.store());
     let f0 = align(f, g).await;
@@ -139,7 +139,7 @@ pub async fn partial_filling(f: &dyn Fixture) {
     assert_eq!((r.taken, r.eta), (4, g.frame_start(f0 + 12)));
 }
 
-/// The seed's fourth scenario: `eta` answers without writing.
+/// The discrete-window Redis library's fourth scenario: `eta` answers without writing.
 pub async fn read_only_eta(f: &dyn Fixture) {
     let (g, s) = (geometry(), f.store());
     let f0 = align(f, g).await;
