@@ -37,6 +37,11 @@ impl Recorder {
         (s < self.series.accepted.len()).then_some(s)
     }
 
+    /// The 429s so far.
+    pub(crate) fn throttled_so_far(&self) -> u64 {
+        self.throttled
+    }
+
     /// An attempt got its units after `waited` and was sent.
     pub(crate) fn sent(&mut self, waited: Duration) {
         self.attempts += 1;

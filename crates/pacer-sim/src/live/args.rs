@@ -1,10 +1,11 @@
 //! The command line of `live`.
 
-use super::{LiveMode, LiveOptions, LiveSession, parse_duration};
+use super::{LiveMode, LiveOptions, LiveSession, ProgressStyle, parse_duration};
 use crate::arg_values::{demand, one_story, whole};
 use crate::report::{Format, render};
 use crate::{ConfiguredLimiter, SimError, Speed};
 use clap::Args;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,6 +59,10 @@ pub struct LiveArgs {
     /// `InstanceCount`).
     #[arg(long, value_name = "NAME", requires = "config")]
     pub limiter: Option<String>,
+    /// Show nothing on standard error while the modes run: no progress, no line on the session
+    /// or on each mode's end (a mode whose requests ended in errors still says so).
+    #[arg(long, short)]
+    pub quiet: bool,
 }
 
 impl LiveArgs {
@@ -94,7 +99,9 @@ impl LiveArgs {
 }
 
 /// Runs every mode against the target and returns the table (or CSV, JSON) of `compare`; says
-/// what it does, and each mode's errors and the server's own count, on standard error.
+/// what it does, each mode's progress (rewritten in place on a terminal, a plain line every ten
+/// story seconds elsewhere), and each mode's errors and the server's own count, on standard
+/// error; with `--quiet`, only a mode's errors.
 pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
     let options = args.options()?;
     if let Some(path) = &args.plot {
@@ -102,10 +109,16 @@ pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
     }
     let runtime = crate::runtime::runtime()?;
     let run = runtime.block_on(async {
-        let mut session = LiveSession::connect(&options).await?;
-        eprintln!("{}", session.describe());
+        let style = ProgressStyle::choose(args.quiet, std::io::stderr().is_terminal());
+        let mut session = LiveSession::connect(&options).await?.with_progress(style);
+        if !args.quiet {
+            eprintln!("{}", session.describe());
+        }
         for mode in &options.modes {
             let run = session.run(mode.clone()).await?;
+            if args.quiet && run.errors == 0 {
+                continue;
+            }
             let server = run.server.as_ref().map_or(String::new(), |s| {
                 format!(
                     ", the server accepted {} units and answered {} 429s",
@@ -160,6 +173,10 @@ mod tests {
         assert_eq!(o.modes, [LiveMode::Aimd]);
         assert_eq!(o.duration, Duration::from_secs(900));
         assert_eq!((o.speed, o.story.as_deref(), o.quota), (None, None, None));
+        let a = live(&["--target", "u"]).unwrap();
+        assert!(!a.quiet, "progress is shown unless asked not to");
+        assert!(live(&["--target", "u", "--quiet"]).unwrap().quiet);
+        assert!(live(&["--target", "u", "-q"]).unwrap().quiet);
     }
 
     #[test]

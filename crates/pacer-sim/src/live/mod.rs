@@ -13,10 +13,12 @@ mod context;
 mod instance;
 mod options;
 mod probe;
+mod progress;
 mod record;
 mod session;
 mod target;
 
 pub use args::{LiveArgs, execute};
 pub use options::{LIVE_MODE_NAMES, LiveMode, LiveOptions, parse_duration};
+pub use progress::ProgressStyle;
 pub use session::{LiveRun, LiveSession, ModeRun, run_live};

@@ -96,6 +96,11 @@ impl LiveRecorder {
         }
     }
 
+    /// The 429s counted so far.
+    pub(crate) fn throttled_so_far(&self) -> u64 {
+        self.counts.throttled_so_far()
+    }
+
     /// Requests that ended in an error (not a column of the table), and the first error.
     pub(crate) fn errors(&self) -> (u64, Option<String>) {
         (self.errors, self.first_error.clone())

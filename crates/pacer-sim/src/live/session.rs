@@ -3,6 +3,7 @@
 
 use super::context::RunContext;
 use super::instance::Instance;
+use super::progress::{Progress, ProgressStyle, show};
 use super::record::LiveRecorder;
 use super::target::Target;
 use super::{LiveMode, LiveOptions};
@@ -51,6 +52,7 @@ pub struct LiveSession {
     sim: SimOptions,
     rows: Vec<Row>,
     runs: Vec<ModeRun>,
+    progress: ProgressStyle,
 }
 
 impl LiveSession {
@@ -114,6 +116,7 @@ impl LiveSession {
             sim,
             rows: Vec::new(),
             runs: Vec::new(),
+            progress: ProgressStyle::Quiet,
         })
     }
 
@@ -143,6 +146,13 @@ impl LiveSession {
         )
     }
 
+    /// Shows each mode's progress on standard error in `style` (default: nothing).
+    #[must_use]
+    pub fn with_progress(mut self, style: ProgressStyle) -> Self {
+        self.progress = style;
+        self
+    }
+
     /// The speed of the session.
     #[must_use]
     pub fn speed(&self) -> Speed {
@@ -159,12 +169,13 @@ impl LiveSession {
         let ctx = Arc::new(RunContext::new(Arc::clone(&clock), self.speed, recorder));
         let arrivals = Arrivals::generate(&self.sim, &self.story);
         let instances = self.instances(&ctx, &mode)?;
+        let progress = Progress::new(self.progress, mode.name(), seconds);
         let sampler = tokio::spawn(sample(
             Arc::clone(&ctx),
             Arc::clone(&instances),
             self.story.clone(),
             self.quota,
-            seconds,
+            progress.clone(),
         ));
         let end = self.sim.duration();
         let mut joins = self.story.joins.iter().filter(|j| j.at < end).peekable();
@@ -195,6 +206,7 @@ impl LiveSession {
         // What is still waiting or in flight is unfinished, as in compare.
         tasks.shutdown().await;
         let _ = sampler.await;
+        show(progress.done());
         drop(instances);
         let wall = clock.now() - wall_start;
         let recorder = ctx.take_recorder();
@@ -272,14 +284,15 @@ fn conflict(flag: &str, asked: impl std::fmt::Display, served: impl std::fmt::Di
 }
 
 /// Samples, at the start of each story second, the instances' summed rate (story units per
-/// minute) and the quota available (when known).
+/// minute) and the quota available (when known), and shows the progress.
 async fn sample(
     ctx: Arc<RunContext>,
     instances: Arc<Vec<Instance>>,
     story: Story,
     quota: Option<u64>,
-    seconds: usize,
+    progress: Progress,
 ) {
+    let seconds = progress.total();
     let k = ctx.speed.get();
     for second in 0..seconds {
         let at = Duration::from_secs(second as u64);
@@ -290,7 +303,11 @@ async fn sample(
             .filter_map(Instance::rate)
             .fold(None, |sum: Option<f64>, r| Some(sum.unwrap_or(0.0) + r / k));
         let available = quota.map_or(0.0, |q| story.available_quota(q as f64, at));
-        ctx.record(|r| r.sample(second, rate, available));
+        let throttled = ctx.record(|r| {
+            r.sample(second, rate, available);
+            r.throttled_so_far()
+        });
+        show(progress.update(second, rate, throttled));
     }
 }
 
