@@ -85,9 +85,9 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   from a cold start, gentle after a long quiet spell.
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
-/// In the simulator's default comparison it takes 91–98 % of the quota in every story where AIMD
-/// takes 86–91 %, with fewer 429s (`docs/controllers.md` has the figures, the spread over seeds
-/// and instance counts, and where it loses).
+/// In the simulator it takes more of the quota than AIMD with fewer 429s in most stories;
+/// `docs/controllers.md` has the figures, the spread over seeds and instance counts, and where it
+/// loses.
 ///
 /// [`accepted_per_minute`]: RateControllerState::accepted_per_minute
 ///
@@ -416,15 +416,12 @@ impl RateController for PacerController {
             self.demonstrated = 0.0;
         }
         let near = state.rate <= estimate * (1.0 + NEAR_BAND);
-        // The budget grew while we were under the limit (scale-out with one instance: its
-        // 2,000 units a minute of demand, then two instances asking for 4,000 of a 3,000 quota).
-        // The server's window still holds units sent at the old, slower pace, and until they
-        // leave, the room is only what they free: at seed 4, about 2,000 a minute for the 16 s
-        // after the first throttle at 5:44, against the 2,742 the two shallow cuts leave. The
-        // window filled again every 4 s: 5–15 429s before 6:15 in the seeds, where AIMD, still
-        // climbing, has none. A second throttle this soon after a cut says so: cut like AIMD.
-        // (Scale-out, one instance: 12 → 17 of 21 seeds beat AIMD on both counts, its 429s
-        // over 21 seeds 310 → 274.)
+        // The budget grew while we were under the limit (a scale-out: one instance's demand,
+        // then more instances asking for more than the quota). The server's window still holds
+        // units sent at the old, slower pace, and until they leave, the room is only what they
+        // free, less than the two shallow cuts leave: the window fills again within seconds,
+        // where AIMD, still climbing, is not throttled. A second throttle this soon after a cut
+        // says so: cut like AIMD. (docs/controllers.md, the scale-out story, has the figures.)
         let again = joined_below
             && previous.is_some()
             && !t.probing
@@ -514,10 +511,10 @@ impl RateController for PacerController {
                 self.held_from = None;
                 // Held like any estimate: the next probe after `ProbeAfter`. Probing again after
                 // `RecoveryProbeAfter` sent the instances of the quota cut over the limit
-                // together 80 s after they were back (2 instances: 5–6 429s at 13:40–14:05 in
-                // the seeds lost to AIMD, which had 4–5 after 10:00). It found more room only
-                // because the limit remembered was the lapse's count, 3–4 % under the quota; the
-                // estimate the lapse set aside (above) is within 1.5 % of it.
+                // together soon after they were back. It found more room only because the limit
+                // remembered was the lapse's count, a little under the quota; the estimate the
+                // lapse set aside (above) is closer to it. (The figures are in
+                // docs/research/controllers-experiments.md.)
                 self.probe_after = o.probe_after;
                 self.firm = c.firm;
                 // A firm one is the estimate again; one only our demand ever reached says

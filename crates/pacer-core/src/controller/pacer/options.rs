@@ -15,10 +15,10 @@ use std::time::Duration;
 /// controller's fixed timings (a second between two increases, a probe's step doubling every
 /// 15 s, a Retry-After of 5 s or more counting as long, a fallen limit remembered 10 minutes)
 /// do not follow `QuotaWindow`, and neither should these durations: they are about round trips
-/// and `Retry-After` seconds, which do not shrink with the window. The simulator with a 10 s
-/// window (`pacer-sim --window 10`, 2 instances, free-run medians): 96.5 % of the quota with 10
-/// 429s as they are, 95.2 % with 54 when the fixed timings followed the window, 93.9 % with 92
-/// when these durations did too. Windows longer than a minute are not measured.
+/// and `Retry-After` seconds, which do not shrink with the window. In the simulator with a 10 s
+/// window (`pacer-sim --window 10`) they take more of the quota with far fewer 429s as they are
+/// than scaled to the window (docs/research/controllers-experiments.md has the figures). Windows
+/// longer than a minute are not measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct PacerControllerOptions {
