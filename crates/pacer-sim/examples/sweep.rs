@@ -5,6 +5,7 @@
 //! cargo run --release -p pacer-sim --example sweep
 //! cargo run --release -p pacer-sim --example sweep -- --instances 2 --seeds 5
 //! cargo run --release -p pacer-sim --example sweep -- --instances 1 --demand 4000
+//! cargo run --release -p pacer-sim --example sweep -- --story cold-start
 //! ```
 //!
 //! For each instance count (1, 2 and 4 by default), it runs every story with every default mode
@@ -26,6 +27,8 @@ struct Args {
     demand: f64,
     /// The hidden quota's window (the simulator's default, a minute, unless given).
     window: std::time::Duration,
+    /// The stories (`--story NAME`; every one of `--story all` unless given).
+    stories: Vec<Story>,
 }
 
 fn args() -> Result<Args, String> {
@@ -34,6 +37,7 @@ fn args() -> Result<Args, String> {
         seeds: std::iter::once(42).chain(1..=20).collect(),
         demand: SimOptions::default().demand,
         window: SimOptions::default().window,
+        stories: Story::all(),
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -60,9 +64,14 @@ fn args() -> Result<Args, String> {
                 let w: u64 = value.parse().map_err(|_| format!("--window {value}"))?;
                 out.window = std::time::Duration::from_secs(w);
             }
+            "--story" if value != "all" => {
+                out.stories = vec![Story::by_name(&value).ok_or(format!("--story {value}"))?];
+            }
+            "--story" => out.stories = Story::all(),
             other => {
                 return Err(format!(
-                    "unknown flag {other}: --instances 1,2,4 --seeds 20 --demand 2000 --window 60"
+                    "unknown flag {other}: --instances 1,2,4 --seeds 20 --demand 2000 --window 60 \
+                     --story all"
                 ));
             }
         }
@@ -91,7 +100,7 @@ fn main() {
             .iter()
             .map(|n| mode_by_name(n).expect("a known mode")),
     );
-    let stories = Story::all();
+    let stories = args.stories;
     for &instances in &args.instances {
         // (story, mode) → one RunMetrics per seed, in seed order.
         let mut runs: BTreeMap<(usize, usize), Vec<RunMetrics>> = BTreeMap::new();

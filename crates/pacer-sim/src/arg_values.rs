@@ -2,7 +2,7 @@
 //! its own flag's range (clap would otherwise take `-1` for a flag and say "unexpected argument"),
 //! and `serve` and `live`, which play one story, list the stories they take.
 
-use crate::model::{STORY_NAMES, Story};
+use crate::model::{MORE_STORY_NAMES, STORY_NAMES, Story};
 
 /// A whole number from `min` to `max`, for an argument declared with `allow_negative_numbers`.
 /// The message says the range: "must be at least 1", "must be from 1 to 64", "must not be
@@ -57,7 +57,12 @@ pub(crate) fn one_story(s: &str) -> Result<String, String> {
     if let Some(story) = Story::by_name(s) {
         return Ok(story.name.to_owned());
     }
-    let choices = STORY_NAMES.join(", ");
+    let choices = STORY_NAMES
+        .iter()
+        .chain(&MORE_STORY_NAMES)
+        .copied()
+        .collect::<Vec<_>>()
+        .join(", ");
     if s == "all" {
         Err(format!(
             "this command plays one story at a time, not all: expected one of {choices}"

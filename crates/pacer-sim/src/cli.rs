@@ -6,7 +6,7 @@
 
 use crate::arg_values::{demand, whole};
 use crate::live::LiveArgs;
-use crate::model::{DEFAULT_STORY, STORY_NAMES, Story};
+use crate::model::{DEFAULT_STORY, Story};
 use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
@@ -49,7 +49,7 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// The story: free-run, noisy-neighbour, quota-cut, scale-out, top-of-hour,
-    /// long-retry-after, or all.
+    /// long-retry-after, or all (those six); or cold-start.
     #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
     pub story: String,
     /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers. Default:
@@ -98,7 +98,7 @@ pub struct CompareArgs {
 }
 
 fn parse_story(s: &str) -> Result<String, String> {
-    if s == "all" || STORY_NAMES.contains(&s) {
+    if s == "all" || Story::by_name(s).is_some() {
         Ok(s.to_owned())
     } else {
         Err(SimError::UnknownStory(s.to_owned()).to_string())

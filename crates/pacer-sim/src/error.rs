@@ -39,8 +39,9 @@ impl fmt::Display for SimError {
             }
             SimError::UnknownStory(name) => write!(
                 f,
-                "unknown story {name:?}: expected all or one of {}",
-                crate::model::STORY_NAMES.join(", ")
+                "unknown story {name:?}: expected all or one of {}, {}",
+                crate::model::STORY_NAMES.join(", "),
+                crate::model::MORE_STORY_NAMES.join(", ")
             ),
         }
     }

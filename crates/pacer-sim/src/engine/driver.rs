@@ -216,7 +216,14 @@ impl Engine<'_> {
     ) {
         let units = self.requests[request as usize].units;
         self.recorder.sent(waited);
-        let verdict = self.api.offer(units, now);
+        let verdict = match self.api.offer(units, now) {
+            // The story's server says no Retry-After: a zero one stands for none (the model
+            // never says 0, see `retry_after_secs`).
+            Verdict::Throttled { .. } if !self.story.retry_after => Verdict::Throttled {
+                retry_after: Duration::ZERO,
+            },
+            v => v,
+        };
         match verdict {
             Verdict::Accepted => self.recorder.accepted(units, now),
             Verdict::Throttled { .. } => self.recorder.throttled(now),

@@ -13,7 +13,7 @@ pub use demand::{Arrivals, COST_MIX, Request, mean_cost, splitmix64};
 pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
 pub use story::{
-    DEFAULT_STORY, DemandBurst, Join, Neighbour, QuotaDrop, QuotaStep, STORY_NAMES, ServerStop,
-    Story,
+    DEFAULT_STORY, DemandBurst, Join, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,
+    STORY_NAMES, ServerStop, Story,
 };
 pub use window::SlidingWindow;

@@ -1,7 +1,9 @@
-//! The six stories of the .NET adaptive limiter's simulator, as data: what changes, and when.
+//! The six stories of the .NET adaptive limiter's simulator, as data: what changes, and when,
+//! and a seventh of Pacer's own ([`MORE_STORY_NAMES`]).
 //!
 //! A story changes the hidden quota, lets another client use part of it, stops the server, adds
-//! instances, or raises the demand, at fixed minutes of the run. The engine and the model API read
+//! instances, or raises the demand, at fixed minutes of the run, and says whether the server's
+//! 429s carry a `Retry-After`. The engine and the model API read
 //! it; nothing in a story depends on the mode, so every mode lives through the same story.
 
 use std::fmt;
@@ -81,6 +83,10 @@ pub struct Story {
     pub joins: Vec<Join>,
     /// Bursts of demand.
     pub bursts: Vec<DemandBurst>,
+    /// Whether the server's 429s say `Retry-After` (nginx's `limit_req` does not): without it,
+    /// the clients see a bare 429. The model API still works out the wait; the engine drops it
+    /// before a client sees it.
+    pub retry_after: bool,
 }
 
 /// A span during which less quota is available to our clients than just before it; the recovery
@@ -103,6 +109,10 @@ pub const STORY_NAMES: [&str; 6] = [
     "long-retry-after",
 ];
 
+/// Stories that `--story NAME` runs but `--story all` does not: `all` stays the .NET adaptive
+/// limiter's six, whose figures are pinned.
+pub const MORE_STORY_NAMES: [&str; 1] = ["cold-start"];
+
 /// The default story: the .NET adaptive limiter's comparison table.
 pub const DEFAULT_STORY: &str = "noisy-neighbour";
 
@@ -116,6 +126,7 @@ impl Story {
             stop: None,
             joins: Vec::new(),
             bursts: Vec::new(),
+            retry_after: true,
         }
     }
 
@@ -180,6 +191,19 @@ impl Story {
                 ..Story::empty(
                     "long-retry-after",
                     "at minute 5 the server stops for 120 s and says so with Retry-After",
+                )
+            },
+            "cold-start" => Story {
+                bursts: vec![DemandBurst {
+                    from: Duration::ZERO,
+                    until: Duration::MAX,
+                    factor: 1.5,
+                }],
+                retry_after: false,
+                ..Story::empty(
+                    "cold-start",
+                    "every instance's demand is 1.5 times --demand from the start (twice the \
+                     default quota), and the 429s say no Retry-After",
                 )
             },
             _ => return None,
@@ -336,6 +360,10 @@ mod tests {
             assert_eq!(Story::by_name(name).unwrap().name, name);
         }
         assert_eq!(Story::all().len(), 6);
+        for name in MORE_STORY_NAMES {
+            assert_eq!(Story::by_name(name).unwrap().name, name);
+            assert!(!STORY_NAMES.contains(&name), "{name} is not in all");
+        }
         assert!(Story::by_name("nope").is_none());
     }
 
@@ -392,5 +420,15 @@ mod tests {
         assert_eq!(t.demand_factor(secs(660)), 1.0);
         assert_eq!(t.demand_changes(), vec![secs(600), secs(660)]);
         assert_eq!(t.quota_drop(), None);
+    }
+
+    #[test]
+    fn the_cold_start_asks_twice_the_default_quota_without_retry_after() {
+        let s = Story::by_name("cold-start").unwrap();
+        assert!(!s.retry_after);
+        assert!(Story::by_name("free-run").unwrap().retry_after);
+        assert_eq!(s.demand_factor(secs(0)), 1.5);
+        assert_eq!(s.demand_factor(secs(3600)), 1.5);
+        assert_eq!(s.quota_drop(), None);
     }
 }
