@@ -427,7 +427,15 @@ impl RateController for PacerController {
             && !t.probing
             && !t.long_pause
             && state.since_last_decrease < self.timing(AGAIN);
-        let cut = if (t.probing || t.long_pause || near) && !again {
+        // A throttle without a Retry-After before we are a window old, with the window full of
+        // our units: they all came since we started, so none leaves the server's window before
+        // we are a window old, and every request until then is refused (a server that sent a
+        // Retry-After would have said so). Send as little as we may until the first units
+        // leave, then climb back in a line as they do.
+        let full_young = state.retry_after.is_none() && t.age < t.window;
+        let cut = if full_young {
+            state.min_rate
+        } else if (t.probing || t.long_pause || near) && !again {
             state.rate.min(estimate) * (1.0 - o.cut_margin)
         } else {
             (state.rate * o.decrease_factor).min(estimate * (1.0 - o.cut_margin))

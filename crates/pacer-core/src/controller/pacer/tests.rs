@@ -489,3 +489,29 @@ fn invalid_options_are_named() {
          must be greater than 0"
     );
 }
+
+#[test]
+fn a_throttle_without_retry_after_in_the_first_window_sends_as_little_as_it_may() {
+    // 44 s after the start, the server's window is full of the 1,500 units we sent since: none
+    // leaves before the limiter is a minute old, and the server says nothing of when.
+    let young = |ra: Option<u64>, age: u64| {
+        let mut c = PacerController::default();
+        let mut s = busy(2500.0);
+        s.accepted_per_minute = 1500.0;
+        s.retry_after = ra.map(Duration::from_secs);
+        s.since_last_decrease = Duration::from_secs(age);
+        let cut = c.on_throttled(&s);
+        (c, cut)
+    };
+    let (mut c, cut) = young(None, 44);
+    assert_eq!(cut, 10.0, "the minimum rate");
+    assert_eq!(c.limit_estimate(1), Some(1500.0), "the estimate stands");
+    // When the first units leave, it climbs back in a line to the hold over `RecoveryTime`.
+    let mut s = busy(cut);
+    s.accepted_per_minute = 1500.0;
+    assert!(run(&mut c, s.clone(), 1, 15) < 1500.0 * 0.985 * 0.6);
+    assert_eq!(run(&mut c, s, 1, 30), 1500.0 * 0.985);
+    // With a Retry-After the server says when; a window old, units leave already: the usual cut.
+    assert_eq!(young(Some(16), 44).1, 1425.0);
+    assert_eq!(young(None, 60).1, 1425.0);
+}
