@@ -171,3 +171,28 @@ fn one_process_pushing_the_quota_keeps_the_issue_s_figures() {
     ];
     assert_table("one instance, demand 4,000", &table, &pinned);
 }
+
+/// The cold start (demand at twice the quota from the first second, 429s without Retry-After),
+/// seed 42, 2 instances: `pacer` takes at least 90 % of what the server admits with no more
+/// 429s than AIMD. Before a throttle in the first window sent at the minimum rate, the window
+/// full of the start's units refused every request until they left: 402 429s (`default`, from
+/// the unlimited start, 654).
+#[test]
+fn a_cold_start_without_retry_after_keeps_the_share_and_aimd_s_429s() {
+    let options = SimOptions {
+        seed: 42,
+        ..SimOptions::default()
+    };
+    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    let story = Story::by_name("cold-start").expect("a story");
+    let c = compare(&options, &[story], &modes).expect("runs");
+    let [aimd, pacer, default] = [0, 1, 2].map(|i| c.rows[i].metrics.clone());
+    assert_beats_aimd("cold-start", &aimd, &pacer, "seed 42, share and 429s");
+    assert!(pacer.share >= 0.90, "{}", pacer.share);
+    assert_pinned("aimd cold-start", &aimd, 0.9125, 33);
+    assert_pinned("pacer cold-start", &pacer, 0.9663, 26);
+    assert_pinned("default cold-start", &default, 0.9724, 36);
+}
