@@ -83,6 +83,10 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// - **Before any throttle**, the rate grows by `StartGrowth` (25 %) a second while requests
 ///   wait, but never above `Lead` (1.25) times what the server accepted in the last minute: fast
 ///   from a cold start, gentle after a long quiet spell.
+/// - **A young throttle.** A throttle without a Retry-After before the limiter is a
+///   `QuotaWindow` old: the server's window holds only units sent since we started, and none
+///   leaves before we are a window old. The rate goes to the minimum, and climbs back to the
+///   hold in a line over `RecoveryTime` once successes come.
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
 /// In the simulator it takes more of the quota than AIMD with fewer 429s in most stories;

@@ -509,7 +509,7 @@ fn a_throttle_without_retry_after_in_the_first_window_sends_as_little_as_it_may(
     // When the first units leave, it climbs back in a line to the hold over `RecoveryTime`.
     let mut s = busy(cut);
     s.accepted_per_minute = 1500.0;
-    assert!(run(&mut c, s.clone(), 1, 15) < 1500.0 * 0.985 * 0.6);
+    assert!(run(&mut c, s, 1, 15) < 1500.0 * 0.985 * 0.6);
     assert_eq!(run(&mut c, s, 1, 30), 1500.0 * 0.985);
     // With a Retry-After the server says when; a window old, units leave already: the usual cut.
     assert_eq!(young(Some(16), 44).1, 1425.0);
