@@ -89,6 +89,7 @@ fn lowercase(name: &'static str) -> &'static str {
     match name {
         "RateLimit-Policy" => "ratelimit-policy",
         "RateLimit" => "ratelimit",
+        "X-Shopify-Shop-Api-Call-Limit" => "x-shopify-shop-api-call-limit",
         other => other,
     }
 }
@@ -156,6 +157,7 @@ mod tests {
             window_secs: 60,
             remaining: 50,
             reset_secs: 2,
+            call_limit: false,
         };
         let q = server_quota(&h, Timestamp::ZERO).unwrap();
         assert_eq!(
