@@ -6,7 +6,7 @@
 
 use crate::arg_values::{demand, whole};
 use crate::live::LiveArgs;
-use crate::model::{DEFAULT_STORY, Story};
+use crate::model::{DEFAULT_STORY, ServerShape, Story};
 use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
@@ -79,6 +79,11 @@ pub struct CompareArgs {
         value_parser = whole::<u64>(1, 60)
     )]
     pub window: u64,
+    /// The shape of the hidden quota: sliding (a sliding window), fixed (a window that resets
+    /// on its boundary), token-bucket, leaky-bucket (Shopify's: no Retry-After, its call-limit
+    /// header) or gcra; each holds the window's quota at the same pace.
+    #[arg(long, value_name = "SHAPE", default_value = "sliding")]
+    pub server: ServerShape,
     /// The seed of the arrivals and latencies.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
@@ -121,6 +126,7 @@ impl CompareArgs {
             demand: self.demand,
             minutes: self.minutes,
             seed: self.seed,
+            server: self.server,
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))
@@ -198,6 +204,7 @@ mod tests {
         let a = &cli.compare;
         assert_eq!(a.story, "noisy-neighbour");
         assert_eq!(a.options(), SimOptions::default());
+        assert_eq!(a.server, ServerShape::Sliding);
         assert_eq!(a.format, Format::Table);
         let names: Vec<_> = a
             .modes()
@@ -237,6 +244,8 @@ mod tests {
             "csv",
             "--plot",
             "out.svg",
+            "--server",
+            "gcra",
         ])
         .unwrap();
         let Some(Command::Compare(a)) = &cli.command else {
@@ -255,6 +264,7 @@ mod tests {
             (o.instances, o.quota, o.demand, o.minutes, o.seed),
             (3, 6000, 1500.0, 5, 7)
         );
+        assert_eq!(o.server, ServerShape::Gcra);
         assert_eq!(a.format, Format::Csv);
         assert_eq!(a.plot.as_deref(), Some(std::path::Path::new("out.svg")));
     }
@@ -267,6 +277,14 @@ mod tests {
         assert!(
             e.contains(
                 "expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600"
+            ),
+            "{e}"
+        );
+        let e = parse(&["--server", "window"]).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "invalid value 'window' for '--server <SHAPE>': unknown server shape \"window\": \
+                 expected one of sliding, fixed, token-bucket, leaky-bucket, gcra"
             ),
             "{e}"
         );

@@ -45,11 +45,11 @@ pub use compare::{Comparison, Row, compare};
 pub use configured::ConfiguredLimiter;
 pub use engine::{RunResult, run};
 pub use error::SimError;
-pub use model::{Arrivals, Story};
+pub use model::{Arrivals, SHAPE_NAMES, ServerShape, Story};
 pub use modes::{
     Client, ClientSetup, ControllerFactory, HeadersClient, HeadersMode, LIBRARY_DEFAULT_MODES,
-    LimiterClient, LimiterMode, MODE_NAMES, Mode, ModeError, NoLimiter, OptionsAdjust, Response,
-    default_modes, header_map, mode_by_name, server_quota, signal_of,
+    LimiterClient, LimiterMode, MODE_NAMES, Mode, ModeError, NO_RETRY_AFTER_DELAY, NoLimiter,
+    OptionsAdjust, Response, default_modes, header_map, mode_by_name, server_quota, signal_of,
 };
 pub use options::{
     SIM_INITIAL_UNITS_PER_MINUTE, SIM_MAX_UNITS_PER_MINUTE, SIM_MAX_WAIT, SIM_QUEUE_LIMIT,

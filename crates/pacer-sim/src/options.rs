@@ -4,7 +4,7 @@
 //! its simulator used, so that our rows compare with the .NET adaptive limiter's (`docs/simulation.md` gives the
 //! reasoning for each). The library's defaults stay as they are.
 
-use crate::model::{QUOTA_WINDOW, window_units};
+use crate::model::{QUOTA_WINDOW, ServerShape, window_units};
 use pacer_core::LimiterOptions;
 use std::time::Duration;
 
@@ -55,6 +55,9 @@ pub struct SimOptions {
     /// draft-11 fields. Whole seconds, 1 s to 60 s; 60 s unless set. Pacer's estimate counts
     /// over the limiters' `QuotaWindow`, which should be set to it (the command line does).
     pub window: Duration,
+    /// The shape of the hidden quota (`--server`): a sliding window unless set; a fixed window,
+    /// a token or leaky bucket, or GCRA, each of the window's quota at the same pace.
+    pub server: ServerShape,
 }
 
 impl Default for SimOptions {
@@ -67,6 +70,7 @@ impl Default for SimOptions {
             seed: 42,
             limiter: sim_limiter_defaults(),
             window: QUOTA_WINDOW,
+            server: ServerShape::Sliding,
         }
     }
 }

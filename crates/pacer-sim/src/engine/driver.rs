@@ -11,7 +11,7 @@ use super::recorder::Recorder;
 use crate::SimOptions;
 use crate::metrics::{RunMetrics, Series};
 use crate::model::{Arrivals, ModelApi, Request, Story, Verdict, latency};
-use crate::modes::{Client, ClientSetup, Mode, ModeError, Response};
+use crate::modes::{Client, ClientSetup, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response};
 use pacer_core::{Acquired, Changes, Ticket, Timestamp};
 use std::collections::HashMap;
 use std::time::Duration;
@@ -67,7 +67,7 @@ pub fn run(
         mode,
         wants_headers: mode.wants_headers(),
         max_attempts: options.limiter.max_attempts.max(1),
-        api: ModelApi::with_window(options.quota, story.clone(), options.window),
+        api: ModelApi::with_shape(options.quota, story.clone(), options.window, options.server),
         clients: Vec::new(),
         waiting: Vec::new(),
         armed: Vec::new(),
@@ -167,7 +167,8 @@ impl Engine<'_> {
                         self.recorder.gave_up();
                     }
                     Verdict::Throttled { retry_after } => {
-                        let delay = self.clients[instance as usize].retry_delay(retry_after);
+                        let delay = self.clients[instance as usize]
+                            .retry_delay(retry_after.unwrap_or(NO_RETRY_AFTER_DELAY));
                         if delay.is_zero() {
                             self.ask(instance, request, attempt + 1, now);
                         } else {
@@ -217,11 +218,10 @@ impl Engine<'_> {
         let units = self.requests[request as usize].units;
         self.recorder.sent(waited);
         let verdict = match self.api.offer(units, now) {
-            // The story's server says no Retry-After: a zero one stands for none (the model
-            // never says 0, see `retry_after_secs`).
-            Verdict::Throttled { .. } if !self.story.retry_after => Verdict::Throttled {
-                retry_after: Duration::ZERO,
-            },
+            // The story's server sends no Retry-After, whatever the shape would.
+            Verdict::Throttled { .. } if !self.story.retry_after => {
+                Verdict::Throttled { retry_after: None }
+            }
             v => v,
         };
         match verdict {

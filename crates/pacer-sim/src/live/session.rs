@@ -96,6 +96,7 @@ impl LiveSession {
             limiter: options.limiter.clone(),
             // `serve`'s model keeps the one-minute window.
             window: crate::model::QUOTA_WINDOW,
+            server: crate::model::ServerShape::Sliding,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),

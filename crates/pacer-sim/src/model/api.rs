@@ -1,10 +1,12 @@
 //! The model API: a hidden quota that accepts or refuses each request the moment it is sent.
 //!
 //! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]; another length with
-//! [`ModelApi::with_window`], at the same pace a minute), whose limit the story changes over
+//! [`ModelApi::with_window`], at the same pace a minute; another shape, a fixed window, a bucket
+//! or GCRA, with [`ModelApi::with_shape`]), whose limit the story changes over
 //! time. A request fits if the units in the window plus its own are at most the limit; then it
 //! is accepted and its units enter the window. Otherwise it gets a 429 with a
-//! `Retry-After` (see [`retry_after_secs`]); refused requests use no quota. A noisy neighbour
+//! `Retry-After` (see [`retry_after_secs`]) unless the shape sends none
+//! ([`ServerShape::sends_retry_after`]); refused requests use no quota. A noisy neighbour
 //! takes its share off the top: while it is there, our clients' limit is the quota less its share
 //! (the .NET adaptive limiter's "quota drops 50% for 60 s"; `docs/simulation.md` says why its units are not put in
 //! the window one by one). A server stop refuses everything until it ends.
@@ -12,7 +14,7 @@
 //! The API knows nothing of modes or virtual time beyond the `now` it is given, so the future
 //! `serve` command can put it behind a real HTTP server on the real clock unchanged.
 
-use super::{ModelHeaders, SlidingWindow, Story};
+use super::{Meter, ModelHeaders, ServerShape, Story};
 use pacer_core::Timestamp;
 use std::time::Duration;
 
@@ -30,10 +32,10 @@ pub fn window_units(per_minute: f64, window: Duration) -> f64 {
 pub enum Verdict {
     /// 2xx: the units were counted.
     Accepted,
-    /// 429 Too Many Requests, with a `Retry-After`.
+    /// 429 Too Many Requests, with a `Retry-After` unless the shape sends none.
     Throttled {
-        /// The `Retry-After` it sent, whole seconds.
-        retry_after: Duration,
+        /// The `Retry-After` it sent, whole seconds; `None` when it sent none.
+        retry_after: Option<Duration>,
     },
 }
 
@@ -42,7 +44,8 @@ pub enum Verdict {
 pub struct ModelApi {
     story: Story,
     base_quota: u64,
-    window: SlidingWindow,
+    shape: ServerShape,
+    window: Meter,
 }
 
 /// The `Retry-After` for a request that would fit `wait` from now: the whole seconds of the wait,
@@ -66,11 +69,25 @@ impl ModelApi {
     /// units in it (rounded), the same pace per minute.
     #[must_use]
     pub fn with_window(base_quota: u64, story: Story, window: Duration) -> Self {
+        ModelApi::with_shape(base_quota, story, window, ServerShape::Sliding)
+    }
+
+    /// An API of `shape` over `window`: the same pace, `base_quota × window ÷ 60 s` units per
+    /// window (rounded), as the window's count, the bucket's size or GCRA's tolerance.
+    #[must_use]
+    pub fn with_shape(base_quota: u64, story: Story, window: Duration, shape: ServerShape) -> Self {
         ModelApi {
             story,
             base_quota,
-            window: SlidingWindow::new(window),
+            shape,
+            window: Meter::new(shape, window),
         }
+    }
+
+    /// The shape of the quota.
+    #[must_use]
+    pub fn shape(&self) -> ServerShape {
+        self.shape
     }
 
     /// The story the API follows.
@@ -89,31 +106,33 @@ impl ModelApi {
         window_units(available, self.window.span()).round() as u64
     }
 
-    /// The units of our clients in the window at `now`.
+    /// The units of our clients in the window (or the bucket) at `now`.
     pub fn used(&mut self, now: Timestamp) -> u64 {
-        self.window.used(now)
+        let limit = self.limit_at(now);
+        self.window.used(limit, now)
     }
 
     /// Decides a request of `units` sent at `now`.
     pub fn offer(&mut self, units: u64, now: Timestamp) -> Verdict {
         if let Some(stop) = self.story.stop_at(now.as_duration()) {
             let ends = Timestamp::from_duration(stop.at + stop.length);
-            return throttled(ends - now);
+            return self.throttled(ends - now);
         }
         let limit = self.limit_at(now);
         match self.window.fits_at(units, limit, now) {
             Some(at) if at <= now => {
-                self.window.push(units, now);
+                self.window.push(units, limit, now);
                 Verdict::Accepted
             }
-            Some(at) => throttled(at - now),
+            Some(at) => self.throttled(at - now),
             // Larger than the whole quota: it never fits. Say "a window from now".
-            None => throttled(self.window.span()),
+            None => self.throttled(self.window.span()),
         }
     }
 
     /// The IETF draft-11 rate-limit values the API would send with a response at `now` (after
-    /// the request was decided): the policy (quota and window) and what is left of it.
+    /// the request was decided): the policy (quota and window) and what is left of it, with the
+    /// shape's reset ([`Meter::reset_at`]).
     pub fn headers(&mut self, now: Timestamp) -> ModelHeaders {
         let quota = self.limit_at(now);
         if let Some(stop) = self.story.stop_at(now.as_duration()) {
@@ -123,31 +142,37 @@ impl ModelApi {
                 window_secs: self.window.span().as_secs(),
                 remaining: 0,
                 reset_secs: retry_after_secs(ends - now),
+                call_limit: self.shape.sends_call_limit(),
             };
         }
-        let used = self.window.used(now);
+        let remaining = self.window.remaining(quota, now);
         let reset_secs = self
             .window
-            .next_departure(now)
+            .reset_at(quota, now)
             .map_or(0, |at| retry_after_secs(at - now));
         ModelHeaders {
             quota,
             window_secs: self.window.span().as_secs(),
-            remaining: quota.saturating_sub(used),
+            remaining,
             reset_secs,
+            call_limit: self.shape.sends_call_limit(),
         }
     }
-}
 
-fn throttled(wait: Duration) -> Verdict {
-    Verdict::Throttled {
-        retry_after: Duration::from_secs(retry_after_secs(wait)),
+    fn throttled(&self, wait: Duration) -> Verdict {
+        Verdict::Throttled {
+            retry_after: self
+                .shape
+                .sends_retry_after()
+                .then(|| Duration::from_secs(retry_after_secs(wait))),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::SHAPE_NAMES;
 
     fn at_ms(ms: u64) -> Timestamp {
         Timestamp::ZERO + Duration::from_millis(ms)
@@ -178,14 +203,14 @@ mod tests {
         assert_eq!(
             api.offer(1, at_ms(30_000)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(30)
+                retry_after: Some(Duration::from_secs(30))
             }
         );
         // 2 units need the first two out: the second left at 60.1 s → 31 s (rounded up).
         assert_eq!(
             api.offer(2, at_ms(29_500)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(31)
+                retry_after: Some(Duration::from_secs(31))
             }
         );
         assert_eq!(api.offer(1, at_ms(60_000)), Verdict::Accepted);
@@ -204,7 +229,7 @@ mod tests {
         assert_eq!(
             api.offer(1, at_ms(500)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(1)
+                retry_after: Some(Duration::from_secs(1))
             }
         );
         assert_eq!(api.offer(1, at_ms(1_000)), Verdict::Accepted);
@@ -222,7 +247,7 @@ mod tests {
         assert_eq!(
             api.offer(5, at_ms(0)),
             Verdict::Throttled {
-                retry_after: QUOTA_WINDOW
+                retry_after: Some(QUOTA_WINDOW)
             }
         );
     }
@@ -241,7 +266,7 @@ mod tests {
         assert_eq!(
             api.offer(1, at_ms(300_000)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(51)
+                retry_after: Some(Duration::from_secs(51))
             }
         );
         assert_eq!(
@@ -261,7 +286,7 @@ mod tests {
         assert_eq!(
             api.offer(1, at_ms(300_000)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(15)
+                retry_after: Some(Duration::from_secs(15))
             }
         );
     }
@@ -273,13 +298,13 @@ mod tests {
         assert_eq!(
             api.offer(1, at_ms(300_000)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(120)
+                retry_after: Some(Duration::from_secs(120))
             }
         );
         assert_eq!(
             api.offer(1, at_ms(400_500)),
             Verdict::Throttled {
-                retry_after: Duration::from_secs(20)
+                retry_after: Some(Duration::from_secs(20))
             }
         );
         assert_eq!(api.offer(1, at_ms(420_000)), Verdict::Accepted);
@@ -296,5 +321,122 @@ mod tests {
         );
         let h = ModelApi::new(10, story("free-run")).headers(at_ms(0));
         assert_eq!((h.remaining, h.reset_secs), (10, 0));
+    }
+
+    fn shaped(per_minute: u64, story_name: &str, window_s: u64, shape: &str) -> ModelApi {
+        let window = Duration::from_secs(window_s);
+        ModelApi::with_shape(
+            per_minute,
+            story(story_name),
+            window,
+            shape.parse().unwrap(),
+        )
+    }
+
+    fn wait(secs: u64) -> Verdict {
+        Verdict::Throttled {
+            retry_after: Some(Duration::from_secs(secs)),
+        }
+    }
+
+    fn state(api: &mut ModelApi, ms: u64) -> (u64, u64, u64) {
+        let h = api.headers(at_ms(ms));
+        (h.window_secs, h.remaining, h.reset_secs)
+    }
+
+    #[test]
+    fn fixed_counts_from_zero_on_the_boundary_and_says_the_time_to_it() {
+        // 600 a minute in 10 s windows: 100 a window.
+        let mut api = shaped(600, "free-run", 10, "fixed");
+        for i in 0..100 {
+            assert_eq!(api.offer(1, at_ms(5_000 + i)), Verdict::Accepted);
+        }
+        assert_eq!(api.offer(1, at_ms(8_500)), wait(2), "1.5 s to the boundary");
+        assert_eq!(state(&mut api, 8_500), (10, 0, 2));
+        assert_eq!(state(&mut api, 9_999), (10, 0, 1));
+        for i in 0..100 {
+            assert_eq!(api.offer(1, at_ms(10_000 + i)), Verdict::Accepted);
+        }
+        assert_eq!(api.offer(1, at_ms(10_100)), wait(10));
+        assert_eq!(state(&mut api, 12_000), (10, 0, 8));
+    }
+
+    #[test]
+    fn buckets_and_gcra_refill_at_the_quota_s_pace_and_say_when_they_are_full() {
+        // 3,000 a minute in 10 s: a burst of 500, 50 a second back.
+        for shape in ["token-bucket", "leaky-bucket", "gcra"] {
+            let mut api = shaped(3000, "free-run", 10, shape);
+            assert_eq!(
+                state(&mut api, 0),
+                (10, 500, 0),
+                "{shape}: full, nothing to wait"
+            );
+            assert_eq!(api.offer(500, at_ms(0)), Verdict::Accepted, "{shape}");
+            let refused = api.offer(1, at_ms(0));
+            assert!(matches!(refused, Verdict::Throttled { .. }), "{shape}");
+            assert_eq!(api.offer(1, at_ms(19)), refused, "{shape}");
+            assert_eq!(
+                api.offer(1, at_ms(20)),
+                Verdict::Accepted,
+                "{shape}: 20 ms a unit"
+            );
+            // At 2 s: 100 back, less the one taken at 20 ms; full again at 10.02 s.
+            assert_eq!(state(&mut api, 2_000), (10, 99, 9), "{shape}");
+            assert_eq!(api.offer(99, at_ms(2_000)), Verdict::Accepted, "{shape}");
+            assert_eq!(api.offer(1, at_ms(2_000)), refused, "{shape}");
+            assert_eq!(api.used(at_ms(2_000)), 500, "{shape}");
+        }
+    }
+
+    #[test]
+    fn only_the_leaky_bucket_s_429_has_no_retry_after() {
+        for (shape, retry_after) in [
+            ("sliding", Some(Duration::from_secs(10))),
+            ("fixed", Some(Duration::from_secs(10))),
+            ("token-bucket", Some(Duration::from_secs(1))),
+            ("gcra", Some(Duration::from_secs(1))),
+            ("leaky-bucket", None),
+        ] {
+            let mut api = shaped(3000, "free-run", 10, shape);
+            assert_eq!(api.offer(500, at_ms(0)), Verdict::Accepted);
+            assert_eq!(
+                api.offer(1, at_ms(0)),
+                Verdict::Throttled { retry_after },
+                "{shape}"
+            );
+        }
+        // Nor during a stop.
+        let mut api = shaped(3000, "long-retry-after", 60, "leaky-bucket");
+        assert_eq!(
+            api.offer(1, at_ms(300_000)),
+            Verdict::Throttled { retry_after: None }
+        );
+    }
+
+    #[test]
+    fn the_leaky_bucket_also_sends_shopify_s_call_limit() {
+        let mut api = shaped(3000, "free-run", 10, "leaky-bucket");
+        assert_eq!(api.offer(500, at_ms(0)), Verdict::Accepted);
+        let h = api.headers(at_ms(2_000));
+        assert!(h.call_limit);
+        assert_eq!(h.call_limit_field(), "400/500");
+        assert_eq!(h.fields().len(), 3);
+        assert!(
+            !shaped(3000, "free-run", 10, "token-bucket")
+                .headers(at_ms(0))
+                .call_limit
+        );
+    }
+
+    #[test]
+    fn the_neighbour_halves_every_shape_s_burst() {
+        // 3,000 a minute in 10 s is 500; the neighbour leaves 250 from 5:00 to 6:00.
+        for shape in SHAPE_NAMES {
+            let mut api = shaped(3000, "noisy-neighbour", 10, shape);
+            assert_eq!(api.offer(250, at_ms(330_000)), Verdict::Accepted, "{shape}");
+            let refused = api.offer(1, at_ms(330_000));
+            assert!(matches!(refused, Verdict::Throttled { .. }), "{shape}");
+            assert_eq!(state(&mut api, 330_000).1, 0, "{shape}");
+        }
     }
 }

@@ -1,5 +1,6 @@
 //! The rate-limit header values the model API can send: IETF draft-11 `RateLimit-Policy` and
-//! `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11).
+//! `RateLimit` (draft-ietf-httpapi-ratelimit-headers-11), and for the leaky bucket Shopify's
+//! `X-Shopify-Shop-Api-Call-Limit: used/size`.
 //!
 //! This is the hook for the `headers` mode. The engine asks the API for these values only when a
 //! mode wants them ([`Mode::wants_headers`](crate::Mode::wants_headers)) and hands them to that
@@ -19,9 +20,13 @@ pub struct ModelHeaders {
     pub window_secs: u64,
     /// `r`: units left in the window now (0 during a stop).
     pub remaining: u64,
-    /// `t`: whole seconds (rounded up) until the oldest unit in the window leaves it, that is until
-    /// `r` next grows; the time left of a stop during one; 0 when the window is empty.
+    /// `t`: whole seconds (rounded up) until the shape resets: in a sliding window until the
+    /// oldest unit leaves it, that is until `r` next grows; in a fixed one until the boundary;
+    /// in a bucket or GCRA until it is full again (of tokens). The time left of a stop during
+    /// one; 0 when nothing is counted.
     pub reset_secs: u64,
+    /// Whether the response also carries Shopify's call limit (the leaky bucket's).
+    pub call_limit: bool,
 }
 
 impl ModelHeaders {
@@ -40,13 +45,35 @@ impl ModelHeaders {
         )
     }
 
-    /// Both fields as `(name, value)` pairs, as a response would carry them.
+    /// The `X-Shopify-Shop-Api-Call-Limit` field value, *used/size*, e.g. `"32/40"`: the units
+    /// in the bucket (rounded up) and its size.
     #[must_use]
-    pub fn fields(&self) -> [(&'static str, String); 2] {
+    pub fn call_limit_field(&self) -> String {
+        format!(
+            "{}/{}",
+            self.quota.saturating_sub(self.remaining),
+            self.quota
+        )
+    }
+
+    /// Both draft-11 fields as `(name, value)` pairs.
+    #[must_use]
+    pub fn draft11_fields(&self) -> [(&'static str, String); 2] {
         [
             ("RateLimit-Policy", self.policy_field()),
             ("RateLimit", self.ratelimit_field()),
         ]
+    }
+
+    /// Every field as `(name, value)` pairs, as a response would carry them: the draft-11
+    /// fields, and the call limit when the shape sends it.
+    #[must_use]
+    pub fn fields(&self) -> Vec<(&'static str, String)> {
+        let mut fields = self.draft11_fields().to_vec();
+        if self.call_limit {
+            fields.push(("X-Shopify-Shop-Api-Call-Limit", self.call_limit_field()));
+        }
+        fields
     }
 }
 
@@ -61,6 +88,7 @@ mod tests {
             window_secs: 60,
             remaining: 12,
             reset_secs: 3,
+            call_limit: false,
         };
         assert_eq!(
             h.fields(),
@@ -68,6 +96,16 @@ mod tests {
                 ("RateLimit-Policy", "\"default\";q=3000;w=60".to_owned()),
                 ("RateLimit", "\"default\";r=12;t=3".to_owned()),
             ]
+        );
+        let leaky = ModelHeaders {
+            quota: 40,
+            remaining: 8,
+            call_limit: true,
+            ..h
+        };
+        assert_eq!(
+            leaky.fields()[2],
+            ("X-Shopify-Shop-Api-Call-Limit", "32/40".to_owned())
         );
     }
 }

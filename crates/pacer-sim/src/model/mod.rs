@@ -2,16 +2,24 @@
 //! it, the demand, and the network's latency.
 
 mod api;
+mod bucket;
 mod demand;
+mod fixed;
+mod gcra;
 mod headers;
 mod latency;
+mod shape;
 mod story;
 mod window;
 
 pub use api::{ModelApi, QUOTA_WINDOW, Verdict, retry_after_secs, window_units};
+pub use bucket::Bucket;
 pub use demand::{Arrivals, COST_MIX, Request, mean_cost, splitmix64};
+pub use fixed::FixedWindow;
+pub use gcra::Gcra;
 pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
+pub use shape::{Meter, SHAPE_NAMES, ServerShape};
 pub use story::{
     DEFAULT_STORY, DemandBurst, Join, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,
     STORY_NAMES, ServerStop, Story,

@@ -1,7 +1,7 @@
 //! `headers`: the limiter paces to the server's own numbers.
 //!
 //! The model API sends IETF draft-11 `RateLimit-Policy` and `RateLimit` fields with every
-//! response. Each instance parses them with the very parser the middleware uses
+//! response (and, as a leaky bucket, Shopify's `X-Shopify-Shop-Api-Call-Limit` beside them). Each instance parses them with the very parser the middleware uses
 //! ([`RateLimitInfo::from_headers`]) and hands the remaining units and the reset to its limiter
 //! ([`LimiterCore::follow_server`]): the rate becomes the remaining units spread over the time to
 //! the reset, divided by the instance count. When the fields stop, the limiter's controller
@@ -89,6 +89,7 @@ fn lowercase(name: &'static str) -> &'static str {
     match name {
         "RateLimit-Policy" => "ratelimit-policy",
         "RateLimit" => "ratelimit",
+        "X-Shopify-Shop-Api-Call-Limit" => "x-shopify-shop-api-call-limit",
         other => other,
     }
 }
@@ -156,6 +157,7 @@ mod tests {
             window_secs: 60,
             remaining: 50,
             reset_secs: 2,
+            call_limit: false,
         };
         let q = server_quota(&h, Timestamp::ZERO).unwrap();
         assert_eq!(

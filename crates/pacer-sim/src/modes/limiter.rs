@@ -164,15 +164,13 @@ impl LimiterClient {
     }
 }
 
-/// The classifier of the model: a 429 is a throttle with its `Retry-After` (none when it is
-/// zero: the engine's way of saying the story's server sent none), the rest success.
+/// The classifier of the model: a 429 is a throttle with its `Retry-After` (if any), the rest
+/// success.
 #[must_use]
 pub fn signal_of(verdict: Verdict) -> Signal {
     match verdict {
         Verdict::Accepted => Signal::Success,
-        Verdict::Throttled { retry_after } => Signal::Throttled {
-            retry_after: (!retry_after.is_zero()).then_some(retry_after),
-        },
+        Verdict::Throttled { retry_after } => Signal::Throttled { retry_after },
     }
 }
 

@@ -10,6 +10,10 @@ use pacer_core::{Acquired, Changes, LimiterOptions, Rejected, Ticket, Timestamp}
 use std::fmt;
 use std::time::Duration;
 
+/// The `retry_after` a client is given for a 429 that carried no `Retry-After`: one second, the
+/// first backoff of the usual retry loops (reqwest-retry's and tenacity's defaults start there).
+pub const NO_RETRY_AFTER_DELAY: Duration = Duration::from_secs(1);
+
 /// Why a mode cannot run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -106,6 +110,7 @@ pub trait Client: fmt::Debug {
     /// How long to wait before a throttled request's next attempt asks for units again. A
     /// limiter returns zero: its own Retry-After pause holds the attempt back, as the middleware
     /// goes straight back to waiting. A client without a limiter sleeps the `Retry-After`.
+    /// A 429 without one (the leaky bucket's) is given [`NO_RETRY_AFTER_DELAY`].
     fn retry_delay(&self, retry_after: Duration) -> Duration;
 
     /// The number of instances changed (scale-out).

@@ -2,7 +2,7 @@
 
 use super::{HeaderDialect, Quirk, ServeOptions, Server};
 use crate::arg_values::{one_story, whole};
-use crate::model::Story;
+use crate::model::{ServerShape, Story};
 use crate::{SimError, Speed};
 use clap::Args;
 use std::net::{IpAddr, SocketAddr};
@@ -19,7 +19,7 @@ pub struct ServeArgs {
     /// The hidden quota, units per (story) minute.
     #[arg(long, default_value_t = 3000, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: u64,
-    /// The rate-limit fields sent besides Retry-After: none, draft11 or github.
+    /// The rate-limit fields sent besides Retry-After: none, draft11, github or shopify.
     #[arg(long, default_value = "none")]
     pub headers: HeaderDialect,
     /// The story to play from the server's start: free-run, noisy-neighbour, quota-cut,
@@ -35,6 +35,10 @@ pub struct ServeArgs {
     /// and a 202) or junk (every 5th gets one broken or absurd set of rate-limit fields).
     #[arg(long = "quirk", value_name = "QUIRK")]
     pub quirks: Vec<Quirk>,
+    /// The shape of the quota: sliding, fixed, token-bucket, leaky-bucket (no Retry-After) or
+    /// gcra, over the one-minute window.
+    #[arg(long, value_name = "SHAPE", default_value = "sliding")]
+    pub server: ServerShape,
 }
 
 impl ServeArgs {
@@ -54,6 +58,7 @@ impl ServeArgs {
             speed: self.speed,
             headers: self.headers,
             quirks: self.quirks.iter().copied().collect(),
+            server: self.server,
         })
     }
 }
@@ -90,6 +95,7 @@ pub fn execute(args: &ServeArgs) -> Result<String, SimError> {
 #[cfg(test)]
 mod tests {
     use crate::cli::{Cli, Command};
+    use crate::model::ServerShape;
     use clap::Parser;
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
@@ -109,6 +115,7 @@ mod tests {
             (1.0, super::HeaderDialect::None)
         );
         assert_eq!(o.quirks, super::super::Quirks::none());
+        assert_eq!(o.server, ServerShape::Sliding);
 
         let cli = parse(&[
             "serve",
@@ -117,7 +124,7 @@ mod tests {
             "--quota",
             "600",
             "--headers",
-            "github",
+            "shopify",
             "--story",
             "noisy-neighbour",
             "--speed",
@@ -128,6 +135,8 @@ mod tests {
             "retry-after-on-success",
             "--quirk",
             "junk",
+            "--server",
+            "leaky-bucket",
         ])
         .unwrap();
         let Some(Command::Serve(a)) = cli.command else {
@@ -140,8 +149,9 @@ mod tests {
         );
         assert_eq!(
             (o.speed.get(), o.headers),
-            (30.0, super::HeaderDialect::Github)
+            (30.0, super::HeaderDialect::Shopify)
         );
+        assert_eq!(o.server, ServerShape::LeakyBucket);
         assert_eq!(o.quirks.names(), ["retry-after-on-success", "junk"]);
     }
 
@@ -150,7 +160,17 @@ mod tests {
         let e = parse(&["serve", "--headers", "xml"])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("expected none, draft11 or github"), "{e}");
+        assert!(
+            e.contains("expected none, draft11, github or shopify"),
+            "{e}"
+        );
+        let e = parse(&["serve", "--server", "window"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("expected one of sliding, fixed, token-bucket, leaky-bucket, gcra"),
+            "{e}"
+        );
         let e = parse(&["serve", "--speed", "0"]).unwrap_err().to_string();
         assert!(e.contains("from 0.001 to 1000"), "{e}");
         let e = parse(&["serve", "--story", "mars"])

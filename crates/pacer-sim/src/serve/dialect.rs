@@ -19,6 +19,9 @@ pub enum HeaderDialect {
     /// GitHub's `x-ratelimit-limit`, `-remaining`, `-used`, `-reset` (epoch seconds) and
     /// `-resource: core`.
     Github,
+    /// Shopify's `X-Shopify-Shop-Api-Call-Limit: used/size` (the units counted, rounded up,
+    /// and the quota), as its leaky bucket sends it; from any shape.
+    Shopify,
 }
 
 impl FromStr for HeaderDialect {
@@ -29,8 +32,9 @@ impl FromStr for HeaderDialect {
             "none" => Ok(HeaderDialect::None),
             "draft11" | "draft-11" | "ietf" => Ok(HeaderDialect::Draft11),
             "github" => Ok(HeaderDialect::Github),
+            "shopify" => Ok(HeaderDialect::Shopify),
             _ => Err(format!(
-                "unknown header dialect {s:?}: expected none, draft11 or github"
+                "unknown header dialect {s:?}: expected none, draft11, github or shopify"
             )),
         }
     }
@@ -42,6 +46,7 @@ impl fmt::Display for HeaderDialect {
             HeaderDialect::None => "none",
             HeaderDialect::Draft11 => "draft11",
             HeaderDialect::Github => "github",
+            HeaderDialect::Shopify => "shopify",
         })
     }
 }
@@ -72,7 +77,7 @@ impl HeaderDialect {
         match self {
             HeaderDialect::None => {}
             HeaderDialect::Draft11 => {
-                for (name, value) in real.fields() {
+                for (name, value) in real.draft11_fields() {
                     insert(headers, name, value);
                 }
             }
@@ -91,6 +96,13 @@ impl HeaderDialect {
                     (epoch + real.reset_secs).to_string(),
                 );
                 insert(headers, "x-ratelimit-resource", "core".to_owned());
+            }
+            HeaderDialect::Shopify => {
+                insert(
+                    headers,
+                    "x-shopify-shop-api-call-limit",
+                    h.call_limit_field(),
+                );
             }
         }
     }
@@ -115,6 +127,7 @@ mod tests {
             window_secs: 60,
             remaining: 120,
             reset_secs: 25,
+            call_limit: false,
         }
     }
 
@@ -133,7 +146,7 @@ mod tests {
         assert!(
             "x".parse::<HeaderDialect>()
                 .unwrap_err()
-                .contains("none, draft11 or github")
+                .contains("none, draft11, github or shopify")
         );
     }
 
@@ -163,6 +176,16 @@ mod tests {
         let info = RateLimitInfo::from_headers(&h, now);
         assert_eq!(info.limit(), Some(3000));
         assert_eq!(info.remaining(), Some(120));
+    }
+
+    #[test]
+    fn shopify_sends_used_over_size_and_pacer_reads_it() {
+        let h = written(HeaderDialect::Shopify, 1.0);
+        assert_eq!(h.len(), 1);
+        assert_eq!(h["x-shopify-shop-api-call-limit"], "2880/3000");
+        assert_eq!("Shopify".parse(), Ok(HeaderDialect::Shopify));
+        let info = RateLimitInfo::from_headers(&h, UNIX_EPOCH);
+        assert_eq!((info.limit(), info.remaining()), (Some(3000), Some(120)));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use super::{HeaderDialect, Quirks, SERVER_NAME, ServerStats};
 use crate::Speed;
-use crate::model::{ModelApi, QUOTA_WINDOW, Story, Verdict};
+use crate::model::{ModelApi, QUOTA_WINDOW, ServerShape, Story, Verdict};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use pacer_core::{Clock, Timestamp};
 use std::sync::{Arc, Mutex};
@@ -17,6 +17,7 @@ pub struct ServedModel {
     quirks: Quirks,
     base_quota: u64,
     story: Story,
+    shape: ServerShape,
     state: Mutex<State>,
 }
 
@@ -32,9 +33,9 @@ struct State {
 }
 
 impl State {
-    fn new(base_quota: u64, story: &Story, origin: Timestamp) -> Self {
+    fn new(base_quota: u64, story: &Story, shape: ServerShape, origin: Timestamp) -> Self {
         State {
-            api: ModelApi::new(base_quota, story.clone()),
+            api: ModelApi::with_shape(base_quota, story.clone(), QUOTA_WINDOW, shape),
             origin,
             accepted_units: 0,
             accepted_requests: 0,
@@ -67,14 +68,29 @@ impl ServedModel {
     ) -> Self {
         let origin = clock.now();
         ServedModel {
-            state: Mutex::new(State::new(base_quota, &story, origin)),
+            state: Mutex::new(State::new(base_quota, &story, ServerShape::Sliding, origin)),
             clock,
             speed,
             dialect,
             quirks,
             base_quota,
             story,
+            shape: ServerShape::Sliding,
         }
+    }
+
+    /// The model with its quota of `shape` (a sliding window unless set), story time starting
+    /// over now.
+    #[must_use]
+    pub fn with_shape(mut self, shape: ServerShape) -> Self {
+        self.shape = shape;
+        self.state = Mutex::new(State::new(
+            self.base_quota,
+            &self.story,
+            shape,
+            self.clock.now(),
+        ));
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -117,11 +133,13 @@ impl ServedModel {
             }
             Verdict::Throttled { retry_after } => {
                 state.throttled += 1;
-                let value = self.speed.retry_after_value(retry_after.as_secs());
-                headers.insert(
-                    http::header::RETRY_AFTER,
-                    HeaderValue::try_from(value).expect("digits and a dot"),
-                );
+                if let Some(retry_after) = retry_after {
+                    let value = self.speed.retry_after_value(retry_after.as_secs());
+                    headers.insert(
+                        http::header::RETRY_AFTER,
+                        HeaderValue::try_from(value).expect("digits and a dot"),
+                    );
+                }
                 StatusCode::TOO_MANY_REQUESTS
             }
         };
@@ -168,7 +186,7 @@ impl ServedModel {
     pub fn reset(&self) -> ServerStats {
         {
             let mut state = self.lock();
-            *state = State::new(self.base_quota, &self.story, self.clock.now());
+            *state = State::new(self.base_quota, &self.story, self.shape, self.clock.now());
         }
         self.stats()
     }

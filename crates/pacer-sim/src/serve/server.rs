@@ -11,7 +11,7 @@
 
 use super::{HeaderDialect, Quirks, ServedModel, ServerStats};
 use crate::Speed;
-use crate::model::Story;
+use crate::model::{ServerShape, Story};
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -42,6 +42,8 @@ pub struct ServeOptions {
     pub headers: HeaderDialect,
     /// The odd headers sent on top of the dialect's.
     pub quirks: Quirks,
+    /// The shape of the quota (`--server`), over the one-minute window.
+    pub server: ServerShape,
 }
 
 impl Default for ServeOptions {
@@ -55,6 +57,7 @@ impl Default for ServeOptions {
             speed: Speed::REAL_TIME,
             headers: HeaderDialect::None,
             quirks: Quirks::none(),
+            server: ServerShape::Sliding,
         }
     }
 }
@@ -113,14 +116,17 @@ impl Server {
         let clock: Arc<dyn Clock> = Arc::new(RealClock::new());
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
         let addr = listener.local_addr()?;
-        let model = Arc::new(ServedModel::new(
-            clock,
-            options.quota,
-            options.story.clone(),
-            options.speed,
-            options.headers,
-            options.quirks.clone(),
-        ));
+        let model = Arc::new(
+            ServedModel::new(
+                clock,
+                options.quota,
+                options.story.clone(),
+                options.speed,
+                options.headers,
+                options.quirks.clone(),
+            )
+            .with_shape(options.server),
+        );
         let app = router(Arc::clone(&model));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {

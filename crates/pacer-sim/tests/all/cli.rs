@@ -128,3 +128,48 @@ fn bad_plot_path_is_refused_before_the_run() {
     .unwrap_err();
     assert!(e.contains("--plot /no-such-dir/plot.svg"), "{e}");
 }
+
+#[test]
+fn server_takes_each_shape_and_refuses_others_with_the_list() {
+    let args = |shape: &'static str| {
+        [
+            "--minutes",
+            "2",
+            "--story",
+            "free-run",
+            "--format",
+            "csv",
+            "--mode",
+            "aimd",
+            "--window",
+            "10",
+            "--quota",
+            "1000",
+            "--server",
+            shape,
+        ]
+    };
+    let sliding = execute_args(&args("sliding")).unwrap();
+    let default: Vec<&str> = args("sliding")[..12].to_vec();
+    assert_eq!(
+        execute_args(&default).unwrap(),
+        sliding,
+        "sliding is the default"
+    );
+    for shape in ["fixed", "token-bucket", "leaky-bucket", "gcra"] {
+        let out = execute_args(&args(shape)).unwrap();
+        assert!(
+            out.lines().nth(1).unwrap().starts_with("free-run,aimd,"),
+            "{shape}"
+        );
+        assert_ne!(out, sliding, "{shape} admits differently");
+    }
+    let e = execute_args(&args("redis")).unwrap_err();
+    assert!(
+        e.contains(
+            "invalid value 'redis' for '--server <SHAPE>': unknown server shape \"redis\": \
+             expected one of sliding, fixed, token-bucket, leaky-bucket, gcra"
+        ),
+        "{e}"
+    );
+}

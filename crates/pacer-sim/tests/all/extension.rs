@@ -118,7 +118,7 @@ impl Client for HeaderChecking {
         if let Verdict::Throttled { .. } = response.verdict {
             assert!(h.remaining < response.units, "a 429 means it did not fit");
         }
-        self.seen.lock().unwrap().push(h.fields());
+        self.seen.lock().unwrap().push(h.draft11_fields());
         self.inner.on_response(response, now)
     }
     fn retry_delay(&self, retry_after: Duration) -> Duration {

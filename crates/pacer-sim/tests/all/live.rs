@@ -10,7 +10,7 @@ use axum::routing::any;
 use pacer_sim::live::{LiveMode, LiveOptions, LiveSession, ModeRun, run_live};
 use pacer_sim::metrics::RunMetrics;
 use pacer_sim::serve::{HeaderDialect, Quirk, Quirks, ServeOptions, Server};
-use pacer_sim::{SimOptions, Speed, Story};
+use pacer_sim::{ServerShape, SimOptions, Speed, Story};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -22,6 +22,7 @@ async fn serve(story: &str, quota: u64, speed: f64) -> Server {
         speed: Speed::new(speed).unwrap(),
         headers: HeaderDialect::None,
         quirks: Quirks::none(),
+        server: ServerShape::Sliding,
     };
     Server::start(&options).await.unwrap()
 }
@@ -295,6 +296,7 @@ async fn serve_quirky(quota: u64, speed: f64, headers: HeaderDialect, quirk: Qui
         speed: Speed::new(speed).unwrap(),
         headers,
         quirks: std::iter::once(quirk).collect(),
+        server: ServerShape::Sliding,
     };
     Server::start(&options).await.unwrap()
 }

@@ -6,7 +6,7 @@ use pacer_sim::serve::{
     HUGE_POLICY_BYTES, HeaderDialect, JUNK_EVERY, Junk, Quirk, REPEATED_REMAINING_LINES,
     RETRY_AFTER_EVERY, ServeOptions, Server, ServerStats,
 };
-use pacer_sim::{Speed, Story};
+use pacer_sim::{ServerShape, Speed, Story};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use std::net::SocketAddr;
@@ -30,6 +30,7 @@ async fn serve(quota: u64, speed: f64, headers: HeaderDialect, quirks: &[Quirk])
         speed: Speed::new(speed).unwrap(),
         headers,
         quirks: quirks.iter().copied().collect(),
+        server: ServerShape::Sliding,
     };
     Server::start(&options).await.unwrap()
 }

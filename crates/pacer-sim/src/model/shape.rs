@@ -1,0 +1,193 @@
+//! `--server`: the shape of the model API's quota, and the memory each shape keeps.
+//!
+//! Every shape admits the same pace, the quota's units a minute, with the window's quota as its
+//! burst; they differ in how a burst comes back and in what they tell a client. `sliding` is the
+//! simulator's original model and the default.
+
+use super::{Bucket, FixedWindow, Gcra, SlidingWindow};
+use pacer_core::Timestamp;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The names `--server` takes, in the order the docs list them.
+pub const SHAPE_NAMES: [&str; 5] = ["sliding", "fixed", "token-bucket", "leaky-bucket", "gcra"];
+
+/// How the model API counts its quota.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerShape {
+    /// An exact sliding window: each accepted unit counts for one window after it.
+    #[default]
+    Sliding,
+    /// A fixed window that counts from zero on each boundary (`k × window`).
+    Fixed,
+    /// A token bucket of the window's quota, refilled continuously at the quota's pace.
+    TokenBucket,
+    /// Shopify's leaky bucket: the window's quota as its size, leaking at the quota's pace;
+    /// refuses without `Retry-After` and says `X-Shopify-Shop-Api-Call-Limit: used/size`.
+    LeakyBucket,
+    /// The generic cell rate algorithm: interval `window ÷ quota`, a tolerance of a window.
+    Gcra,
+}
+
+impl ServerShape {
+    /// Whether the shape's 429 carries a `Retry-After`. A leaky bucket's does not, as nginx's
+    /// `limit_req` and many gateway buckets send none.
+    #[must_use]
+    pub fn sends_retry_after(self) -> bool {
+        self != ServerShape::LeakyBucket
+    }
+
+    /// Whether the shape also sends Shopify's `X-Shopify-Shop-Api-Call-Limit`.
+    #[must_use]
+    pub fn sends_call_limit(self) -> bool {
+        self == ServerShape::LeakyBucket
+    }
+}
+
+impl FromStr for ServerShape {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sliding" => Ok(ServerShape::Sliding),
+            "fixed" => Ok(ServerShape::Fixed),
+            "token-bucket" => Ok(ServerShape::TokenBucket),
+            "leaky-bucket" => Ok(ServerShape::LeakyBucket),
+            "gcra" => Ok(ServerShape::Gcra),
+            _ => Err(format!(
+                "unknown server shape {s:?}: expected one of {}",
+                SHAPE_NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ServerShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ServerShape::Sliding => SHAPE_NAMES[0],
+            ServerShape::Fixed => SHAPE_NAMES[1],
+            ServerShape::TokenBucket => SHAPE_NAMES[2],
+            ServerShape::LeakyBucket => SHAPE_NAMES[3],
+            ServerShape::Gcra => SHAPE_NAMES[4],
+        })
+    }
+}
+
+/// The memory of one shape, asked the same questions whatever the shape.
+#[derive(Debug, Clone)]
+pub enum Meter {
+    /// `sliding`.
+    Sliding(SlidingWindow),
+    /// `fixed`.
+    Fixed(FixedWindow),
+    /// `token-bucket` and `leaky-bucket`.
+    Bucket(Bucket),
+    /// `gcra`.
+    Gcra(Gcra),
+}
+
+impl Meter {
+    /// An empty meter of `shape` over `window`.
+    #[must_use]
+    pub fn new(shape: ServerShape, window: Duration) -> Self {
+        match shape {
+            ServerShape::Sliding => Meter::Sliding(SlidingWindow::new(window)),
+            ServerShape::Fixed => Meter::Fixed(FixedWindow::new(window)),
+            ServerShape::TokenBucket | ServerShape::LeakyBucket => {
+                Meter::Bucket(Bucket::new(window))
+            }
+            ServerShape::Gcra => Meter::Gcra(Gcra::new(window)),
+        }
+    }
+
+    /// The window.
+    #[must_use]
+    pub fn span(&self) -> Duration {
+        match self {
+            Meter::Sliding(w) => w.span(),
+            Meter::Fixed(w) => w.span(),
+            Meter::Bucket(b) => b.span(),
+            Meter::Gcra(g) => g.span(),
+        }
+    }
+
+    /// When `units` would first fit under `limit` (`None`: never).
+    pub fn fits_at(&mut self, units: u64, limit: u64, now: Timestamp) -> Option<Timestamp> {
+        match self {
+            Meter::Sliding(w) => w.fits_at(units, limit, now),
+            Meter::Fixed(w) => w.fits_at(units, limit, now),
+            Meter::Bucket(b) => b.fits_at(units, limit, now),
+            Meter::Gcra(g) => g.fits_at(units, limit, now),
+        }
+    }
+
+    /// Counts `units` accepted at `now` under `limit`.
+    pub fn push(&mut self, units: u64, limit: u64, now: Timestamp) {
+        match self {
+            Meter::Sliding(w) => w.push(units, now),
+            Meter::Fixed(w) => w.push(units, now),
+            Meter::Bucket(b) => b.push(units, limit, now),
+            Meter::Gcra(g) => g.push(units, limit, now),
+        }
+    }
+
+    /// The units counted against `limit` at `now`.
+    pub fn used(&mut self, limit: u64, now: Timestamp) -> u64 {
+        match self {
+            Meter::Sliding(w) => w.used(now),
+            Meter::Fixed(w) => w.used(now),
+            Meter::Bucket(b) => b.used(limit, now),
+            Meter::Gcra(g) => g.used(limit, now),
+        }
+    }
+
+    /// The whole units a request could take now.
+    pub fn remaining(&mut self, limit: u64, now: Timestamp) -> u64 {
+        match self {
+            Meter::Bucket(b) => b.remaining(limit, now),
+            Meter::Gcra(g) => g.remaining(limit, now),
+            _ => limit.saturating_sub(self.used(limit, now)),
+        }
+    }
+
+    /// The shape's reset: when the oldest unit leaves a sliding window, the next boundary of a
+    /// fixed one, when a bucket is full again (of tokens; empty, for a leaky one). `None` when
+    /// nothing is counted.
+    pub fn reset_at(&mut self, limit: u64, now: Timestamp) -> Option<Timestamp> {
+        match self {
+            Meter::Sliding(w) => w.next_departure(now),
+            Meter::Fixed(w) => Some(w.boundary(now)),
+            Meter::Bucket(b) => b.empty_at(limit, now),
+            Meter::Gcra(g) => g.full_at(now),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse_by_name_and_print_it() {
+        for name in SHAPE_NAMES {
+            assert_eq!(name.parse::<ServerShape>().unwrap().to_string(), name);
+        }
+        assert_eq!(ServerShape::default(), ServerShape::Sliding);
+        let e = "window".parse::<ServerShape>().unwrap_err();
+        assert!(
+            e.contains("expected one of sliding, fixed, token-bucket, leaky-bucket, gcra"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn only_the_leaky_bucket_refuses_without_retry_after() {
+        for name in SHAPE_NAMES {
+            let shape: ServerShape = name.parse().unwrap();
+            assert_eq!(shape.sends_retry_after(), name != "leaky-bucket");
+            assert_eq!(shape.sends_call_limit(), name == "leaky-bucket");
+        }
+    }
+}
