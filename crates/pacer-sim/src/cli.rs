@@ -84,7 +84,7 @@ pub struct CompareArgs {
     /// header) or gcra; each holds the window's quota at the same pace.
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,
-    /// The seed of the arrivals and latencies.
+    /// The random seed of the arrivals and latencies.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Output format: table, csv or json.

@@ -46,7 +46,7 @@ pub struct SimOptions {
     pub demand: f64,
     /// Length of the run in minutes (`--minutes`).
     pub minutes: u32,
-    /// The seed of the arrivals and latencies (`--seed`).
+    /// The random seed of the arrivals and latencies (`--seed`).
     pub seed: u64,
     /// The options each limiter mode starts from (its `InstanceCount` is set per run).
     pub limiter: LimiterOptions,

@@ -43,7 +43,7 @@ pub struct LiveArgs {
     /// none, fixed, aimd, cubic, pacer. Default: aimd.
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<LiveMode>,
-    /// The seed of the arrivals.
+    /// The random seed of the arrivals.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
     /// Output format: table, csv or json.

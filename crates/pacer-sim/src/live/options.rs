@@ -106,7 +106,7 @@ pub struct LiveOptions {
     pub demand: f64,
     /// Length of each mode's run in story time, whole minutes.
     pub duration: Duration,
-    /// The seed of the arrivals.
+    /// The random seed of the arrivals.
     pub seed: u64,
     /// The speed; `None`: the target's own if it is a `pacer-sim serve`, else 1.
     pub speed: Option<Speed>,

@@ -8,7 +8,7 @@
 //! Graph add-on; the mean of 1.8 is what the .NET adaptive limiter's table implies (see `docs/simulation.md`). So
 //! the request rate is `demand / 1.8` per minute.
 //!
-//! The arrivals depend on the seed, the story and the options only, never on the mode: every mode
+//! The arrivals depend on the random seed, the story and the options only, never on the mode: every mode
 //! sees the same requests at the same times. Each instance draws from its own PCG stream, so an
 //! instance that joins later does not shift the others' arrivals. Times are rounded to whole
 //! microseconds.
@@ -82,7 +82,7 @@ impl Arrivals {
     }
 }
 
-/// The PCG stream of one instance: state from the seed, stream from the instance.
+/// The PCG stream of one instance: state from the random seed, stream from the instance.
 fn instance_rng(seed: u64, instance: u32) -> Pcg64 {
     let state = u128::from(splitmix64(seed)) << 64 | u128::from(splitmix64(!seed));
     Pcg64::new(state, u128::from(instance))

@@ -2,7 +2,7 @@
 //!
 //! The server decides a request the moment it is sent; its response reaches the client a round
 //! trip later, drawn uniformly from 50 to 200 ms (whole microseconds). The latency of an attempt
-//! is a hash of the seed, the request and the attempt number, not a draw from a shared stream, so
+//! is a hash of the random seed, the request and the attempt number, not a draw from a shared stream, so
 //! every mode sees the same latency for the same attempt of the same request, whatever else it
 //! sent before.
 
