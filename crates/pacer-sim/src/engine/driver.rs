@@ -217,13 +217,7 @@ impl Engine<'_> {
     ) {
         let units = self.requests[request as usize].units;
         self.recorder.sent(waited);
-        let verdict = match self.api.offer(units, now) {
-            // The story's server sends no Retry-After, whatever the shape would.
-            Verdict::Throttled { .. } if !self.story.retry_after => {
-                Verdict::Throttled { retry_after: None }
-            }
-            v => v,
-        };
+        let verdict = self.api.offer(units, now);
         match verdict {
             Verdict::Accepted => self.recorder.accepted(units, now),
             Verdict::Throttled { .. } => self.recorder.throttled(now),

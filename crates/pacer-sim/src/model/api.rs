@@ -1,15 +1,15 @@
 //! The model API: a hidden quota that accepts or refuses each request the moment it is sent.
 //!
 //! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]; another length with
-//! [`ModelApi::with_window`], at the same pace a minute; another shape, a fixed window, a bucket
-//! or GCRA, with [`ModelApi::with_shape`]), whose limit the story changes over
-//! time. A request fits if the units in the window plus its own are at most the limit; then it
-//! is accepted and its units enter the window. Otherwise it gets a 429 with a
-//! `Retry-After` (see [`retry_after_secs`]) unless the shape sends none
-//! ([`ServerShape::sends_retry_after`]); refused requests use no quota. A noisy neighbour
-//! takes its share off the top: while it is there, our clients' limit is the quota less its share
-//! (the .NET adaptive limiter's "quota drops 50% for 60 s"; `docs/simulation.md` says why its units are not put in
-//! the window one by one). A server stop refuses everything until it ends.
+//! [`ModelApi::with_window`], at the same pace a minute; another shape, a fixed window, a bucket or
+//! GCRA, with [`ModelApi::with_shape`]), whose limit the story changes over time. A request fits if
+//! the units in the window plus its own are at most the limit; then it is accepted and its units
+//! enter the window. Otherwise it gets a 429 with a `Retry-After` (see [`retry_after_secs`]) unless
+//! the shape ([`ServerShape::sends_retry_after`]) or the story ([`Story::retry_after`]) sends none;
+//! refused requests use no quota. A noisy neighbour takes its share off the top: while it is there,
+//! our clients' limit is the quota less its share (the .NET adaptive limiter's "quota drops 50% for
+//! 60 s"; `docs/simulation.md` says why its units are not put in the window one by one). A server
+//! stop refuses everything until it ends.
 //!
 //! The API knows nothing of modes or virtual time beyond the `now` it is given, so the future
 //! `serve` command can put it behind a real HTTP server on the real clock unchanged.
@@ -161,9 +161,7 @@ impl ModelApi {
 
     fn throttled(&self, wait: Duration) -> Verdict {
         Verdict::Throttled {
-            retry_after: self
-                .shape
-                .sends_retry_after()
+            retry_after: (self.shape.sends_retry_after() && self.story.retry_after)
                 .then(|| Duration::from_secs(retry_after_secs(wait))),
         }
     }

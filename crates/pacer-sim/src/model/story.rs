@@ -84,8 +84,7 @@ pub struct Story {
     /// Bursts of demand.
     pub bursts: Vec<DemandBurst>,
     /// Whether the server's 429s say `Retry-After` (nginx's `limit_req` does not): without it,
-    /// the clients see a bare 429. The model API still works out the wait; the engine drops it
-    /// before a client sees it.
+    /// the model API answers a bare 429, in `compare` and in `serve` alike.
     pub retry_after: bool,
 }
 
