@@ -43,6 +43,16 @@ pub enum Junk {
 }
 
 impl Junk {
+    /// Every field a quirk (a set of junk or `retry-after-on-success`) may send.
+    pub const FIELDS: [&'static str; 6] = [
+        "retry-after",
+        "x-ratelimit-limit",
+        "x-ratelimit-remaining",
+        "x-ratelimit-reset",
+        "ratelimit",
+        "ratelimit-policy",
+    ];
+
     /// Every set, in the order the server cycles through them.
     pub const ALL: [Junk; 10] = [
         Junk::HugeRetryAfter,
@@ -130,14 +140,7 @@ mod tests {
 
     #[test]
     fn every_set_is_rate_limit_fields_and_valid_on_the_wire() {
-        let known = [
-            "retry-after",
-            "x-ratelimit-limit",
-            "x-ratelimit-remaining",
-            "x-ratelimit-reset",
-            "ratelimit",
-            "ratelimit-policy",
-        ];
+        let known = Junk::FIELDS;
         for junk in Junk::ALL {
             let lines = junk.lines();
             assert!(!lines.is_empty(), "{junk:?}");

@@ -13,14 +13,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 /// The rate-limit fields a quirk may send.
-const RATE_LIMIT_FIELDS: [&str; 6] = [
-    "retry-after",
-    "x-ratelimit-limit",
-    "x-ratelimit-remaining",
-    "x-ratelimit-reset",
-    "ratelimit",
-    "ratelimit-policy",
-];
+const RATE_LIMIT_FIELDS: [&str; 6] = Junk::FIELDS;
 
 async fn serve(quota: u64, speed: f64, headers: HeaderDialect, quirks: &[Quirk]) -> Server {
     let options = ServeOptions {
