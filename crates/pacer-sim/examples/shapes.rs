@@ -10,6 +10,9 @@
 //! and `headers`, and prints the median share of the quota and the median 429s of each (the
 //! mean of the two middle seeds). Each row is `pacer-sim compare --story free-run --window W
 //! --server S --instances 2 --seed N` for N in 1–20.
+//!
+//! To run part of the sweep, name what to run: `-- --server sliding --window 1 --mode headers`
+//! (each flag may be given more than once; any left out runs all of its kind).
 
 use pacer_sim::{SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
@@ -25,16 +28,57 @@ fn median(mut values: Vec<f64>) -> f64 {
     (values[(n - 1) / 2] + values[n / 2]) / 2.0
 }
 
-fn main() {
-    let story = Story::by_name("free-run").expect("a built-in story");
-    let modes: Vec<_> = MODES
-        .iter()
-        .map(|n| mode_by_name(n).expect("a known mode"))
+/// The values given for `flag` on the command line, or `all` when none were.
+fn chosen(args: &[String], flag: &str, all: &[&str]) -> Vec<String> {
+    let given: Vec<String> = args
+        .windows(2)
+        .filter(|w| w[0] == flag)
+        .map(|w| w[1].clone())
         .collect();
-    println!("| shape | window | AIMD | Pacer controller | following draft-11 headers |");
-    println!("|---|---:|---:|---:|---:|");
-    for shape in SHAPE_NAMES {
-        for window in WINDOWS {
+    if given.is_empty() {
+        all.iter().map(|s| (*s).to_owned()).collect()
+    } else {
+        given
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let story = Story::by_name("free-run").expect("a built-in story");
+    let mode_names = chosen(&args, "--mode", &MODES);
+    let modes: Vec<_> = mode_names
+        .iter()
+        .map(|n| mode_by_name(n).unwrap_or_else(|e| panic!("{n:?}: {e}")))
+        .collect();
+    let windows: Vec<u64> = chosen(
+        &args,
+        "--window",
+        &WINDOWS
+            .map(|w| w.to_string())
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    )
+    .iter()
+    .map(|w| {
+        w.parse()
+            .unwrap_or_else(|_| panic!("--window takes whole seconds, not {w:?}"))
+    })
+    .collect();
+    let shapes = chosen(&args, "--server", &SHAPE_NAMES);
+    let header: Vec<&str> = mode_names
+        .iter()
+        .map(|m| match m.as_str() {
+            "aimd" => "AIMD",
+            "pacer" => "Pacer controller",
+            "headers" => "following draft-11 headers",
+            other => other,
+        })
+        .collect();
+    println!("| shape | window | {} |", header.join(" | "));
+    println!("|---|---:|{}", "---:|".repeat(header.len()));
+    for shape in &shapes {
+        for &window in &windows {
             // Per mode: (shares in %, 429s), one per seed.
             let mut runs = vec![(Vec::new(), Vec::new()); modes.len()];
             for seed in SEEDS {

@@ -36,7 +36,14 @@ pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
             Family::Glued => vendors::imgur(named, now, &mut policies),
         }
     }
-    policies.extend(vendors::shopify(&c.shopify));
+    // Shopify's field states no leak rate: the 20 s drain is Shopify's documented one, assumed.
+    // A response that also states the window of a bucket of the same size, in another dialect,
+    // describes the same bucket twice; the stated window wins.
+    policies.extend(vendors::shopify(&c.shopify).filter(|shopify| {
+        !policies
+            .iter()
+            .any(|p| p.limit() == shopify.limit() && p.window().is_some_and(|w| !w.is_zero()))
+    }));
     // A limit of 0 is out of range: no request could ever be sent. (OpenAI's "not reported"
     // zero has been dropped above.)
     for p in &mut policies {

@@ -490,4 +490,24 @@ mod tests {
             );
         }
     }
+
+    /// A server that describes its bucket twice, Shopify's field beside draft-11 fields of the
+    /// same size and a stated window: the stated window wins over the assumed 20 s drain.
+    #[test]
+    fn shopify_beside_a_stated_window_of_the_same_bucket_gives_way() {
+        let both = info(&[
+            ("X-Shopify-Shop-Api-Call-Limit", "10/50"),
+            ("RateLimit-Policy", r#""bucket";q=50;w=1"#),
+            ("RateLimit", r#""bucket";r=40;t=1"#),
+        ]);
+        assert_eq!(both.policies().len(), 1, "{both:?}");
+        assert_eq!(both.policies()[0].window(), Some(secs(1)));
+        // Another size is another bucket: both are kept.
+        let two = info(&[
+            ("X-Shopify-Shop-Api-Call-Limit", "10/40"),
+            ("RateLimit-Policy", r#""bucket";q=50;w=1"#),
+            ("RateLimit", r#""bucket";r=40;t=1"#),
+        ]);
+        assert_eq!(two.policies().len(), 2, "{two:?}");
+    }
 }
