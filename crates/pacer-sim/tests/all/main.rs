@@ -8,6 +8,7 @@ mod fidelity;
 mod live;
 mod model;
 mod quirks;
+mod shapes;
 
 use pacer_sim::{Comparison, Mode, SimOptions, Story, compare, mode_by_name};
 
