@@ -8,8 +8,11 @@ use super::run;
 use pacer_sim::SimOptions;
 use std::time::Duration;
 
+/// A pinned share and count of 429s.
+type Pin = Option<(f64, u64)>;
+
 /// (shape, window in seconds, pinned share and 429s where the target is not met).
-const CELLS: [(&str, u64, Option<(f64, u64)>); 15] = [
+const CELLS: [(&str, u64, Pin); 15] = [
     // `remaining` spread over half a second against a reset that is always "within a second":
     // w / (w + 0.5 s) of a sliding window (docs/research/controllers-experiments.md).
     ("sliding", 1, Some((0.6447, 0))),
