@@ -12,9 +12,10 @@
 //! --server S --instances 2 --seed N` for N in 1–20.
 //!
 //! To run part of the sweep, name what to run: `-- --server sliding --window 1 --mode headers`
-//! (each flag may be given more than once; any left out runs all of its kind).
+//! (each flag may be given more than once; any left out runs all of its kind). `-- --costs one`
+//! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5.
 
-use pacer_sim::{SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
+use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
 
 const WINDOWS: [u64; 3] = [1, 10, 60];
@@ -66,6 +67,9 @@ fn main() {
     })
     .collect();
     let shapes = chosen(&args, "--server", &SHAPE_NAMES);
+    let costs: Costs = chosen(&args, "--costs", &["sharepoint"])[0]
+        .parse()
+        .unwrap_or_else(|e| panic!("{e}"));
     let header: Vec<&str> = mode_names
         .iter()
         .map(|m| match m.as_str() {
@@ -86,6 +90,7 @@ fn main() {
                     seed,
                     instances: 2,
                     server: shape.parse().expect("a known shape"),
+                    costs,
                     ..SimOptions::default()
                 }
                 .with_window(Duration::from_secs(window));

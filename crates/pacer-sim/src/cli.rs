@@ -6,7 +6,7 @@
 
 use crate::arg_values::{demand, whole};
 use crate::live::LiveArgs;
-use crate::model::{DEFAULT_STORY, ServerShape, Story};
+use crate::model::{Costs, DEFAULT_STORY, ServerShape, Story};
 use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
@@ -84,6 +84,10 @@ pub struct CompareArgs {
     /// header) or gcra; each holds the window's quota at the same pace.
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,
+    /// What each request costs: sharepoint (1, 2 or 5 units, SharePoint's resource units) or
+    /// one (every request 1 unit, as an API that counts requests). The demand stays in units.
+    #[arg(long, value_name = "COSTS", default_value = "sharepoint")]
+    pub costs: Costs,
     /// The random seed of the arrivals and latencies.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
@@ -127,6 +131,7 @@ impl CompareArgs {
             minutes: self.minutes,
             seed: self.seed,
             server: self.server,
+            costs: self.costs,
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))

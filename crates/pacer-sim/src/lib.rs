@@ -45,7 +45,7 @@ pub use compare::{Comparison, Row, compare};
 pub use configured::ConfiguredLimiter;
 pub use engine::{RunResult, run};
 pub use error::SimError;
-pub use model::{Arrivals, SHAPE_NAMES, ServerShape, Story};
+pub use model::{Arrivals, COSTS_NAMES, Costs, SHAPE_NAMES, ServerShape, Story};
 pub use modes::{
     Client, ClientSetup, ControllerFactory, HeadersClient, HeadersMode, LIBRARY_DEFAULT_MODES,
     LimiterClient, LimiterMode, MODE_NAMES, Mode, ModeError, NO_RETRY_AFTER_DELAY, NoLimiter,

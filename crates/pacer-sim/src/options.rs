@@ -4,7 +4,7 @@
 //! its simulator used, so that our rows compare with the .NET adaptive limiter's (`docs/simulation.md` gives the
 //! reasoning for each). The library's defaults stay as they are.
 
-use crate::model::{QUOTA_WINDOW, ServerShape, window_units};
+use crate::model::{Costs, QUOTA_WINDOW, ServerShape, window_units};
 use pacer_core::LimiterOptions;
 use std::time::Duration;
 
@@ -58,6 +58,8 @@ pub struct SimOptions {
     /// The shape of the hidden quota (`--server`): a sliding window unless set; a fixed window,
     /// a token or leaky bucket, or GCRA, each of the window's quota at the same pace.
     pub server: ServerShape,
+    /// What each request costs (`--costs`): SharePoint's 1, 2 or 5 units unless set.
+    pub costs: Costs,
 }
 
 impl Default for SimOptions {
@@ -71,6 +73,7 @@ impl Default for SimOptions {
             limiter: sim_limiter_defaults(),
             window: QUOTA_WINDOW,
             server: ServerShape::Sliding,
+            costs: Costs::SharePoint,
         }
     }
 }

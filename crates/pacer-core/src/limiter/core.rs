@@ -65,6 +65,8 @@ pub struct LimiterCore {
     pub(super) accepted: AcceptedMeter,
     /// The server's rate-limit numbers, while the rate follows them.
     pub(super) following: Option<super::server::Following>,
+    /// The largest cost of a request lately (the margin of a short window's pace).
+    pub(super) costs: super::cost_ceiling::CostCeiling,
     pub(super) stats: super::LimiterStats,
     /// False while `InitialUnitsPerMinute` is unset and no throttle signal has come yet: the
     /// rate is then the maximum and nothing is held back.
@@ -124,6 +126,7 @@ impl LimiterCore {
             meter: SendRateMeter::new(now),
             accepted: AcceptedMeter::new(quota_window, now),
             following: None,
+            costs: super::cost_ceiling::CostCeiling::new(quota_window, now),
             stats: super::LimiterStats::default(),
             limiting,
             initial_whole,

@@ -24,6 +24,7 @@ impl LimiterCore {
     pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
         self.meter.record(feedback.units as f64, now);
+        self.costs.record(feedback.units, now);
         let following = self.follow_or_hand_over(now, &mut changes);
         match feedback.signal {
             Signal::Neutral => {}

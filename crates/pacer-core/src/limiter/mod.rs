@@ -4,6 +4,7 @@
 mod accepted;
 mod bucket;
 mod core;
+mod cost_ceiling;
 mod feedback;
 mod options;
 mod outcome;

@@ -36,6 +36,10 @@ impl ServerQuota {
     /// would otherwise allow any rate at all. Servers send whole seconds anyway.
     pub const MIN_SPREAD: Duration = Duration::from_secs(1);
 
+    /// A policy's window this long or shorter is paced by the policy, not by `remaining`
+    /// (see [`LimiterCore::follow_server`]): ten of the reset's whole-second steps or fewer.
+    pub const SHORT_WINDOW: Duration = Duration::from_secs(10);
+
     /// After this many responses without the server's numbers, the controller is in charge
     /// again.
     pub const STALE_AFTER_RESPONSES: u32 = 10;
@@ -181,6 +185,11 @@ impl LimiterCore {
     ///
     /// - **The bucket** never holds more than this process's part of what is left (a burst of
     ///   `rate × Burst` must not outrun the server's count).
+    /// - **A short window** (the policy's window is at most [`ServerQuota::SHORT_WINDOW`]): the
+    ///   rate is this process's share of the policy's pace, less the room every process's
+    ///   largest recent request could take at once, `limit / window / n × (1 − n × cost /
+    ///   limit)`: paced evenly at that, the fleet never overfills a window of any shape, and
+    ///   `remaining`, whose reset is whole seconds and a round trip old, does not steer.
     /// - **Nothing left**: every request is held until the reset (capped by `MaxRetryAfter`),
     ///   and the rate after it is this process's share of the policy's pace (`limit / window`) if
     ///   the server gave one of more than 0 units.
@@ -226,6 +235,8 @@ impl LimiterCore {
             let until = (now + quota.reset_after).min(now + self.options.max_retry_after);
             self.extend_pause(until, now, &mut changes);
             policy.unwrap_or(self.rate)
+        } else if let Some(pace) = self.short_window_pace(&quota, now) {
+            pace
         } else {
             let pace = ours * 60.0 / quota.spread().as_secs_f64();
             match quota.window {
@@ -259,6 +270,25 @@ impl LimiterCore {
     fn level_pace(&self, remaining: f64, window: Duration, now: Timestamp) -> f64 {
         let surplus_spread = window.as_secs_f64() / SURPLUS_SPREAD_DIVISOR;
         self.accepted.leaving_per_minute(now) + remaining * 60.0 / surplus_spread
+    }
+
+    /// In a window of at most [`ServerQuota::SHORT_WINDOW`], this process's share of the
+    /// policy's pace less the room every process's largest request could take at once:
+    /// `limit / window / n × (1 − n × largest cost / limit)`. Paced evenly at that, the fleet's
+    /// units in any window of the policy's length stay within its limit whatever its shape —
+    /// sliding, fixed, bucket or GCRA — so no `remaining` is needed to stay under it.
+    ///
+    /// `remaining` cannot steer in such a window: its reset comes in whole seconds, which is most
+    /// of the window, and the numbers are a round trip old, a large part of it. Spreading
+    /// `remaining` over the half second a reset of `t = 1` means keeps a sliding window at
+    /// `w / (w + 0.5 s)` of its quota (67 % at 1 s). `None` when the window is longer, the
+    /// policy is not known, or a request could take a whole share.
+    fn short_window_pace(&self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
+        let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
+        let limit = quota.limit.filter(|l| *l > 0)? as f64;
+        let n = f64::from(self.instance_count.max(1));
+        let margin = 1.0 - n * self.costs.largest(now) as f64 / limit;
+        (margin > 0.0).then(|| limit * 60.0 / window.as_secs_f64() / n * margin)
     }
 
     /// Whether the rate follows the server's numbers at `now`.
@@ -361,6 +391,73 @@ mod tests {
         // The same numbers under a window other than QuotaWindow: the plain rule alone.
         let _ = c.follow_server(quota(10, 1), secs(60.5));
         assert!((c.rate() - 1200.0).abs() < 1e-9, "{}", c.rate());
+    }
+
+    /// 3,000 a minute as 50 units a second: a window of one second.
+    fn one_second(remaining: u64) -> ServerQuota {
+        ServerQuota::new(remaining, Duration::from_secs(1)).with_policy(50, Duration::from_secs(1))
+    }
+
+    fn answered(c: &mut LimiterCore, units: u64, at: Timestamp) {
+        let _ = c.on_response(
+            Feedback {
+                units,
+                sent_at: at,
+                signal: Signal::Success,
+            },
+            at,
+        );
+    }
+
+    #[test]
+    fn a_short_window_is_paced_by_its_policy_less_the_largest_request_of_each_process() {
+        let mut c = core(2);
+        c.options.max_units_per_minute = 1e9;
+        // Nothing sent yet: the largest cost is taken as 1. 1,500 a minute each, less 2 / 50.
+        let _ = c.follow_server(one_second(20), secs(1.0));
+        assert!((c.rate() - 1500.0 * 0.96).abs() < 1e-9, "{}", c.rate());
+        // Whatever is left: the numbers are too coarse to steer by.
+        let _ = c.follow_server(one_second(49), secs(1.1));
+        assert!((c.rate() - 1500.0 * 0.96).abs() < 1e-9, "{}", c.rate());
+        // A request of 5 units: either process may send one at once, 10 of the 50.
+        answered(&mut c, 5, secs(1.2));
+        let _ = c.follow_server(one_second(20), secs(1.3));
+        assert!((c.rate() - 1500.0 * 0.8).abs() < 1e-9, "{}", c.rate());
+        // Two QuotaWindows later the 5 is forgotten.
+        answered(&mut c, 1, secs(125.0));
+        let _ = c.follow_server(one_second(20), secs(125.0));
+        assert!((c.rate() - 1500.0 * 0.96).abs() < 1e-9, "{}", c.rate());
+        // Nothing left still holds until the reset.
+        let changes = c.follow_server(one_second(0), secs(126.0));
+        assert_eq!(changes.paused_until, Some(secs(127.0)));
+    }
+
+    #[test]
+    fn a_window_longer_than_ten_seconds_or_a_request_as_large_as_a_share_is_paced_by_remaining() {
+        // 11 s: the plain rule, 30 units over half a second.
+        let mut c = core(1);
+        c.options.max_units_per_minute = 1e9;
+        let q =
+            ServerQuota::new(30, Duration::from_secs(1)).with_policy(550, Duration::from_secs(11));
+        let _ = c.follow_server(q, secs(1.0));
+        assert!((c.rate() - 3600.0).abs() < 1e-9, "{}", c.rate());
+        // 10 s is short: 3,000 a minute.
+        let q =
+            ServerQuota::new(30, Duration::from_secs(1)).with_policy(500, Duration::from_secs(10));
+        let _ = c.follow_server(q, secs(1.0));
+        assert!(
+            (c.rate() - 3000.0 * (1.0 - 1.0 / 500.0)).abs() < 1e-9,
+            "{}",
+            c.rate()
+        );
+        // A quota of 10 a second shared by 2 with requests of 5: no margin is left, so the
+        // plain rule again (4 units each over half a second).
+        let mut c = core(2);
+        c.options.max_units_per_minute = 1e9;
+        answered(&mut c, 5, secs(0.5));
+        let q = ServerQuota::new(8, Duration::from_secs(1)).with_policy(10, Duration::from_secs(1));
+        let _ = c.follow_server(q, secs(1.0));
+        assert!((c.rate() - 480.0).abs() < 1e-9, "{}", c.rate());
     }
 
     #[test]

@@ -46,6 +46,10 @@ pub struct LiveArgs {
     /// The random seed of the arrivals.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
+    /// What each request costs: sharepoint (1, 2 or 5 units) or one (every request 1 unit, for
+    /// a server that counts requests, as nginx's limit_req and express-rate-limit do).
+    #[arg(long, value_name = "COSTS", default_value = "sharepoint")]
+    pub costs: crate::model::Costs,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
     pub format: Format,
@@ -89,6 +93,7 @@ impl LiveArgs {
             demand: self.demand,
             duration: self.duration,
             seed: self.seed,
+            costs: self.costs,
             speed: self.speed,
             story: self.story.clone(),
             quota: self.quota,

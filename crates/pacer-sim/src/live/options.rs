@@ -108,6 +108,8 @@ pub struct LiveOptions {
     pub duration: Duration,
     /// The random seed of the arrivals.
     pub seed: u64,
+    /// What each request costs, in the `x-cost` header and the limiter's units.
+    pub costs: crate::model::Costs,
     /// The speed; `None`: the target's own if it is a `pacer-sim serve`, else 1.
     pub speed: Option<Speed>,
     /// The story; `None`: the target's own if it is a `pacer-sim serve`, else `free-run`.
@@ -131,6 +133,7 @@ impl LiveOptions {
             demand: 2000.0,
             duration: Duration::from_secs(15 * 60),
             seed: 42,
+            costs: crate::model::Costs::SharePoint,
             speed: None,
             story: None,
             quota: None,

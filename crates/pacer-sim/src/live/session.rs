@@ -97,6 +97,7 @@ impl LiveSession {
             // `serve`'s model keeps the one-minute window.
             window: crate::model::QUOTA_WINDOW,
             server: crate::model::ServerShape::Sliding,
+            costs: options.costs,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),

@@ -29,6 +29,61 @@ pub fn mean_cost() -> f64 {
     COST_MIX.iter().map(|&(u, p)| u as f64 * p).sum()
 }
 
+/// What each request of the demand costs (`--costs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Costs {
+    /// SharePoint's resource units, [`COST_MIX`]: 1, 2 or 5 units (mean 1.8).
+    #[default]
+    SharePoint,
+    /// One unit each: an API that counts requests (GitHub, Stripe, nginx's `limit_req`).
+    One,
+}
+
+/// The names [`Costs`] parses, in order.
+pub const COSTS_NAMES: [&str; 2] = ["sharepoint", "one"];
+
+impl Costs {
+    /// The mean cost of a request.
+    #[must_use]
+    pub fn mean(self) -> f64 {
+        match self {
+            Costs::SharePoint => mean_cost(),
+            Costs::One => 1.0,
+        }
+    }
+
+    fn draw(self, rng: &mut Pcg64) -> u64 {
+        match self {
+            Costs::SharePoint => draw_cost(rng),
+            Costs::One => 1,
+        }
+    }
+}
+
+impl std::str::FromStr for Costs {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "sharepoint" => Ok(Costs::SharePoint),
+            "one" => Ok(Costs::One),
+            _ => Err(format!(
+                "unknown costs {s:?}: expected one of {}",
+                COSTS_NAMES.join(", ")
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Costs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Costs::SharePoint => COSTS_NAMES[0],
+            Costs::One => COSTS_NAMES[1],
+        })
+    }
+}
+
 /// One request of the demand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
@@ -59,14 +114,23 @@ impl Arrivals {
         for instance in 0..total {
             let start = story.start_of(options.instances, instance);
             let mut rng = instance_rng(options.seed, instance);
-            poisson(&mut rng, options.demand, story, start, end, |at, rng| {
-                requests.push(Request {
-                    id: 0,
-                    instance,
-                    at,
-                    units: draw_cost(rng),
-                });
-            });
+            let costs = options.costs;
+            poisson(
+                &mut rng,
+                options.demand,
+                costs.mean(),
+                story,
+                start,
+                end,
+                |at, rng| {
+                    requests.push(Request {
+                        id: 0,
+                        instance,
+                        at,
+                        units: costs.draw(rng),
+                    });
+                },
+            );
         }
         requests.sort_by_key(|r| (r.at, r.instance));
         for (i, r) in requests.iter_mut().enumerate() {
@@ -89,10 +153,11 @@ fn instance_rng(seed: u64, instance: u32) -> Pcg64 {
 }
 
 /// Calls `emit` at each arrival of a Poisson process of `demand × factor(t)` units per minute
-/// (divided by the mean cost to get requests) over `[start, end)`.
+/// (divided by the mean cost of a request to get requests) over `[start, end)`.
 fn poisson(
     rng: &mut Pcg64,
     demand: f64,
+    mean_cost: f64,
     story: &Story,
     start: Duration,
     end: Duration,
@@ -107,7 +172,7 @@ fn poisson(
     let mut t = start.as_secs_f64();
     let mut from = start;
     for until in bounds {
-        let per_sec = demand * story.demand_factor(from) / mean_cost() / 60.0;
+        let per_sec = demand * story.demand_factor(from) / mean_cost / 60.0;
         let until_s = until.as_secs_f64();
         if per_sec > 0.0 {
             loop {
@@ -239,5 +304,36 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(first_two(&scale), first_two(&free));
+    }
+
+    #[test]
+    fn requests_of_one_unit_keep_the_demand_in_units_and_costs_parse_by_name() {
+        let story = Story::by_name("free-run").unwrap();
+        let one = SimOptions {
+            costs: Costs::One,
+            ..options(15)
+        };
+        let a = Arrivals::generate(&one, &story);
+        assert!(a.requests.iter().all(|r| r.units == 1));
+        // 2 instances × 2,000 units a minute × 15 minutes, as with SharePoint's costs.
+        assert!(
+            (a.units() as f64 / 60_000.0 - 1.0).abs() < 0.02,
+            "{}",
+            a.units()
+        );
+        let mixed = Arrivals::generate(&options(15), &story);
+        assert!(
+            (mixed.units() as f64 / 60_000.0 - 1.0).abs() < 0.03,
+            "{}",
+            mixed.units()
+        );
+        for name in COSTS_NAMES {
+            assert_eq!(name.parse::<Costs>().unwrap().to_string(), name);
+        }
+        assert_eq!(" One ".parse::<Costs>(), Ok(Costs::One));
+        assert_eq!(
+            "tokens".parse::<Costs>().unwrap_err(),
+            "unknown costs \"tokens\": expected one of sharepoint, one"
+        );
     }
 }

@@ -14,7 +14,7 @@ mod window;
 
 pub use api::{ModelApi, QUOTA_WINDOW, Verdict, retry_after_secs, window_units};
 pub use bucket::Bucket;
-pub use demand::{Arrivals, COST_MIX, Request, mean_cost, splitmix64};
+pub use demand::{Arrivals, COST_MIX, COSTS_NAMES, Costs, Request, mean_cost, splitmix64};
 pub use fixed::FixedWindow;
 pub use gcra::Gcra;
 pub use headers::{ModelHeaders, POLICY_NAME};
