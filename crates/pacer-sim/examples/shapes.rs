@@ -13,7 +13,8 @@
 //!
 //! To run part of the sweep, name what to run: `-- --server sliding --window 1 --mode headers`
 //! (each flag may be given more than once; any left out runs all of its kind). `-- --costs one`
-//! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5.
+//! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5, and
+//! `-- --story cold-start` another story than the free run.
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
@@ -45,7 +46,9 @@ fn chosen(args: &[String], flag: &str, all: &[&str]) -> Vec<String> {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let story = Story::by_name("free-run").expect("a built-in story");
+    let story_name = chosen(&args, "--story", &["free-run"])[0].clone();
+    let story =
+        Story::by_name(&story_name).unwrap_or_else(|| panic!("unknown story {story_name:?}"));
     let mode_names = chosen(&args, "--mode", &MODES);
     let modes: Vec<_> = mode_names
         .iter()

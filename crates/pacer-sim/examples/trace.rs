@@ -44,13 +44,16 @@ fn run() -> Result<(), String> {
                 let w = value.parse().map_err(|_| bad())?;
                 options = options.with_window(std::time::Duration::from_secs(w));
             }
+            "--server" => options.server = value.parse()?,
+            "--costs" => options.costs = value.parse()?,
             "--mode" => modes.push(mode_by_name(&value).map_err(|e| e.to_string())?),
             "--from" => from = value.parse().map_err(|_| bad())?,
             "--to" => to = value.parse().map_err(|_| bad())?,
             other => {
                 return Err(format!(
                     "unknown flag {other}: --story S --instances N --seed S --demand D \
-                     --window SECONDS --mode M (repeat) --from SECOND --to SECOND"
+                     --window SECONDS --server SHAPE --costs COSTS --mode M (repeat) --from \
+                     SECOND --to SECOND"
                 ));
             }
         }

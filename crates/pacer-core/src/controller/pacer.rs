@@ -42,6 +42,13 @@ const LONG_PAUSE: Duration = Duration::from_secs(5);
 const AGAIN: Duration = Duration::from_secs(10);
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
+/// After a young throttle, successes that come this long after the cut (past any round trip,
+/// so sent after it) and before the limiter is a window old say the server's window is shorter.
+const YOUNG_SETTLE: Duration = Duration::from_secs(2);
+/// The part of a young count, scaled to the window, taken as the limit: the count holds the
+/// room a fresh server gives at once (a bucket's capacity), which a pace measured over a few
+/// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md).
+const YOUNG_SCALE: f64 = 0.6;
 
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
@@ -87,6 +94,12 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   `QuotaWindow` old: the server's window holds only units sent since we started, and none
 ///   leaves before we are a window old. The rate goes to the minimum, and climbs back to the
 ///   hold in a line over `RecoveryTime` once successes come.
+/// - **A server with a shorter window.** After a young throttle, a success more than 2 s after
+///   the cut and before the limiter is a window old says
+///   the server counts over a shorter window than `QuotaWindow` (nginx's `limit_req`, a
+///   per-second quota): the units accepted since the start were its pace over those seconds,
+///   not a window's quota. The estimate becomes that pace over the window, times 0.6 (the count
+///   holds the room a fresh server gives at once), at most the send rate at the throttle.
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
 /// In the simulator it takes more of the quota than AIMD with fewer 429s in most stories;
@@ -153,6 +166,20 @@ pub struct PacerController {
     /// After a long Retry-After at or under the estimate: the estimate it replaced, until a
     /// window of units sent after the pause shows whether the limit stayed down.
     suspended: Option<Suspended>,
+    /// After a young throttle: what it measured, to scale the estimate by if the server turns
+    /// out to count over a shorter window than `QuotaWindow`.
+    young: Option<Young>,
+}
+
+/// What a throttle before the limiter was a window old measured.
+#[derive(Debug, Clone, Copy)]
+struct Young {
+    /// The units accepted since the start, per minute of `QuotaWindow` (this process's).
+    accepted: f64,
+    /// The send rate at the throttle (this process's), units per minute.
+    sent: f64,
+    /// The limiter's age at the throttle.
+    age: Duration,
 }
 
 /// An estimate set aside by a long Retry-After that met the rate at or under it.
@@ -199,6 +226,7 @@ impl PacerController {
             age_at_cut: Duration::ZERO,
             instances: None,
             suspended: None,
+            young: None,
         }
     }
 
@@ -437,6 +465,11 @@ impl RateController for PacerController {
         // Retry-After would have said so). Send as little as we may until the first units
         // leave, then climb back in a line as they do.
         let full_young = state.retry_after.is_none() && t.age < t.window;
+        self.young = (full_young && !t.age.is_zero()).then(|| Young {
+            accepted: estimate,
+            sent: state.measured_send_rate.unwrap_or(state.rate),
+            age: t.age,
+        });
         let cut = if full_young {
             state.min_rate
         } else if (t.probing || t.long_pause || near) && !again {
@@ -466,6 +499,27 @@ impl RateController for PacerController {
                 self.limit = Some(s.limit);
                 self.firm = s.firm;
                 self.held_from = None;
+            }
+        }
+        if let Some(y) = self.young {
+            self.young = None;
+            if self.age(state) >= window {
+                // A window old: the estimate was a window's after all.
+            } else if state.since_last_decrease < self.timing(YOUNG_SETTLE) {
+                // A response to a request sent before the cut.
+                self.young = Some(y);
+            } else {
+                // Accepted again before our first units could leave a window of `QuotaWindow`:
+                // the server counts over a shorter one (a bucket that leaks, as nginx's
+                // `limit_req`), and the units accepted since the start were its pace over our
+                // age, not a window's quota. Scale them to the window (less the room a fresh
+                // server gives at once), at most what we sent.
+                let scaled = (YOUNG_SCALE * y.accepted * window.as_secs_f64()
+                    / y.age.as_secs_f64())
+                .min(y.sent);
+                if self.limit.is_some_and(|l| scaled * n > l) {
+                    self.limit = Some(scaled * n);
+                }
             }
         }
         if !self.firm {

@@ -196,3 +196,28 @@ fn a_cold_start_without_retry_after_keeps_the_share_and_aimd_s_429s() {
     assert_pinned("pacer cold-start", &pacer, 0.9663, 26);
     assert_pinned("default cold-start", &default, 0.9724, 36);
 }
+
+/// The cold start against a bucket of a second with no `Retry-After` (nginx's `limit_req`), with
+/// the library's defaults (`QuotaWindow` a minute): the first throttle comes within seconds, and
+/// the server accepts again soon after, so the young count is scaled to the window. Seed 42, 2
+/// instances: at least 90 % of what the server admits with no more 429s than AIMD. Taken as the
+/// estimate unscaled, the young count held `default` at 50 % (20 seeds, median).
+#[test]
+fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
+    let options = SimOptions {
+        seed: 42,
+        server: "leaky-bucket".parse().expect("a shape"),
+        ..SimOptions::default()
+    }
+    .with_window(std::time::Duration::from_secs(1));
+    let modes: Vec<Box<dyn Mode>> = ["aimd", "default"]
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    let story = Story::by_name("cold-start").expect("a story");
+    let c = compare(&options, &[story], &modes).expect("runs");
+    let [aimd, default] = [0, 1].map(|i| c.rows[i].metrics.clone());
+    assert_beats_aimd("cold-start, 1 s bucket", &aimd, &default, "seed 42");
+    assert!(default.share >= 0.90, "{}", default.share);
+    assert_pinned("default cold-start, 1 s bucket", &default, 0.9498, 13);
+}

@@ -515,3 +515,64 @@ fn a_throttle_without_retry_after_in_the_first_window_sends_as_little_as_it_may(
     assert_eq!(young(Some(16), 44).1, 1425.0);
     assert_eq!(young(None, 60).1, 1425.0);
 }
+
+/// nginx's `limit_req`: 3 s after the start, a 429 with no Retry-After; the server accepted
+/// 75 units since the start (its burst and its pace), 1,500 "a minute" of the window so far.
+/// Successes come again a few seconds later, long before our first units could leave a window
+/// of a minute: the server counts over a shorter window, and the estimate becomes the pace
+/// over the window, scaled: 1,500 × 60 s / 3 s × 0.6 = 18,000, at most the 4,000 sent.
+#[test]
+fn successes_soon_after_a_young_throttle_scale_its_count_to_the_window() {
+    let young = |sent: f64| {
+        let mut c = PacerController::default();
+        let mut s = busy(sent);
+        s.accepted_per_minute = 1500.0;
+        s.since_last_decrease = Duration::from_secs(3);
+        let cut = c.on_throttled(&s);
+        assert_eq!(cut, 10.0, "the minimum rate");
+        assert_eq!(c.limit_estimate(1), Some(1500.0));
+        (c, busy(cut))
+    };
+    // A response to a request sent before the cut (1 s after it) says nothing.
+    let (mut c, mut s) = young(4000.0);
+    s.since_last_decrease = SEC;
+    let _ = c.on_success(&s);
+    assert_eq!(c.limit_estimate(1), Some(1500.0));
+    // 5 s after the cut, 8 s old: the pace over the window, at most the send rate.
+    s.since_last_decrease = Duration::from_secs(5);
+    let _ = c.on_success(&s);
+    assert_eq!(c.limit_estimate(1), Some(4000.0));
+    // The climb goes to the new hold.
+    s.accepted_per_minute = 1500.0;
+    assert_eq!(run(&mut c, s, 5, 40), 4000.0 * 0.985);
+    // Sent faster, the scaled count itself.
+    let (mut c, mut s) = young(50_000.0);
+    s.since_last_decrease = Duration::from_secs(5);
+    let _ = c.on_success(&s);
+    assert_eq!(c.limit_estimate(1), Some(18_000.0));
+}
+
+/// A sliding window of a minute refuses everything after a young throttle until our first
+/// units leave it, a minute after the start: the first success comes a window old, and the
+/// count was a window's quota after all. A throttle with a Retry-After is not young: a process
+/// that joins a fleet late is throttled young too, by a window full of the others' units, and
+/// its count over its age is its share.
+#[test]
+fn successes_only_a_window_after_the_start_keep_a_young_count() {
+    for ra in [None, Some(Duration::from_secs(16))] {
+        let mut c = PacerController::default();
+        let mut s = busy(2500.0);
+        s.accepted_per_minute = 1500.0;
+        s.retry_after = ra;
+        s.since_last_decrease = Duration::from_secs(44);
+        let cut = c.on_throttled(&s);
+        let mut s = busy(cut);
+        s.since_last_decrease = Duration::from_secs(16);
+        let _ = c.on_success(&s);
+        assert_eq!(c.limit_estimate(1), Some(1500.0), "{ra:?}");
+        // Nor does a later success change it: the young count is forgotten a window old.
+        s.since_last_decrease = Duration::from_secs(17);
+        let _ = c.on_success(&s);
+        assert_eq!(c.limit_estimate(1), Some(1500.0), "{ra:?}");
+    }
+}
