@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Pacer's middleware against server-side rate limiters it did not write: nginx's `limit_req`
+# (Debian's nginx-light) and express-rate-limit (npm). Each case runs `pacer-sim live` with 2
+# instances for DURATION (default 2m) in each mode (default: aimd and pacer), against a freshly
+# started server, with every request costing 1 unit (both servers count requests). Installs what
+# it needs (apt, npm) into WORK (default: a temporary directory). docs/controllers.md has the
+# figures ("Against real server-side limiters").
+#
+#   scripts/real-limiters/run.sh [nginx] [express-1s] [express-10s] [express-60s]
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+WORK=${WORK:-$(mktemp -d)}
+DURATION=${DURATION:-2m}
+MODES=${MODES:-"aimd pacer"}
+SERVER_PID=""
+
+stop_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=""
+  fi
+}
+trap stop_server EXIT
+
+wait_port() { # a TCP connect, not an HTTP request: a request would use up quota
+  for _ in $(seq 1 100); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "nothing listens on port $1" >&2
+  return 1
+}
+
+start_nginx() {
+  command -v nginx >/dev/null || apt-get install -y nginx-light >/dev/null
+  mkdir -p "$WORK/nginx/logs"
+  nginx -c "$HERE/nginx.conf" -p "$WORK/nginx/" &
+  SERVER_PID=$!
+  wait_port 8081
+}
+
+start_express() { # $1 window in ms, $2 limit
+  if [ ! -d "$WORK/express/node_modules/express-rate-limit" ]; then
+    mkdir -p "$WORK/express"
+    cp "$HERE/package.json" "$HERE/server.js" "$WORK/express/"
+    (cd "$WORK/express" && npm install --no-audit --no-fund >/dev/null 2>&1)
+  fi
+  WINDOW_MS=$1 LIMIT=$2 PORT=8082 node "$WORK/express/server.js" >/dev/null &
+  SERVER_PID=$!
+  wait_port 8082
+}
+
+cargo build --release --quiet -p pacer-sim --manifest-path "$ROOT/Cargo.toml"
+SIM="$ROOT/target/release/pacer-sim"
+
+run_case() { # $1 name, then the server's start command, --, URL and quota a minute
+  local name=$1 mode
+  shift
+  local start=()
+  while [ "$1" != "--" ]; do start+=("$1"); shift; done
+  shift
+  local url=$1 quota=$2
+  echo "== $name"
+  for mode in $MODES; do
+    "${start[@]}"
+    "$SIM" live --target "$url" --instances 2 --duration "$DURATION" --speed 1 --costs one \
+      --quota "$quota" --mode "$mode" --quiet | grep -E "^\| ($mode|Mode|---)" | \
+      { if [ "$mode" = "${MODES%% *}" ]; then cat; else grep -E "^\| $mode"; fi; }
+    stop_server
+    sleep 1
+  done
+}
+
+CASES=("$@")
+[ ${#CASES[@]} -gt 0 ] || CASES=(nginx express-1s express-10s express-60s)
+for c in "${CASES[@]}"; do
+  case $c in
+    nginx) run_case "nginx limit_req, 5 r/s, burst 20" start_nginx -- http://127.0.0.1:8081/ 300 ;;
+    express-1s) run_case "express-rate-limit, 10 per 1 s" start_express 1000 10 -- http://127.0.0.1:8082/ 600 ;;
+    express-10s) run_case "express-rate-limit, 100 per 10 s" start_express 10000 100 -- http://127.0.0.1:8082/ 600 ;;
+    express-60s) run_case "express-rate-limit, 600 per 60 s" start_express 60000 600 -- http://127.0.0.1:8082/ 600 ;;
+    *) echo "unknown case $c: nginx, express-1s, express-10s or express-60s" >&2; exit 2 ;;
+  esac
+done
