@@ -19,7 +19,7 @@
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
 
-const WINDOWS: [u64; 3] = [1, 10, 60];
+const WINDOWS: [&str; 3] = ["1", "10", "60"];
 const MODES: [&str; 3] = ["aimd", "pacer", "headers"];
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=20;
 
@@ -54,21 +54,13 @@ fn main() {
         .iter()
         .map(|n| mode_by_name(n).unwrap_or_else(|e| panic!("{n:?}: {e}")))
         .collect();
-    let windows: Vec<u64> = chosen(
-        &args,
-        "--window",
-        &WINDOWS
-            .map(|w| w.to_string())
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    )
-    .iter()
-    .map(|w| {
-        w.parse()
-            .unwrap_or_else(|_| panic!("--window takes whole seconds, not {w:?}"))
-    })
-    .collect();
+    let windows: Vec<u64> = chosen(&args, "--window", &WINDOWS)
+        .iter()
+        .map(|w| {
+            w.parse()
+                .unwrap_or_else(|_| panic!("--window takes whole seconds, not {w:?}"))
+        })
+        .collect();
     let shapes = chosen(&args, "--server", &SHAPE_NAMES);
     let costs: Costs = chosen(&args, "--costs", &["sharepoint"])[0]
         .parse()

@@ -261,6 +261,31 @@ impl PacerController {
         self.age_at_cut + state.since_last_decrease
     }
 
+    /// After a young throttle, on a success: accepted again past any round trip since the cut
+    /// and before our first units could leave a window of `QuotaWindow`, the server counts over
+    /// a shorter one (a bucket that leaks, as nginx's `limit_req`), and the units accepted since
+    /// the start were its pace over our age, not a window's quota. The estimate becomes them
+    /// scaled to the window (less the room a fresh server gives at once), at most what we sent.
+    /// A window old, the count was a window's after all and is kept.
+    fn read_young_throttle(&mut self, state: &RateControllerState) {
+        let window = state.quota_window;
+        let Some(young) = self.young.take().filter(|_| self.age(state) < window) else {
+            return;
+        };
+        if state.since_last_decrease < self.timing(YOUNG_SETTLE) {
+            // A response to a request sent before the cut: it says nothing yet.
+            self.young = Some(young);
+            return;
+        }
+        let n = f64::from(state.instance_count.max(1));
+        let scaled = (YOUNG_SCALE * young.accepted * window.as_secs_f64()
+            / young.age.as_secs_f64())
+        .min(young.sent);
+        if self.limit.is_some_and(|l| scaled * n > l) {
+            self.limit = Some(scaled * n);
+        }
+    }
+
     /// The units accepted over the last window as this process's share: within a window of a
     /// change of the instance count, scaled by `before / now` (that window was another share).
     fn accepted_share(&mut self, state: &RateControllerState) -> f64 {
@@ -501,27 +526,7 @@ impl RateController for PacerController {
                 self.held_from = None;
             }
         }
-        if let Some(y) = self.young {
-            self.young = None;
-            if self.age(state) >= window {
-                // A window old: the estimate was a window's after all.
-            } else if state.since_last_decrease < self.timing(YOUNG_SETTLE) {
-                // A response to a request sent before the cut.
-                self.young = Some(y);
-            } else {
-                // Accepted again before our first units could leave a window of `QuotaWindow`:
-                // the server counts over a shorter one (a bucket that leaks, as nginx's
-                // `limit_req`), and the units accepted since the start were its pace over our
-                // age, not a window's quota. Scale them to the window (less the room a fresh
-                // server gives at once), at most what we sent.
-                let scaled = (YOUNG_SCALE * y.accepted * window.as_secs_f64()
-                    / y.age.as_secs_f64())
-                .min(y.sent);
-                if self.limit.is_some_and(|l| scaled * n > l) {
-                    self.limit = Some(scaled * n);
-                }
-            }
-        }
+        self.read_young_throttle(state);
         if !self.firm {
             self.demonstrated = self.demonstrated.max(self.share_of(state).0 * n);
         }

@@ -32,16 +32,27 @@ impl CostCeiling {
 
     /// The largest cost lately, at least 1.
     pub(crate) fn largest(&self, now: Timestamp) -> u64 {
-        let mut seen = self.clone();
-        seen.roll(now);
-        seen.current.max(seen.previous).max(1)
+        let seen = match self.spans_since_start(now) {
+            0 => self.current.max(self.previous),
+            1 => self.current,
+            _ => 0,
+        };
+        seen.max(1)
+    }
+
+    /// Whole spans from the current one's start to `now`.
+    fn spans_since_start(&self, now: Timestamp) -> u128 {
+        if now < self.started {
+            return 0;
+        }
+        (now - self.started).as_nanos() / self.span.as_nanos()
     }
 
     fn roll(&mut self, now: Timestamp) {
-        if now < self.started + self.span {
+        let spans = self.spans_since_start(now);
+        if spans == 0 {
             return;
         }
-        let spans = (now - self.started).as_nanos() / self.span.as_nanos();
         self.previous = if spans == 1 { self.current } else { 0 };
         self.current = 0;
         let whole = u32::try_from(spans).unwrap_or(u32::MAX);

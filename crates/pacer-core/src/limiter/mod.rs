@@ -11,6 +11,7 @@ mod outcome;
 mod queue;
 mod send_rate;
 mod server;
+mod server_quota;
 mod shell;
 mod snapshot;
 
@@ -18,7 +19,7 @@ pub use self::core::LimiterCore;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
 pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Rejected, Signal};
 pub use queue::{INTERACTIVE_PER_BATCH, Priority, Ticket};
-pub use server::ServerQuota;
+pub use server_quota::ServerQuota;
 pub use shell::{Acquire, Limiter, LimiterBuilder, Permit};
 pub use snapshot::{LimiterSnapshot, LimiterStats};
 

@@ -64,7 +64,7 @@ fn assert_beats_aimd(story: &str, aimd: &RunMetrics, pacer: &RunMetrics, what: &
     );
 }
 
-/// A figure of the seed-42 table, pinned.
+/// A figure of the table at random seed 42, pinned.
 fn assert_pinned(what: &str, m: &RunMetrics, share: f64, throttled: u64) {
     assert!(
         (m.share - share).abs() <= TOLERANCE_SHARE,
