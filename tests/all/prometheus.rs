@@ -242,8 +242,14 @@ fn free_port() -> SocketAddr {
 
 #[tokio::test]
 async fn the_exporter_serves_pacer_s_metrics_in_the_text_format() {
-    let addr = free_port();
-    let (recorder, exporter) = prometheus_exporter::builder(addr).unwrap().build().unwrap();
+    // The port was free a moment ago; another test may take it meanwhile, so try a few.
+    let (addr, (recorder, exporter)) = (0..5)
+        .find_map(|_| {
+            let addr = free_port();
+            let built = prometheus_exporter::builder(addr).ok()?.build().ok()?;
+            Some((addr, built))
+        })
+        .expect("a free loopback port");
     tokio::spawn(exporter);
     let _recording = metrics::set_default_local_recorder(&recorder);
 

@@ -7,6 +7,7 @@
 
 mod clock;
 mod controller;
+mod engine;
 mod limiter;
 mod validation;
 
@@ -17,6 +18,10 @@ mod headers;
 mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
+pub use engine::{
+    After, BODY_LIMIT, BodyVerdict, DefaultClassifier, Endpoint, Engine, Hold, Reading, Rules,
+    ThrottleClassifier, WaitCause, forbids_retry, insufficient_quota, is_json,
+};
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{
     AdaptiveDelay, AdaptiveDelayBuilder, Composite, CompositeBuilder, FixedThreshold, Global,

@@ -6,10 +6,9 @@
 //! limit, and what was read goes back in front of the rest of the stream, so the caller reads the
 //! same bytes either way.
 
-use crate::classify::is_json;
-use crate::{BODY_LIMIT, BodyVerdict, ThrottleClassifier};
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
+use pacer_core::{BODY_LIMIT, BodyVerdict, ThrottleClassifier, is_json};
 use reqwest::{Body, Response, ResponseBuilderExt};
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -1,12 +1,9 @@
 //! One named limiter's settings: everything a limiter has besides its name.
 
 use crate::{
-    CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, StrictWindow,
-    ThrottleClassifier, UnitCost,
+    CostEstimator, EndpointKeyExtractor, KeyMode, StrictWindow, ThrottleClassifier, UnitCost,
 };
-use pacer_core::{
-    LimiterOptions, Percentage, RateController, ServerStopPolicy, ThrottlingAlgorithm,
-};
+use pacer_core::{LimiterOptions, RateController, Rules, ServerStopPolicy, ThrottlingAlgorithm};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,9 +32,8 @@ pub type TokenEstimator = Arc<dyn Fn(&reqwest::Request) -> Option<u64> + Send + 
 pub struct LimiterConfig {
     pub(crate) options: LimiterOptions,
     pub(crate) controller: Option<ControllerFactory>,
-    pub(crate) algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
-    pub(crate) server_stop: ServerStopPolicy,
-    pub(crate) classifier: Arc<dyn ThrottleClassifier>,
+    /// The classifier, the server-stop policy and the proactive algorithm: the engine's rules.
+    pub(crate) rules: Rules,
     pub(crate) key: Arc<dyn EndpointKeyExtractor>,
     pub(crate) cost: Arc<dyn CostEstimator>,
     pub(crate) tokens: Option<TokenEstimator>,
@@ -58,9 +54,7 @@ impl LimiterConfig {
         LimiterConfig {
             options,
             controller: None,
-            algorithm: Some(Arc::new(Percentage::default())),
-            server_stop: ServerStopPolicy::default(),
-            classifier: Arc::new(DefaultClassifier::default()),
+            rules: Rules::default(),
             key: Arc::new(KeyMode::SchemeHostPort),
             cost: Arc::new(UnitCost),
             tokens: None,
@@ -98,26 +92,26 @@ impl LimiterConfig {
     /// The proactive throttling algorithm that turns rate-limit headers into a delay before a
     /// request. Default [`Percentage`].
     pub fn throttling(mut self, algorithm: impl ThrottlingAlgorithm + 'static) -> Self {
-        self.algorithm = Some(Arc::new(algorithm));
+        self.rules = self.rules.with_algorithm(Some(Arc::new(algorithm)));
         self
     }
 
     /// No proactive throttling: headers still feed the server-ordered stop (`Retry-After`, or
     /// nothing remaining until the reset), which always applies.
     pub fn no_throttling(mut self) -> Self {
-        self.algorithm = None;
+        self.rules = self.rules.with_algorithm(None);
         self
     }
 
     /// The cap on a stop for an exhausted quota (remaining 0 until a reset). Default 5 min.
     pub fn server_stop(mut self, policy: ServerStopPolicy) -> Self {
-        self.server_stop = policy;
+        self.rules = self.rules.with_server_stop(policy);
         self
     }
 
     /// The classifier of responses. Default [`DefaultClassifier`].
     pub fn classifier(mut self, classifier: impl ThrottleClassifier) -> Self {
-        self.classifier = Arc::new(classifier);
+        self.rules = self.rules.with_classifier(Arc::new(classifier));
         self
     }
 
@@ -201,7 +195,7 @@ impl LimiterConfig {
     /// The proactive algorithm, if any.
     #[must_use]
     pub fn throttling_algorithm(&self) -> Option<&Arc<dyn ThrottlingAlgorithm>> {
-        self.algorithm.as_ref()
+        self.rules.algorithm()
     }
 }
 
@@ -210,9 +204,7 @@ impl fmt::Debug for LimiterConfig {
         f.debug_struct("LimiterConfig")
             .field("options", &self.options)
             .field("custom_controller", &self.controller.is_some())
-            .field("algorithm", &self.algorithm)
-            .field("server_stop", &self.server_stop)
-            .field("classifier", &self.classifier)
+            .field("rules", &self.rules)
             .field("key", &self.key)
             .field("cost", &self.cost)
             .field("token_estimator", &self.tokens.is_some())

@@ -1,41 +1,10 @@
 //! Errors the middleware returns, wrapped in `reqwest_middleware::Error::Middleware`.
 
 use crate::Paced;
-use pacer_core::{QuotaUnit, Rejected};
+use pacer_core::{QuotaUnit, Rejected, WaitCause};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// What held a refused request back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum WaitCause {
-    /// The server ordered a stop: a `Retry-After`, or no quota left until the reset.
-    ServerStop,
-    /// A strict window has no room in time.
-    Window,
-    /// The proactive throttling algorithm's delay.
-    Throttling,
-    /// The adaptive limiter's queue: the rate is too low for the units in time.
-    Queue,
-    /// A quota in another unit than requests (tokens) has not enough left for the request's
-    /// cost in time.
-    UnitQuota,
-}
-
-impl WaitCause {
-    /// A short, stable name for logs and metric labels.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WaitCause::ServerStop => "server_stop",
-            WaitCause::Window => "window",
-            WaitCause::Throttling => "throttling",
-            WaitCause::Queue => "queue",
-            WaitCause::UnitQuota => "unit_quota",
-        }
-    }
-}
 
 /// Why a request was refused before it was sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +133,7 @@ impl Rejection {
                 WaitCause::Throttling => "wait_too_long:throttling",
                 WaitCause::Queue => "wait_too_long:queue",
                 WaitCause::UnitQuota => "wait_too_long:unit_quota",
+                _ => "wait_too_long",
             },
         }
     }

@@ -1,15 +1,13 @@
 //! The request flow: key, cost, wait, send, classify, feed back, retry.
 
-use crate::endpoints::Endpoint;
 use crate::named::Named;
-use crate::unit_quota;
 use crate::window_wait::KeyedWindow;
 use crate::{
     Cost, EndpointKey, LimiterConfig, MaxWait, Paced, PacerError, PacerMiddleware, TokenCost,
     TotalTimeout, UseLimiter,
 };
 use http::Extensions;
-use pacer_core::{Feedback, Priority, Signal, Timestamp};
+use pacer_core::{Endpoint, Priority, Signal, Timestamp};
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use std::cell::RefCell;
@@ -23,7 +21,7 @@ use tracing::Instrument;
 mod response;
 mod wait;
 
-use response::{Verdict, mark, observe, read_body, refuses_retry};
+use response::{mark, observe, read_body};
 
 thread_local! {
     /// The buffer each thread builds endpoint keys in: a request whose endpoint is known needs no
@@ -87,7 +85,7 @@ impl Middleware for PacerMiddleware {
                 endpoint
             }),
         };
-        let span = span(named, &endpoint.key, &req, units);
+        let span = span(named, endpoint.key(), &req, units);
         let tokens = match extensions.get::<TokenCost>() {
             Some(t) => Some(t.0),
             None => config.estimate_tokens(&req),
@@ -141,14 +139,16 @@ async fn free(
     next: Next<'_>,
 ) -> Result<Response> {
     let mut result = next.run(req, extensions).await;
-    let verdict = match &mut result {
+    let body = match &mut result {
         Ok(response) if response.status() == http::StatusCode::TOO_MANY_REQUESTS => {
             Box::pin(read_body(named, &config, &key, response)).await
         }
-        _ => Verdict::None,
+        _ => None,
     };
     if let Ok(response) = &result {
-        let _ = observe(named, &config, &key, response, None, verdict);
+        let now = named.clock.now();
+        let endpoint = named.endpoint(&key, now);
+        let _ = observe(named, &config, &endpoint, response, body.as_ref(), 0, now);
     }
     result
 }
@@ -182,7 +182,7 @@ struct OwnLimits {
 impl Drop for Request<'_> {
     fn drop(&mut self) {
         if let Some(own) = &mut self.own {
-            unit_quota::landed(&self.endpoint, *own.attempt_sent.get_mut());
+            (self.named.engine).landed(&self.endpoint, *own.attempt_sent.get_mut());
         }
     }
 }
@@ -203,7 +203,7 @@ impl<'a> Request<'a> {
     {
         async move {
             let (named, config, units) = (self.named, &*self.config, self.units);
-            let (key, limiter) = (&*self.endpoint.key, &self.endpoint.limiter);
+            let (key, limiter) = (&**self.endpoint.key(), self.endpoint.limiter());
             let windows: Vec<KeyedWindow<'_>> = config
                 .windows
                 .iter()
@@ -292,30 +292,37 @@ impl<'a> Request<'a> {
                     Err(e) => Some(e),
                 };
                 // 5. Classify (a 429's body too, boxed: it is rare) and 6. feed back.
-                let mut verdict = Verdict::None;
+                let mut body = None;
                 if let Some(parked) = last
                     .as_mut()
                     .filter(|r| r.status() == http::StatusCode::TOO_MANY_REQUESTS)
                 {
-                    let reading = Box::pin(read_body(named, config, key, parked));
-                    verdict = reading.await;
+                    body = Box::pin(read_body(named, config, key, parked)).await;
                 }
                 let result = match failed {
                     Some(e) => Err(e),
                     None => Ok(last.take().expect("parked above")),
                 };
-                let signal = match &result {
+                let (signal, retry) = match &result {
                     Ok(response) => {
-                        observe(named, config, key, response, Some(&self.endpoint), verdict)
+                        let endpoint = &self.endpoint;
+                        let (reading, after) = observe(
+                            named,
+                            config,
+                            endpoint,
+                            response,
+                            body.as_ref(),
+                            units,
+                            sent_at,
+                        );
+                        (reading.signal(), after.retry)
                     }
-                    Err(_) => Signal::Neutral,
+                    Err(_) => {
+                        named.record(&named.engine.failed(&self.endpoint, units, sent_at));
+                        (Signal::Neutral, false)
+                    }
                 };
-                let changes = limiter.on_response(Feedback {
-                    units,
-                    sent_at,
-                    signal,
-                });
-                named.record(&changes);
+                drop(body);
                 if !matches!(signal, Signal::Throttled { .. }) {
                     return result.map(|r| mark(r, self.paced(attempt, waited_in_all, rate)));
                 }
@@ -323,7 +330,7 @@ impl<'a> Request<'a> {
                 // 7. Retry a throttled request whose body can be sent again, unless the server
                 // said not to.
                 match (result, retry_copy) {
-                    (Ok(response), _) if refuses_retry(&response, verdict) => {
+                    (Ok(response), _) if !retry => {
                         tracing::debug!(
                             attempt,
                             status = response.status().as_u16(),
@@ -376,7 +383,7 @@ impl Request<'_> {
     /// What the caller is told of this request: `attempts` sent, `waited` in all, the rate at
     /// the last send.
     fn paced(&self, attempts: u32, waited: Duration, rate: f64) -> Paced {
-        let mut paced = Paced::new(&self.named.name, &self.endpoint.key);
+        let mut paced = Paced::new(&self.named.name, self.endpoint.key());
         paced.attempts = attempts;
         paced.waited = waited;
         paced.rate = rate;

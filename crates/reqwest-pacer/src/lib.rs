@@ -85,10 +85,8 @@
 //! | `pacer_waiting_requests` | gauge | requests waiting now (for a stop, a delay or units) |
 
 mod body;
-mod classify;
 mod config;
 mod cost;
-mod endpoints;
 mod error;
 mod extensions;
 mod flow;
@@ -96,16 +94,12 @@ mod key;
 mod middleware;
 mod named;
 mod observe;
-mod unit_quota;
 mod window;
 mod window_wait;
 
-pub use classify::{
-    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, insufficient_quota,
-};
 pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
-pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection, WaitCause};
+pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection};
 pub use extensions::{
     Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
     UseLimiter,
@@ -113,6 +107,9 @@ pub use extensions::{
 pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
+};
+pub use pacer_core::{
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use window::{DEFAULT_FRAMES, StoreFailure, StrictWindow, WindowKeyFn};

@@ -98,8 +98,8 @@ impl PacerMiddleware {
     pub fn endpoints(&self, limiter: &str) -> Result<Vec<String>, PacerError> {
         Ok(self
             .named(Some(limiter))?
-            .endpoints
-            .all()
+            .engine
+            .limiters()
             .into_iter()
             .map(|(k, _)| k.to_string())
             .collect())
@@ -110,9 +110,10 @@ impl PacerMiddleware {
     pub fn state(&self, limiter: &str, endpoint: &str) -> Result<EndpointState, PacerError> {
         let named = self.named(Some(limiter))?;
         let now = named.clock.now();
+        let found = named.engine.find(endpoint);
         Ok(EndpointState {
-            limiter: named.endpoints.get(endpoint).map(|l| l.snapshot()),
-            headers: named.headers.get(endpoint, now),
+            limiter: found.as_ref().map(|e| e.limiter().snapshot()),
+            headers: found.and_then(|e| e.server_state(now)),
         })
     }
 
@@ -125,15 +126,14 @@ impl PacerMiddleware {
             .values()
             .map(|named| {
                 let now = named.clock.now();
-                named.headers.evict_idle(now);
-                named.endpoints.evict_idle(now, |gone| named.forget(gone))
+                named.engine.evict_idle(now, |gone| named.forget(gone))
             })
             .sum()
     }
 
     /// How many endpoints a limiter keeps an adaptive rate for.
     pub fn endpoint_count(&self, limiter: &str) -> Result<usize, PacerError> {
-        Ok(self.named(Some(limiter))?.endpoints.len())
+        Ok(self.named(Some(limiter))?.engine.len())
     }
 
     /// Replaces a limiter's options at run time, for every endpoint: each keeps its current rate,

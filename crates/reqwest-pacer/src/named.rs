@@ -1,17 +1,15 @@
-//! A named limiter at run time: its settings, an adaptive limiter and a header state per
-//! endpoint, and its metrics.
+//! A named limiter at run time: its settings, its engine (everything known of each endpoint),
+//! and its metrics.
 
 use crate::LimiterConfig;
-use crate::endpoints::{Endpoint, EndpointLimiters};
 use crate::observe::Metrics;
 use pacer_core::{
-    Changes, Clock, EndpointStore, InvalidOption, InvalidOptions, Limiter, LimiterOptions,
+    Changes, Clock, Endpoint, Engine, InvalidOption, InvalidOptions, Limiter, LimiterOptions,
     Timestamp,
 };
 use parking_lot::{Mutex, RwLock};
-use std::num::NonZeroUsize;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
 pub(crate) struct Named {
     pub(crate) name: Arc<str>,
@@ -20,11 +18,8 @@ pub(crate) struct Named {
     config: RwLock<Arc<LimiterConfig>>,
     /// The instance count set live; 0 while the options' applies.
     live_instance_count: AtomicU32,
-    /// Whether any response of this limiter has carried rate-limit headers: until one does, a
-    /// request skips the header state altogether (no lock taken for it).
-    headers_seen: AtomicBool,
-    pub(crate) endpoints: EndpointLimiters,
-    pub(crate) headers: EndpointStore,
+    /// The endpoints, and the two calls that carry a request through them.
+    pub(crate) engine: Engine,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) metrics: Metrics,
     rate_sum: Mutex<f64>,
@@ -38,16 +33,10 @@ impl Named {
         clock: Arc<dyn Clock>,
     ) -> Result<Self, InvalidOptions> {
         config.options.validate()?;
-        let capacity = NonZeroUsize::new(config.max_endpoints).unwrap_or(NonZeroUsize::MIN);
         Ok(Named {
             metrics: Metrics::new(&name),
             live_instance_count: AtomicU32::new(0),
-            headers_seen: AtomicBool::new(false),
-            endpoints: EndpointLimiters::new(config.max_endpoints, config.endpoint_idle_ttl),
-            headers: EndpointStore::builder()
-                .capacity(capacity)
-                .idle_ttl(config.endpoint_idle_ttl)
-                .build(),
+            engine: Engine::new(config.max_endpoints, config.endpoint_idle_ttl),
             name,
             config: RwLock::new(Arc::new(config)),
             clock,
@@ -68,18 +57,6 @@ impl Named {
         }
     }
 
-    /// Whether any response has carried rate-limit headers yet.
-    pub(crate) fn headers_seen(&self) -> bool {
-        self.headers_seen.load(Ordering::Relaxed)
-    }
-
-    /// Notes that a response carried rate-limit headers.
-    pub(crate) fn saw_headers(&self) {
-        if !self.headers_seen.load(Ordering::Relaxed) {
-            self.headers_seen.store(true, Ordering::Relaxed);
-        }
-    }
-
     /// The pieces in force now.
     pub(crate) fn config(&self) -> Arc<LimiterConfig> {
         Arc::clone(&self.config.read())
@@ -96,7 +73,7 @@ impl Named {
 
     /// The endpoint `key` and its adaptive limiter, made on first use.
     pub(crate) fn endpoint(&self, key: &str, now: Timestamp) -> Arc<Endpoint> {
-        self.endpoints.get_or_insert(
+        self.engine.endpoint(
             key,
             now,
             || {
@@ -166,7 +143,7 @@ impl Named {
 
     /// Gives every endpoint's limiter these (validated) options.
     fn apply_options(&self, options: &LimiterOptions) -> Result<(), InvalidOptions> {
-        for (_, limiter) in self.endpoints.all() {
+        for (_, limiter) in self.engine.limiters() {
             let changes = limiter.update_options(options.clone())?;
             self.record(&changes);
         }
@@ -178,7 +155,7 @@ impl Named {
             return Err(InvalidOption::new("InstanceCount", 0, "must be at least 1"));
         }
         self.live_instance_count.store(count, Ordering::Relaxed);
-        for (_, limiter) in self.endpoints.all() {
+        for (_, limiter) in self.engine.limiters() {
             let changes = limiter.set_instance_count(count)?;
             self.record(&changes);
         }

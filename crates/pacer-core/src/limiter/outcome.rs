@@ -166,4 +166,18 @@ impl Changes {
     pub fn is_empty(&self) -> bool {
         self.rate.is_none() && self.paused_until.is_none() && self.rejected.is_empty()
     }
+
+    /// Adds what a later call changed: one rate change from the first `previous` to the last
+    /// rate (for the last reason), the later pause, every refused request.
+    pub fn merge(&mut self, later: Changes) {
+        self.rate = match (self.rate, later.rate) {
+            (Some(first), Some(last)) => Some(RateChange {
+                previous: first.previous,
+                ..last
+            }),
+            (first, last) => last.or(first),
+        };
+        self.paused_until = later.paused_until.or(self.paused_until);
+        self.rejected.extend(later.rejected);
+    }
 }

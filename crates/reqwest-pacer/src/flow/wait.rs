@@ -1,12 +1,11 @@
 //! Step 3 of the flow: every wait before a send, within one `MaxWait`.
 
 use super::Request;
-use crate::error::{RejectReason, Rejection, WaitCause};
-use crate::named::Named;
-use crate::unit_quota;
+use crate::PacerError;
+use crate::error::{RejectReason, Rejection};
 use crate::window_wait::{KeyedWindow, WindowAnswer};
-use crate::{LimiterConfig, PacerError};
-use pacer_core::{StopCause, ThrottlingContext, Timestamp};
+use pacer_core::WaitCause;
+use pacer_core::{CostAboveLimit, Timestamp};
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -16,10 +15,10 @@ impl Request<'_> {
     /// units now; they are then taken.
     pub(super) fn go_now(&self, windows: &[KeyedWindow<'_>]) -> Option<Timestamp> {
         let (named, units) = (self.named, self.units);
-        if !windows.is_empty() || named.headers_seen() {
+        if !windows.is_empty() || named.engine.headers_seen() {
             return None;
         }
-        let permit = self.endpoint.limiter.try_acquire(units).ok()?;
+        let permit = self.endpoint.limiter().try_acquire(units).ok()?;
         named.metrics.sent(units, Duration::ZERO);
         Some(permit.granted_at())
     }
@@ -37,13 +36,14 @@ impl Request<'_> {
     ) -> std::result::Result<Timestamp, PacerError> {
         let (named, config, endpoint, units) =
             (self.named, &*self.config, &self.endpoint, self.units);
-        let (key, limiter) = (&*endpoint.key, &endpoint.limiter);
+        let (engine, limiter) = (&named.engine, endpoint.limiter());
         let clock = &named.clock;
         let options = &config.options;
         let max_wait = self.max_wait().unwrap_or(options.max_wait);
         let instance_count = named.instance_count(config);
         let _waiting = named.waiting();
-        let refuse = |reason| Rejection::new(&named.name, &endpoint.key, reason);
+        let refuse = |reason| Rejection::new(&named.name, endpoint.key(), reason);
+        let above = |e: CostAboveLimit| PacerError::Rejected(refuse(above_quota_limit(e)));
         let past_timeout = |cause| {
             self.timeout().map(|(_, timeout)| {
                 PacerError::Rejected(refuse(RejectReason::PastTimeout { cause, timeout }))
@@ -84,9 +84,12 @@ impl Request<'_> {
         }
         // The quotas in other units (tokens): a cost above one is refused before anything else;
         // a wait for its refill is capped like an exhausted stop.
-        let cap = config.server_stop.max_exhausted_delay();
+        let cap = config.rules.server_stop().max_exhausted_delay();
         let mut unit_waited = Duration::ZERO;
-        while let Some(wait) = unit_quota::wait(endpoint, self.tokens(), clock.now(), &refuse)? {
+        while let Some(wait) = engine
+            .tokens_wait(endpoint, self.tokens(), clock.now())
+            .map_err(above)?
+        {
             let wait = wait.min(cap.saturating_sub(unit_waited));
             if wait.is_zero() {
                 break;
@@ -96,15 +99,14 @@ impl Request<'_> {
         }
         // The server-ordered stop (and, without windows to wait for first, the proactive delay:
         // one look at the header state serves both).
-        let (delay, cause) = header_delay(
-            named,
-            config,
-            key,
+        let hold = engine.hold(
+            &config.rules,
+            endpoint,
             start,
             options.max_retry_after,
             !windows.is_empty(),
         );
-        sleep(delay, cause).await?;
+        sleep(hold.wait, hold.cause).await?;
         if !windows.is_empty() {
             // Each strict window's ETA, without taking anything yet.
             for w in windows {
@@ -115,15 +117,14 @@ impl Request<'_> {
                 }
             }
             // The proactive algorithm's delay, on the state as it is now.
-            let (delay, cause) = header_delay(
-                named,
-                config,
-                key,
+            let hold = engine.hold(
+                &config.rules,
+                endpoint,
                 clock.now(),
                 options.max_retry_after,
                 false,
             );
-            sleep(delay, cause).await?;
+            sleep(hold.wait, hold.cause).await?;
         }
         // The adaptive limiter's queue, in the request's lane, with what is left of the budget
         // (and of the TotalTimeout).
@@ -172,20 +173,14 @@ impl Request<'_> {
             .map_or(0, |o| o.attempt_sent.load(Ordering::Relaxed));
         loop {
             let force = unit_waited >= cap;
-            let taken = unit_quota::take(
-                endpoint,
-                self.tokens(),
-                clock.now(),
-                &mut attempt,
-                force,
-                &refuse,
-            );
+            let taken =
+                engine.tokens_take(endpoint, self.tokens(), clock.now(), &mut attempt, force);
             let wait = match taken {
                 Ok(None) => break,
                 Ok(Some(wait)) => wait.min(cap.saturating_sub(unit_waited)),
                 Err(e) => {
                     limiter.refund(units);
-                    return Err(e);
+                    return Err(above(e));
                 }
             };
             if let Err(e) = sleep(wait, WaitCause::UnitQuota).await {
@@ -198,65 +193,18 @@ impl Request<'_> {
             own.attempt_sent.store(attempt, Ordering::Relaxed);
         }
         let now = clock.now();
-        if named.headers_seen() {
-            named.headers.record_send(key, now);
-        }
+        engine.sent(endpoint, now);
         named.metrics.sent(units, now - start);
         Ok(now)
     }
 }
 
-/// What the endpoint's rate-limit state asks for before the next request: a server-ordered stop
-/// (a `Retry-After` capped by `MaxRetryAfter`, or an exhausted quota until its reset), else
-/// (unless `stop_only`) the proactive algorithm's delay.
-pub(super) fn header_delay(
-    named: &Named,
-    config: &LimiterConfig,
-    key: &str,
-    now: Timestamp,
-    max_retry_after: Duration,
-    stop_only: bool,
-) -> (Duration, WaitCause) {
-    if !named.headers_seen() {
-        return (Duration::ZERO, WaitCause::Throttling);
+/// The refusal of a request whose tokens are above a quota's limit.
+fn above_quota_limit(e: CostAboveLimit) -> RejectReason {
+    RejectReason::AboveQuotaLimit {
+        policy: e.policy.map(String::from),
+        unit: e.unit,
+        limit: e.limit,
+        cost: e.cost,
     }
-    let Some(snapshot) = named.headers.snapshot(key, now) else {
-        return (Duration::ZERO, WaitCause::Throttling);
-    };
-    let Some(info) = snapshot.info() else {
-        return (Duration::ZERO, WaitCause::Throttling);
-    };
-    // Quotas in other units (tokens) are paced by their budgets, with the request's cost.
-    let requests_only = unit_quota::without_budget_units(info);
-    let info = requests_only.as_ref().unwrap_or(info);
-    if info.is_empty() {
-        return (Duration::ZERO, WaitCause::Throttling);
-    }
-    if let Some(stop) = config.server_stop.evaluate(info) {
-        let delay = match stop.cause() {
-            StopCause::RetryAfter => stop.delay().min(max_retry_after),
-            _ => stop.delay(),
-        };
-        return (delay, WaitCause::ServerStop);
-    }
-    if stop_only {
-        return (Duration::ZERO, WaitCause::ServerStop);
-    }
-    let Some(algorithm) = &config.algorithm else {
-        return (Duration::ZERO, WaitCause::Throttling);
-    };
-    let states = named.headers.at(now);
-    let ctx = ThrottlingContext::new(info, key)
-        .with_since_observed(snapshot.since_observed())
-        .with_since_last_request(snapshot.since_last_request())
-        .with_states(&states);
-    let result = algorithm.evaluate(&ctx);
-    if result.should_throttle() {
-        tracing::debug!(
-            delay_ms = result.delay().as_millis() as u64,
-            reason = result.reason().unwrap_or(""),
-            "proactive delay"
-        );
-    }
-    (result.delay(), WaitCause::Throttling)
 }

@@ -1,8 +1,8 @@
 //! Classify: is a response a throttle, a success, or neither? And, for a 429, does its body say
 //! that waiting will not help (an account out of credit)?
 
+use crate::{RateLimitInfo, Signal};
 use http::{HeaderMap, StatusCode};
-use pacer_core::{RateLimitInfo, Signal};
 use std::fmt;
 
 /// Reads a response and says how it bears on the rate. Pure: the status, the headers and the
@@ -15,7 +15,7 @@ use std::fmt;
 /// ```
 /// use http::{HeaderMap, StatusCode};
 /// use pacer_core::{RateLimitInfo, Signal};
-/// use reqwest_pacer::{DefaultClassifier, ThrottleClassifier};
+/// use pacer_core::{DefaultClassifier, ThrottleClassifier};
 ///
 /// #[derive(Debug)]
 /// struct SoftThrottle;
@@ -37,14 +37,14 @@ use std::fmt;
 ///
 /// # A rule that reads the body
 ///
-/// The middleware shows [`classify_body`](ThrottleClassifier::classify_body) the first
+/// A driver (the middleware, the tower layer) shows [`classify_body`](ThrottleClassifier::classify_body) the first
 /// [`BODY_LIMIT`] bytes of a 429 with a JSON content type (and only of such a response). A
 /// provider that says "out of credit" in its own words:
 ///
 /// ```
 /// use http::{HeaderMap, StatusCode};
 /// use pacer_core::{RateLimitInfo, Signal};
-/// use reqwest_pacer::{BodyVerdict, DefaultClassifier, ThrottleClassifier};
+/// use pacer_core::{BodyVerdict, DefaultClassifier, ThrottleClassifier};
 ///
 /// #[derive(Debug)]
 /// struct Billing;
@@ -77,7 +77,7 @@ pub trait ThrottleClassifier: Send + Sync + fmt::Debug + 'static {
 
     /// What the body of a 429 says beyond its status, or `None` for nothing (the response is
     /// then what [`classify`](ThrottleClassifier::classify) says). `body` is the whole body,
-    /// at most [`BODY_LIMIT`] bytes; a longer body is never shown. The middleware calls this
+    /// at most [`BODY_LIMIT`] bytes; a longer body is never shown. A driver calls this
     /// only for a 429 whose content type is JSON (`application/json` or `*/*+json`).
     ///
     /// The default is Pacer's built-in rule, [`insufficient_quota`]: OpenAI's
@@ -93,7 +93,7 @@ pub trait ThrottleClassifier: Send + Sync + fmt::Debug + 'static {
     }
 }
 
-/// The most of a 429's body the middleware reads to classify it: 8 KiB. An error document is
+/// The most of a 429's body a driver reads to classify it: 8 KiB. An error document is
 /// far smaller (OpenAI's is about 300 bytes); a longer body is not an error document, and is
 /// handed on unread past this prefix.
 pub const BODY_LIMIT: usize = 8 * 1024;
@@ -105,8 +105,8 @@ pub const BODY_LIMIT: usize = 8 * 1024;
 pub enum BodyVerdict {
     /// The account is out of credit (or in another state waiting will not fix). The response is
     /// not a throttle: it neither cuts the rate nor stops the endpoint, and it is not retried.
-    /// The caller gets it unchanged, marked with a [`QuotaExhausted`](crate::QuotaExhausted)
-    /// (see [`PacerResponseExt`](crate::PacerResponseExt)).
+    /// The caller gets it unchanged, marked as such by the driver (the middleware's
+    /// `QuotaExhausted` extension).
     QuotaExhausted {
         /// The provider's code for it (`insufficient_quota`), for logs and for the caller.
         code: String,
@@ -121,7 +121,7 @@ pub enum BodyVerdict {
 /// is [`BodyVerdict::QuotaExhausted`]. Anything else, or a body that is not JSON, is `None`.
 ///
 /// ```
-/// use reqwest_pacer::{insufficient_quota, BodyVerdict};
+/// use pacer_core::{insufficient_quota, BodyVerdict};
 ///
 /// let body = br#"{"error":{"message":"You exceeded your current quota...","type":"insufficient_quota","code":"insufficient_quota"}}"#;
 /// assert_eq!(insufficient_quota(body), Some(BodyVerdict::QuotaExhausted { code: "insufficient_quota".into() }));
@@ -141,15 +141,17 @@ pub fn insufficient_quota(body: &[u8]) -> Option<BodyVerdict> {
 /// True if the response's `x-should-retry` header is `false` (any case): the server asks that
 /// the request not be sent again. The OpenAI and Anthropic SDKs honour it, and so does Pacer.
 #[must_use]
-pub(crate) fn forbids_retry(headers: &HeaderMap) -> bool {
+pub fn forbids_retry(headers: &HeaderMap) -> bool {
     headers
         .get("x-should-retry")
         .is_some_and(|v| v.as_bytes().trim_ascii().eq_ignore_ascii_case(b"false"))
 }
 
 /// True if the content type is JSON: `application/json`, or a `+json` type
-/// (`application/problem+json`), any parameters aside.
-pub(crate) fn is_json(headers: &HeaderMap) -> bool {
+/// (`application/problem+json`), any parameters aside: the responses whose body a driver shows
+/// [`ThrottleClassifier::classify_body`].
+#[must_use]
+pub fn is_json(headers: &HeaderMap) -> bool {
     let Some(value) = headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

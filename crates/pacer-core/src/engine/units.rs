@@ -1,11 +1,8 @@
 //! The quotas in other units than requests (tokens), per endpoint: stored from each response as
 //! the server sent them, asked before a send, debited at the send. The algorithm is
-//! [`pacer_core::UnitBudgets`]; this is the glue, and the count of tokens in flight.
+//! [`UnitBudgets`]; this is the glue, and the count of tokens in flight.
 
-use crate::endpoints::Endpoint;
-use crate::error::{PacerError, RejectReason, Rejection};
-use crate::named::Named;
-use pacer_core::{CostAboveLimit, Policy, RateLimitInfo, Timestamp, UnitBudgets};
+use crate::{CostAboveLimit, Policy, RateLimitInfo, Timestamp, UnitBudgets};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -40,6 +37,59 @@ impl UnitQuotas {
     fn in_flight_after_oldest(&self) -> u64 {
         self.in_flight.values().skip(1).sum()
     }
+
+    /// Replaces the budgets with a response's policies in other units, less the tokens in
+    /// flight.
+    pub(crate) fn observe(&mut self, policies: &[Policy], now: Timestamp) {
+        if policies.is_empty() && self.budgets.is_empty() {
+            return;
+        }
+        self.budgets.observe(policies, now);
+        let in_flight = self.in_flight_after_oldest();
+        self.budgets.spend(in_flight, now);
+    }
+
+    /// The wait the budgets ask of a request of `tokens` at `now` (`None`: go), or the quota
+    /// whose limit the tokens are above. Takes nothing.
+    pub(crate) fn wait(
+        &self,
+        tokens: Option<u64>,
+        now: Timestamp,
+    ) -> Result<Option<Duration>, CostAboveLimit> {
+        if self.budgets.is_empty() {
+            return Ok(None);
+        }
+        check(&self.budgets, tokens, now)
+    }
+
+    /// Like [`wait`](Self::wait), and when the request may go (`Ok(None)`), its tokens are
+    /// taken at once, under the same lock (two concurrent requests cannot both take the last
+    /// tokens), as attempt number `*attempt` (its previous attempt, if any, answered). With
+    /// `force`, it goes whatever the budgets say (its wait reached the exhausted-stop cap),
+    /// unless it is above a limit.
+    pub(crate) fn take(
+        &mut self,
+        tokens: Option<u64>,
+        now: Timestamp,
+        attempt: &mut u64,
+        force: bool,
+    ) -> Result<Option<Duration>, CostAboveLimit> {
+        let Some(t) = tokens.filter(|t| *t > 0) else {
+            return self.wait(tokens, now).map(|w| w.filter(|_| !force));
+        };
+        let wait = check(&self.budgets, tokens, now)?.filter(|_| !force);
+        if wait.is_none() {
+            *attempt = self.sent(*attempt, t, now);
+        }
+        Ok(wait)
+    }
+
+    /// A request's flow ended: its last attempt is no longer in flight.
+    pub(crate) fn landed(&mut self, attempt: u64) {
+        if attempt != 0 {
+            self.in_flight.remove(&attempt);
+        }
+    }
 }
 
 /// The response's sound policies in other units, or `None` when it reported no policy at all
@@ -73,111 +123,19 @@ pub(crate) fn without_budget_units(info: &RateLimitInfo) -> Option<RateLimitInfo
     Some(rest)
 }
 
-/// Replaces the budgets of `endpoint` (else of endpoint `key`, if it has a limiter) with the
-/// response's, less the tokens in flight.
-pub(crate) fn observe(
-    named: &Named,
-    endpoint: Option<&Endpoint>,
-    key: &str,
-    policies: Option<Vec<Policy>>,
-) {
-    let Some(policies) = policies else { return };
-    let found;
-    let endpoint = match endpoint {
-        Some(endpoint) => endpoint,
-        None => match named.endpoints.find(key) {
-            Some(e) => {
-                found = e;
-                &*found
-            }
-            None => return,
-        },
-    };
-    let mut units = endpoint.units.lock();
-    if policies.is_empty() && units.budgets.is_empty() {
-        return;
-    }
-    let now = named.clock.now();
-    units.budgets.observe(&policies, now);
-    let in_flight = units.in_flight_after_oldest();
-    units.budgets.spend(in_flight, now);
-}
-
-/// The wait the endpoint's budgets ask of a request of `tokens` at `now` (`None`: go), or a
-/// refusal when the tokens are above a quota's limit. Takes nothing.
-pub(crate) fn wait(
-    endpoint: &Endpoint,
-    tokens: Option<u64>,
-    now: Timestamp,
-    refuse: &impl Fn(RejectReason) -> Rejection,
-) -> Result<Option<Duration>, PacerError> {
-    let units = endpoint.units.lock();
-    if units.budgets.is_empty() {
-        return Ok(None);
-    }
-    check(&units.budgets, tokens, now, refuse)
-}
-
-/// Like [`wait`], and when the request may go (`Ok(None)`), its tokens are taken at once, under
-/// the same lock (two concurrent requests cannot both take the last tokens), as attempt number
-/// `*attempt` (its previous attempt, if any, answered). With `force`, it goes whatever the
-/// budgets say (its wait reached the exhausted-stop cap), unless it is above a limit.
-pub(crate) fn take(
-    endpoint: &Endpoint,
-    tokens: Option<u64>,
-    now: Timestamp,
-    attempt: &mut u64,
-    force: bool,
-    refuse: &impl Fn(RejectReason) -> Rejection,
-) -> Result<Option<Duration>, PacerError> {
-    let Some(t) = tokens.filter(|t| *t > 0) else {
-        return wait(endpoint, tokens, now, refuse).map(|w| w.filter(|_| !force));
-    };
-    let mut units = endpoint.units.lock();
-    let wait = check(&units.budgets, tokens, now, refuse)?.filter(|_| !force);
-    if wait.is_none() {
-        *attempt = units.sent(*attempt, t, now);
-    }
-    Ok(wait)
-}
-
-/// A request's flow ended: its last attempt is no longer in flight.
-pub(crate) fn landed(endpoint: &Endpoint, attempt: u64) {
-    if attempt != 0 {
-        endpoint.units.lock().in_flight.remove(&attempt);
-    }
-}
-
 fn check(
     budgets: &UnitBudgets,
     tokens: Option<u64>,
     now: Timestamp,
-    refuse: &impl Fn(RejectReason) -> Rejection,
-) -> Result<Option<Duration>, PacerError> {
-    match budgets.check(tokens, now) {
-        Ok(wait) if wait.is_zero() => Ok(None),
-        Ok(wait) => Ok(Some(wait)),
-        Err(CostAboveLimit {
-            policy,
-            unit,
-            limit,
-            cost,
-            ..
-        }) => Err(PacerError::Rejected(refuse(
-            RejectReason::AboveQuotaLimit {
-                policy: policy.map(String::from),
-                unit,
-                limit,
-                cost,
-            },
-        ))),
-    }
+) -> Result<Option<Duration>, CostAboveLimit> {
+    let wait = budgets.check(tokens, now)?;
+    Ok((!wait.is_zero()).then_some(wait))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pacer_core::{Dialect, QuotaUnit};
+    use crate::{Dialect, QuotaUnit};
 
     #[test]
     fn a_response_is_debited_with_the_tokens_in_flight_but_the_oldest() {

@@ -1,7 +1,8 @@
-//! The adaptive limiters of one named limiter, one per endpoint key, with bounded memory.
+//! The one store of a limiter's endpoints: per endpoint key, everything known of it (its
+//! adaptive limiter, the server's numbers, its budgets in other units), with bounded memory.
 
-use crate::unit_quota::UnitQuotas;
-use pacer_core::{Limiter, Timestamp};
+use super::units::UnitQuotas;
+use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
@@ -12,11 +13,11 @@ use std::time::Duration;
 const SWEEP_EVERY: u32 = 1024;
 const SHARDS: usize = 16;
 
-/// Endpoint key → adaptive limiter (hashed with `foldhash`, seeded per process). Sharded by key; an entry idle for `idle_ttl` with nobody
-/// waiting is dropped by an amortised sweep, and a full shard drops its least recently used idle
-/// entry. A limiter with waiters is never dropped (the capacity may then be exceeded until they
-/// are served).
-pub(crate) struct EndpointLimiters {
+/// Endpoint key → [`Endpoint`] (hashed with `foldhash`, seeded per process). Sharded by key; an
+/// entry idle for `idle_ttl` with nobody waiting is dropped by an amortised sweep, and a full
+/// shard drops its least recently used idle entry. An endpoint with waiters is never dropped
+/// (the capacity may then be exceeded until they are served).
+pub(crate) struct Endpoints {
     shards: Box<[Mutex<Shard>]>,
     hasher: foldhash::fast::RandomState,
     shard_capacity: usize,
@@ -34,18 +35,80 @@ struct Slot {
     touched: Timestamp,
 }
 
-/// One endpoint: its key, its adaptive limiter and its budgets in other units (tokens). A
-/// request holds it (one reference count) for its whole flow, so the key needs no copy of its
-/// own.
-pub(crate) struct Endpoint {
-    pub(crate) key: Arc<str>,
-    pub(crate) limiter: Limiter,
-    pub(crate) units: Mutex<UnitQuotas>,
+/// One endpoint: everything the engine knows of it. A request holds it (one reference count) for
+/// its whole flow, so the key needs no copy of its own.
+#[derive(Debug)]
+pub struct Endpoint {
+    key: Arc<str>,
+    limiter: Limiter,
+    pub(crate) server: Mutex<ServerState>,
 }
 
-impl EndpointLimiters {
+/// What the server said of an endpoint: the last rate-limit state it reported, when, the last
+/// send, and the budgets in other units.
+#[derive(Debug, Default)]
+pub(crate) struct ServerState {
+    /// The last non-empty state reported (empty: none yet).
+    pub(crate) info: RateLimitInfo,
+    pub(crate) observed_at: Timestamp,
+    pub(crate) last_send: Option<Timestamp>,
+    pub(crate) units: UnitQuotas,
+}
+
+impl ServerState {
+    /// The info adjusted to `now`; `None` when spent or never reported.
+    pub(crate) fn current(&self, now: Timestamp) -> Option<RateLimitInfo> {
+        if self.info.is_empty() {
+            return None;
+        }
+        let info = self.info.aged(now - self.observed_at);
+        (!info.is_empty()).then_some(info)
+    }
+
+    /// What is known at `now`, or `None` when nothing was reported or sent.
+    pub(crate) fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
+        if self.info.is_empty() && self.last_send.is_none() {
+            return None;
+        }
+        Some(EndpointSnapshot::new(
+            self.current(now),
+            now - self.observed_at,
+            self.last_send.map(|s| now - s),
+        ))
+    }
+}
+
+impl Endpoint {
+    /// The endpoint's key.
+    #[must_use]
+    pub fn key(&self) -> &Arc<str> {
+        &self.key
+    }
+
+    /// The endpoint's adaptive limiter.
+    #[must_use]
+    pub fn limiter(&self) -> &Limiter {
+        &self.limiter
+    }
+
+    /// The rate-limit state the server last reported, adjusted to `now`; `None` when it is
+    /// spent or none was reported.
+    #[must_use]
+    pub fn server_state(&self, now: Timestamp) -> Option<RateLimitInfo> {
+        self.server.lock().current(now)
+    }
+
+    /// What is known of the server's numbers at `now` (the state, the time since it was
+    /// reported and since the last send), or `None` when nothing was reported or sent.
+    #[must_use]
+    pub fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
+        self.server.lock().snapshot(now)
+    }
+}
+
+impl Endpoints {
     pub(crate) fn new(capacity: usize, idle_ttl: Duration) -> Self {
-        EndpointLimiters {
+        Endpoints {
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: foldhash::fast::RandomState::default(),
             shard_capacity: capacity.div_ceil(SHARDS).max(1),
@@ -86,7 +149,7 @@ impl EndpointLimiters {
         let endpoint = Arc::new(Endpoint {
             key: Arc::clone(&key),
             limiter: make(),
-            units: Mutex::new(UnitQuotas::default()),
+            server: Mutex::new(ServerState::default()),
         });
         shard.map.insert(
             key,
@@ -105,15 +168,6 @@ impl EndpointLimiters {
             .map
             .get(key)
             .map(|s| Arc::clone(&s.endpoint))
-    }
-
-    /// The limiter of `key`, if there is one.
-    pub(crate) fn get(&self, key: &str) -> Option<Limiter> {
-        self.shard(key)
-            .lock()
-            .map
-            .get(key)
-            .map(|s| s.endpoint.limiter.clone())
     }
 
     /// Every endpoint key and its limiter (a copy: the map can change meanwhile).
@@ -142,6 +196,50 @@ impl EndpointLimiters {
 
     pub(crate) fn len(&self) -> usize {
         self.shards.iter().map(|s| s.lock().map.len()).sum()
+    }
+
+    /// Visits every endpoint's current server state at `now` (spent ones left out). A shard's
+    /// endpoints are copied out before the visit, so no lock is held while `visit` runs.
+    fn for_each_current(&self, now: Timestamp, visit: &mut dyn FnMut(&str, &RateLimitInfo)) {
+        for shard in self.shards.iter() {
+            let endpoints: Vec<Arc<Endpoint>> = shard
+                .lock()
+                .map
+                .values()
+                .map(|s| Arc::clone(&s.endpoint))
+                .collect();
+            for endpoint in endpoints {
+                if let Some(info) = endpoint.server_state(now) {
+                    visit(&endpoint.key, &info);
+                }
+            }
+        }
+    }
+
+    /// Every endpoint's server state as of `now`, for the algorithms that look across
+    /// endpoints ([`crate::Global`]).
+    pub(crate) fn at(&self, now: Timestamp) -> States<'_> {
+        States {
+            endpoints: self,
+            now,
+        }
+    }
+}
+
+/// Every endpoint's server state as of one instant: the store's [`RateLimitStateProvider`].
+#[derive(Clone, Copy)]
+pub(crate) struct States<'a> {
+    endpoints: &'a Endpoints,
+    now: Timestamp,
+}
+
+impl RateLimitStateProvider for States<'_> {
+    fn for_each_state(&self, visit: &mut dyn FnMut(&str, &RateLimitInfo)) {
+        self.endpoints.for_each_current(self.now, visit);
+    }
+
+    fn state(&self, endpoint: &str) -> Option<RateLimitInfo> {
+        self.endpoints.find(endpoint)?.server_state(self.now)
     }
 }
 
@@ -187,7 +285,7 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pacer_core::LimiterOptions;
+    use crate::LimiterOptions;
 
     fn limiter() -> Limiter {
         Limiter::new(LimiterOptions::default()).unwrap()
@@ -195,7 +293,7 @@ mod tests {
 
     #[test]
     fn memory_stays_bounded_with_many_distinct_keys() {
-        let map = EndpointLimiters::new(1_000, Duration::from_secs(60));
+        let map = Endpoints::new(1_000, Duration::from_secs(60));
         let mut evicted = 0usize;
         // Entries are what is measured here, not limiters: clones of one are enough.
         let template = limiter();
@@ -213,9 +311,9 @@ mod tests {
 
     #[test]
     fn the_same_key_gets_the_same_limiter_and_idle_ones_are_swept() {
-        let map = EndpointLimiters::new(100, Duration::from_secs(10));
+        let map = Endpoints::new(100, Duration::from_secs(10));
         let a = map.get_or_insert("a", Timestamp::ZERO, limiter, |_| {});
-        assert_eq!(&*a.key, "a");
+        assert_eq!(&**a.key(), "a");
         let _ = a.limiter.try_acquire(1);
         let again = map.get_or_insert("a", Timestamp::ZERO, limiter, |_| panic!("no eviction"));
         assert!(Arc::ptr_eq(&a, &again));
@@ -231,6 +329,6 @@ mod tests {
             map.evict_idle(Timestamp::from_nanos(10_000_000_000), |_| {}),
             1
         );
-        assert!(map.get("a").is_none());
+        assert!(map.find("a").is_none());
     }
 }

@@ -1,0 +1,575 @@
+//! The request engine: what happens to one request, from the decision before its send to the
+//! reading of its response, for every driver (the `reqwest` middleware, the simulator).
+//!
+//! Two calls carry a request through it:
+//!
+//! - **before the send**, [`Engine::hold`]: how long the endpoint's server state asks the
+//!   request to wait, and why (a server-ordered stop, or the proactive algorithm's delay); and
+//!   [`Engine::tokens_wait`] / [`Engine::tokens_take`] for quotas in other units (tokens);
+//! - **after the response**, [`Rules::read`] (pure: status, headers, what the body said → a
+//!   [`Reading`]) and [`Engine::after`], which applies the reading to the endpoint (its adaptive
+//!   limiter, the server's numbers, its budgets) and says whether the request may be sent
+//!   again.
+//!
+//! The engine takes the time as an argument and never sleeps: the driver sleeps what it says.
+//! The adaptive limiter's queue is the endpoint's [`Limiter`], which a driver awaits (its state
+//! machine, [`crate::LimiterCore`], is as free of IO as the rest).
+//!
+//! Everything known of one endpoint lives in one [`Endpoint`], in one store with one bounded
+//! eviction policy ([`Engine::endpoint`]).
+//!
+//! ```
+//! use http::{HeaderMap, StatusCode};
+//! use pacer_core::{Engine, Feedback, Limiter, LimiterOptions, Rules, Signal, Timestamp};
+//! use std::time::{Duration, SystemTime};
+//!
+//! let engine = Engine::new(1_000, Duration::from_secs(3600));
+//! let rules = Rules::default();
+//! let t0 = Timestamp::ZERO;
+//! let endpoint = engine.endpoint("https://api.example.com", t0, || {
+//!     Limiter::new(LimiterOptions::default()).unwrap()
+//! }, |_| {});
+//!
+//! // Before the send: nothing is known of the server, so nothing holds the request.
+//! assert!(engine.hold(&rules, &endpoint, t0, Duration::from_secs(60), false).wait.is_zero());
+//!
+//! // The server answers 429 with `Retry-After: 7`.
+//! let mut headers = HeaderMap::new();
+//! headers.insert("retry-after", "7".parse().unwrap());
+//! let reading = rules.read(StatusCode::TOO_MANY_REQUESTS, &headers, None, SystemTime::now(),
+//!     Duration::from_secs(60));
+//! assert_eq!(reading.signal(), Signal::Throttled { retry_after: Some(Duration::from_secs(7)) });
+//! let after = engine.after(&endpoint, &reading, 1, t0, t0);
+//! assert!(after.retry, "a throttle may be sent again");
+//!
+//! // The next request waits for the server's stop.
+//! let hold = engine.hold(&rules, &endpoint, t0, Duration::from_secs(60), false);
+//! assert_eq!(hold.wait, Duration::from_secs(7));
+//! ```
+
+mod classify;
+mod endpoints;
+mod units;
+
+pub use classify::{
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,
+    insufficient_quota, is_json,
+};
+pub use endpoints::Endpoint;
+
+use crate::{
+    Changes, CostAboveLimit, EndpointSnapshot, Feedback, Limiter, Percentage, Policy,
+    RateLimitInfo, RateLimitStateProvider, ServerQuota, ServerStopPolicy, Signal, StopCause,
+    ThrottlingAlgorithm, ThrottlingContext, Timestamp,
+};
+use endpoints::Endpoints;
+use http::{HeaderMap, StatusCode};
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, SystemTime};
+
+/// What held a request back before its send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WaitCause {
+    /// The server ordered a stop: a `Retry-After`, or no quota left until the reset.
+    ServerStop,
+    /// A strict window has no room in time.
+    Window,
+    /// The proactive throttling algorithm's delay.
+    Throttling,
+    /// The adaptive limiter's queue: the rate is too low for the units in time.
+    Queue,
+    /// A quota in another unit than requests (tokens) has not enough left for the request's
+    /// cost in time.
+    UnitQuota,
+}
+
+impl WaitCause {
+    /// A short, stable name for logs and metric labels.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitCause::ServerStop => "server_stop",
+            WaitCause::Window => "window",
+            WaitCause::Throttling => "throttling",
+            WaitCause::Queue => "queue",
+            WaitCause::UnitQuota => "unit_quota",
+        }
+    }
+}
+
+/// How long the server's state asks a request to wait before its send, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hold {
+    /// The wait (zero: go).
+    pub wait: Duration,
+    /// What asks for it.
+    pub cause: WaitCause,
+}
+
+impl Hold {
+    /// No wait.
+    pub const NONE: Hold = Hold {
+        wait: Duration::ZERO,
+        cause: WaitCause::Throttling,
+    };
+}
+
+/// How the engine reads a response and what it waits for before a send: the classifier, the
+/// server-stop policy and the proactive throttling algorithm. Cheap to clone.
+///
+/// The default is the middleware's: [`DefaultClassifier`], [`ServerStopPolicy::default`] and
+/// [`Percentage::default`].
+#[derive(Clone)]
+pub struct Rules {
+    classifier: Arc<dyn ThrottleClassifier>,
+    server_stop: ServerStopPolicy,
+    algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            classifier: Arc::new(DefaultClassifier::default()),
+            server_stop: ServerStopPolicy::default(),
+            algorithm: Some(Arc::new(Percentage::default())),
+        }
+    }
+}
+
+impl fmt::Debug for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rules")
+            .field("classifier", &self.classifier)
+            .field("server_stop", &self.server_stop)
+            .field("algorithm", &self.algorithm)
+            .finish()
+    }
+}
+
+impl Rules {
+    /// Replaces the classifier.
+    #[must_use]
+    pub fn with_classifier(mut self, classifier: Arc<dyn ThrottleClassifier>) -> Self {
+        self.classifier = classifier;
+        self
+    }
+
+    /// Replaces the server-stop policy.
+    #[must_use]
+    pub fn with_server_stop(mut self, policy: ServerStopPolicy) -> Self {
+        self.server_stop = policy;
+        self
+    }
+
+    /// Replaces the proactive throttling algorithm (`None`: no proactive delay; the server's
+    /// stops still hold).
+    #[must_use]
+    pub fn with_algorithm(mut self, algorithm: Option<Arc<dyn ThrottlingAlgorithm>>) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// The classifier.
+    #[must_use]
+    pub fn classifier(&self) -> &Arc<dyn ThrottleClassifier> {
+        &self.classifier
+    }
+
+    /// The server-stop policy.
+    #[must_use]
+    pub fn server_stop(&self) -> &ServerStopPolicy {
+        &self.server_stop
+    }
+
+    /// The proactive throttling algorithm, if any.
+    #[must_use]
+    pub fn algorithm(&self) -> Option<&Arc<dyn ThrottlingAlgorithm>> {
+        self.algorithm.as_ref()
+    }
+
+    /// Reads a response: its signal for the rate, the rate-limit state it reports (bounded by
+    /// `max_retry_after` and the exhausted-stop cap; advisory unless it is a throttle), and
+    /// whether the server allows it to be sent again. Pure.
+    ///
+    /// `body` is what [`ThrottleClassifier::classify_body`] said of a 429's body, if the driver
+    /// read it. `wall` resolves the dates in the fields (`Retry-After` as an HTTP date).
+    #[must_use]
+    pub fn read(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: Option<&BodyVerdict>,
+        wall: SystemTime,
+        max_retry_after: Duration,
+    ) -> Reading {
+        let info = RateLimitInfo::from_headers(headers, wall);
+        let quota_exhausted = matches!(body, Some(BodyVerdict::QuotaExhausted { .. }));
+        // An account out of credit is not a throttle: waiting will not help.
+        let signal = if quota_exhausted {
+            Signal::Neutral
+        } else {
+            self.classifier.classify(status, headers, &info)
+        };
+        // The quotas in other units (tokens) as the server sent them: advice bounds an exhausted
+        // policy's reset to one unit's interval, which is not the time its tokens take to return.
+        let unit_policies = units::unit_policies(&info);
+        // Only a throttle can stop the endpoint: on any other response a Retry-After is a hint
+        // (RFC 9110 §10.2.3) and the rate-limit fields are advice on the pace.
+        let info = if matches!(signal, Signal::Throttled { .. }) {
+            info
+        } else {
+            info.into_advisory()
+        };
+        let reports = !info.is_empty();
+        // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
+        let info = info.bounded(max_retry_after, self.server_stop.max_exhausted_delay());
+        Reading {
+            signal,
+            reports,
+            from_cache: from_cache(headers),
+            info,
+            unit_policies,
+            retry_refused: matches!(body, Some(BodyVerdict::NoRetry)) || forbids_retry(headers),
+            quota_exhausted,
+        }
+    }
+
+    /// What an endpoint's server state asks of the next request: a server-ordered stop (a
+    /// `Retry-After` capped by `max_retry_after`, or an exhausted quota until its reset), else
+    /// (unless `stop_only`) the proactive algorithm's delay. `states` is every endpoint's state,
+    /// for the algorithms that look across endpoints. Pure.
+    #[must_use]
+    pub fn hold(
+        &self,
+        key: &str,
+        snapshot: &EndpointSnapshot,
+        states: &dyn RateLimitStateProvider,
+        max_retry_after: Duration,
+        stop_only: bool,
+    ) -> Hold {
+        let Some(info) = snapshot.info() else {
+            return Hold::NONE;
+        };
+        // Quotas in other units (tokens) are paced by their budgets, with the request's cost.
+        let requests_only = units::without_budget_units(info);
+        let info = requests_only.as_ref().unwrap_or(info);
+        if info.is_empty() {
+            return Hold::NONE;
+        }
+        if let Some(stop) = self.server_stop.evaluate(info) {
+            let wait = match stop.cause() {
+                StopCause::RetryAfter => stop.delay().min(max_retry_after),
+                _ => stop.delay(),
+            };
+            return Hold {
+                wait,
+                cause: WaitCause::ServerStop,
+            };
+        }
+        if stop_only {
+            return Hold {
+                wait: Duration::ZERO,
+                cause: WaitCause::ServerStop,
+            };
+        }
+        let Some(algorithm) = &self.algorithm else {
+            return Hold::NONE;
+        };
+        let ctx = ThrottlingContext::new(info, key)
+            .with_since_observed(snapshot.since_observed())
+            .with_since_last_request(snapshot.since_last_request())
+            .with_states(states);
+        let result = algorithm.evaluate(&ctx);
+        if result.should_throttle() {
+            tracing::debug!(
+                delay_ms = result.delay().as_millis() as u64,
+                reason = result.reason().unwrap_or(""),
+                "proactive delay"
+            );
+        }
+        Hold {
+            wait: result.delay(),
+            cause: WaitCause::Throttling,
+        }
+    }
+}
+
+/// A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers):
+/// an `Age` above zero.
+fn from_cache(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::AGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|age| age > 0)
+}
+
+/// What a response says, read by [`Rules::read`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    signal: Signal,
+    reports: bool,
+    from_cache: bool,
+    info: RateLimitInfo,
+    unit_policies: Option<Vec<Policy>>,
+    retry_refused: bool,
+    quota_exhausted: bool,
+}
+
+impl Reading {
+    /// The response's signal for the rate.
+    #[must_use]
+    pub fn signal(&self) -> Signal {
+        self.signal
+    }
+
+    /// The rate-limit state it reports, bounded (advisory unless the response is a throttle).
+    #[must_use]
+    pub fn info(&self) -> &RateLimitInfo {
+        &self.info
+    }
+
+    /// True if the response came from a cache (`Age` above zero): its fields tell nothing of
+    /// the quota now and are not kept.
+    #[must_use]
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
+    /// True if the server asked that the request not be sent again (`x-should-retry: false`,
+    /// or a body the classifier says is not to be retried).
+    #[must_use]
+    pub fn retry_refused(&self) -> bool {
+        self.retry_refused
+    }
+
+    /// True if the body said the account is out of credit: not a throttle, not retried.
+    #[must_use]
+    pub fn quota_exhausted(&self) -> bool {
+        self.quota_exhausted
+    }
+}
+
+/// What [`Engine::after`] did with a response.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct After {
+    /// What changed in the endpoint's adaptive limiter (its rate, its pause, the waiting
+    /// requests it can no longer serve).
+    pub changes: Changes,
+    /// True if the response was a throttle the server allows to be sent again. The driver
+    /// sends it again if it has attempts left and can send the body again.
+    pub retry: bool,
+}
+
+/// The engine of one named limiter: its endpoints, in one bounded store, and the two calls that
+/// carry a request through them. See the [module docs](self).
+pub struct Engine {
+    endpoints: Endpoints,
+    /// Whether any response has carried rate-limit fields: until one does, a request skips the
+    /// server state altogether (no lock taken for it).
+    headers_seen: AtomicBool,
+}
+
+impl fmt::Debug for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Engine")
+            .field("endpoints", &self.endpoints.len())
+            .field("headers_seen", &self.headers_seen())
+            .finish()
+    }
+}
+
+impl Engine {
+    /// An engine that keeps at most about `capacity` endpoints and drops one idle for
+    /// `idle_ttl` with no request waiting.
+    #[must_use]
+    pub fn new(capacity: usize, idle_ttl: Duration) -> Engine {
+        Engine {
+            endpoints: Endpoints::new(capacity, idle_ttl),
+            headers_seen: AtomicBool::new(false),
+        }
+    }
+
+    /// The endpoint `key`, with an adaptive limiter made with `make` if there is none.
+    /// `evicted` is told of every limiter dropped to make room or for idleness.
+    pub fn endpoint(
+        &self,
+        key: &str,
+        now: Timestamp,
+        make: impl FnOnce() -> Limiter,
+        evicted: impl FnMut(&Limiter),
+    ) -> Arc<Endpoint> {
+        self.endpoints.get_or_insert(key, now, make, evicted)
+    }
+
+    /// The endpoint `key`, if there is one (none is made).
+    #[must_use]
+    pub fn find(&self, key: &str) -> Option<Arc<Endpoint>> {
+        self.endpoints.find(key)
+    }
+
+    /// Every endpoint key and its limiter, sorted by key (a copy: the store can change
+    /// meanwhile).
+    #[must_use]
+    pub fn limiters(&self) -> Vec<(Arc<str>, Limiter)> {
+        self.endpoints.all()
+    }
+
+    /// Drops every endpoint idle longer than the idle TTL with nobody waiting; `evicted` is told
+    /// of each. Returns how many.
+    pub fn evict_idle(&self, now: Timestamp, evicted: impl FnMut(&Limiter)) -> usize {
+        self.endpoints.evict_idle(now, evicted)
+    }
+
+    /// How many endpoints are kept.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.endpoints.len()
+    }
+
+    /// True if no endpoint is kept.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether any response has carried rate-limit fields yet.
+    #[must_use]
+    pub fn headers_seen(&self) -> bool {
+        self.headers_seen.load(Ordering::Relaxed)
+    }
+
+    /// Before the send: what the endpoint's server state asks of a request at `now` (see
+    /// [`Rules::hold`]).
+    #[must_use]
+    pub fn hold(
+        &self,
+        rules: &Rules,
+        endpoint: &Endpoint,
+        now: Timestamp,
+        max_retry_after: Duration,
+        stop_only: bool,
+    ) -> Hold {
+        if !self.headers_seen() {
+            return Hold::NONE;
+        }
+        let Some(snapshot) = endpoint.snapshot(now) else {
+            return Hold::NONE;
+        };
+        let states = self.endpoints.at(now);
+        rules.hold(
+            endpoint.key(),
+            &snapshot,
+            &states,
+            max_retry_after,
+            stop_only,
+        )
+    }
+
+    /// Before the send: the wait the endpoint's quotas in other units ask of a request of
+    /// `tokens` (`None`: go), or the quota whose limit the tokens are above. Takes nothing.
+    pub fn tokens_wait(
+        &self,
+        endpoint: &Endpoint,
+        tokens: Option<u64>,
+        now: Timestamp,
+    ) -> Result<Option<Duration>, CostAboveLimit> {
+        endpoint.server.lock().units.wait(tokens, now)
+    }
+
+    /// Like [`tokens_wait`](Self::tokens_wait), and when the request may go (`Ok(None)`), its
+    /// tokens are taken at once as attempt number `*attempt` (0 for a first attempt; the number
+    /// of the attempt is written back). With `force`, it goes whatever the budgets say, unless
+    /// it is above a limit.
+    pub fn tokens_take(
+        &self,
+        endpoint: &Endpoint,
+        tokens: Option<u64>,
+        now: Timestamp,
+        attempt: &mut u64,
+        force: bool,
+    ) -> Result<Option<Duration>, CostAboveLimit> {
+        endpoint
+            .server
+            .lock()
+            .units
+            .take(tokens, now, attempt, force)
+    }
+
+    /// A request's flow ended: the tokens of its last attempt (the number
+    /// [`tokens_take`](Self::tokens_take) wrote) are no longer in flight.
+    pub fn landed(&self, endpoint: &Endpoint, attempt: u64) {
+        if attempt != 0 {
+            endpoint.server.lock().units.landed(attempt);
+        }
+    }
+
+    /// The send: a request to `endpoint` went at `now` (what [`crate::Pacing`] spaces from).
+    pub fn sent(&self, endpoint: &Endpoint, now: Timestamp) {
+        if self.headers_seen() {
+            let mut server = endpoint.server.lock();
+            server.last_send = Some(server.last_send.map_or(now, |l| l.max(now)));
+        }
+    }
+
+    /// After the response: applies `reading` (of a request of `units` sent at `sent_at`) to the
+    /// endpoint at `now`. The server's numbers are kept (unless the response came from a
+    /// cache), the limiter paces to them ([`Limiter::follow_server`]), then learns from the
+    /// signal (a request of 0 units moves no rate). Says whether the request may be sent again.
+    pub fn after(
+        &self,
+        endpoint: &Endpoint,
+        reading: &Reading,
+        units: u64,
+        sent_at: Timestamp,
+        now: Timestamp,
+    ) -> After {
+        let mut changes = Changes::default();
+        if (reading.reports || self.headers_seen()) && !reading.from_cache {
+            if !self.headers_seen() {
+                self.headers_seen.store(true, Ordering::Relaxed);
+            }
+            if let Some(quota) = ServerQuota::from_info(&reading.info) {
+                changes = endpoint.limiter().follow_server(quota);
+            }
+            let mut server = endpoint.server.lock();
+            if !reading.info.is_empty() {
+                server.info = reading.info.clone();
+                server.observed_at = now;
+            }
+            if let Some(policies) = &reading.unit_policies {
+                server.units.observe(policies, now);
+            }
+        }
+        if units > 0 {
+            let more = endpoint.limiter().on_response(Feedback {
+                units,
+                sent_at,
+                signal: reading.signal,
+            });
+            changes.merge(more);
+        }
+        After {
+            changes,
+            retry: matches!(reading.signal, Signal::Throttled { .. }) && !reading.retry_refused,
+        }
+    }
+
+    /// After a send that got no response (a connection error, a timeout): neutral to the rate,
+    /// it only gives the limiter back its in-flight count.
+    pub fn failed(&self, endpoint: &Endpoint, units: u64, sent_at: Timestamp) -> Changes {
+        endpoint.limiter().on_response(Feedback {
+            units,
+            sent_at,
+            signal: Signal::Neutral,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,322 @@
+use super::*;
+use crate::{Global, LimiterOptions, RateChange, RateChangeReason};
+
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+fn secs(s: u64) -> Duration {
+    Duration::from_secs(s)
+}
+
+fn at(s: u64) -> Timestamp {
+    Timestamp::from_duration(secs(s))
+}
+
+fn headers(fields: &[(&'static str, &str)]) -> HeaderMap {
+    let mut map = HeaderMap::new();
+    for (name, value) in fields {
+        map.insert(*name, value.parse().unwrap());
+    }
+    map
+}
+
+fn read(status: u16, fields: &[(&'static str, &str)]) -> Reading {
+    Rules::default().read(
+        StatusCode::from_u16(status).unwrap(),
+        &headers(fields),
+        None,
+        SystemTime::UNIX_EPOCH + secs(1_700_000_000),
+        MAX_RETRY_AFTER,
+    )
+}
+
+fn engine_and_endpoint(key: &str) -> (Engine, Arc<Endpoint>) {
+    let engine = Engine::new(100, secs(3600));
+    let endpoint = engine.endpoint(
+        key,
+        Timestamp::ZERO,
+        || Limiter::new(LimiterOptions::default()).unwrap(),
+        |_| {},
+    );
+    (engine, endpoint)
+}
+
+#[test]
+fn a_retry_after_stops_only_when_the_response_is_a_throttle() {
+    let throttle = read(429, &[("retry-after", "7")]);
+    assert_eq!(
+        throttle.signal(),
+        Signal::Throttled {
+            retry_after: Some(secs(7))
+        }
+    );
+    assert_eq!(throttle.info().retry_after(), Some(secs(7)));
+    let success = read(200, &[("retry-after", "7")]);
+    assert_eq!(success.signal(), Signal::Success);
+    assert_eq!(
+        success.info().retry_after(),
+        None,
+        "a hint on a success is advice, not a stop"
+    );
+}
+
+#[test]
+fn a_retry_after_is_bounded_by_max_retry_after() {
+    let reading = read(429, &[("retry-after", "86400")]);
+    assert_eq!(reading.info().retry_after(), Some(MAX_RETRY_AFTER));
+}
+
+#[test]
+fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let plain = read(429, &[]);
+    assert!(engine.after(&endpoint, &plain, 1, at(0), at(0)).retry);
+    let refused = read(429, &[("x-should-retry", "false")]);
+    assert!(refused.retry_refused());
+    assert!(!engine.after(&endpoint, &refused, 1, at(0), at(0)).retry);
+    let rules = Rules::default();
+    let out_of_credit = BodyVerdict::QuotaExhausted {
+        code: "insufficient_quota".into(),
+    };
+    let exhausted = rules.read(
+        StatusCode::TOO_MANY_REQUESTS,
+        &HeaderMap::new(),
+        Some(&out_of_credit),
+        SystemTime::UNIX_EPOCH,
+        MAX_RETRY_AFTER,
+    );
+    assert_eq!(exhausted.signal(), Signal::Neutral, "not a throttle");
+    assert!(exhausted.quota_exhausted());
+    assert!(!engine.after(&endpoint, &exhausted, 1, at(0), at(0)).retry);
+    let no_retry = rules.read(
+        StatusCode::TOO_MANY_REQUESTS,
+        &HeaderMap::new(),
+        Some(&BodyVerdict::NoRetry),
+        SystemTime::UNIX_EPOCH,
+        MAX_RETRY_AFTER,
+    );
+    assert!(matches!(no_retry.signal(), Signal::Throttled { .. }));
+    assert!(!engine.after(&endpoint, &no_retry, 1, at(0), at(0)).retry);
+    let success = read(200, &[]);
+    assert!(!engine.after(&endpoint, &success, 1, at(0), at(0)).retry);
+}
+
+#[test]
+fn a_throttle_holds_the_next_request_until_its_retry_after_is_over() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let rules = Rules::default();
+    assert_eq!(
+        engine.hold(&rules, &endpoint, at(0), MAX_RETRY_AFTER, false),
+        Hold::NONE
+    );
+    let reading = read(429, &[("retry-after", "7")]);
+    let _ = engine.after(&endpoint, &reading, 1, at(0), at(0));
+    assert!(engine.headers_seen());
+    let hold = engine.hold(&rules, &endpoint, at(2), MAX_RETRY_AFTER, false);
+    assert_eq!(
+        hold,
+        Hold {
+            wait: secs(5),
+            cause: WaitCause::ServerStop
+        }
+    );
+    assert_eq!(
+        engine.hold(&rules, &endpoint, at(2), secs(3), true).wait,
+        secs(3),
+        "capped by the max_retry_after of the hold"
+    );
+    assert_eq!(
+        engine.hold(&rules, &endpoint, at(7), MAX_RETRY_AFTER, false),
+        Hold::NONE
+    );
+}
+
+#[test]
+fn a_throttle_of_an_exhausted_quota_stops_until_its_reset_and_a_low_one_is_paced() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let rules = Rules::default();
+    let exhausted = read(
+        429,
+        &[
+            ("x-ratelimit-limit", "100"),
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", "30"),
+        ],
+    );
+    let _ = engine.after(&endpoint, &exhausted, 1, at(0), at(0));
+    let hold = engine.hold(&rules, &endpoint, at(10), MAX_RETRY_AFTER, false);
+    assert_eq!(hold.cause, WaitCause::ServerStop);
+    assert_eq!(hold.wait, secs(20));
+    let low = read(
+        200,
+        &[
+            ("x-ratelimit-limit", "100"),
+            ("x-ratelimit-remaining", "5"),
+            ("x-ratelimit-reset", "30"),
+        ],
+    );
+    let _ = engine.after(&endpoint, &low, 1, at(40), at(40));
+    let hold = engine.hold(&rules, &endpoint, at(40), MAX_RETRY_AFTER, false);
+    assert_eq!(hold.cause, WaitCause::Throttling);
+    assert!(!hold.wait.is_zero(), "5 % left: the percentage rule delays");
+    assert_eq!(
+        engine.hold(&rules, &endpoint, at(40), MAX_RETRY_AFTER, true),
+        Hold {
+            wait: Duration::ZERO,
+            cause: WaitCause::ServerStop
+        },
+        "stop only: the proactive delay is asked later"
+    );
+    let none = Rules::default().with_algorithm(None);
+    assert_eq!(
+        engine.hold(&none, &endpoint, at(40), MAX_RETRY_AFTER, false),
+        Hold::NONE
+    );
+}
+
+#[test]
+fn a_response_from_a_cache_leaves_the_server_state_alone() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let cached = read(
+        200,
+        &[
+            ("age", "30"),
+            ("x-ratelimit-limit", "100"),
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", "30"),
+        ],
+    );
+    assert!(cached.from_cache());
+    let _ = engine.after(&endpoint, &cached, 1, at(0), at(0));
+    assert_eq!(endpoint.server_state(at(0)), None);
+    assert!(!engine.headers_seen());
+}
+
+#[test]
+fn a_request_of_no_units_informs_the_state_but_moves_no_rate() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let before = endpoint.limiter().snapshot();
+    let throttle = read(429, &[("retry-after", "3")]);
+    let after = engine.after(&endpoint, &throttle, 0, at(0), at(0));
+    assert_eq!(after.changes.rate, None);
+    assert_eq!(endpoint.limiter().snapshot().rate, before.rate);
+    assert_eq!(
+        endpoint.server_state(at(1)).and_then(|i| i.retry_after()),
+        Some(secs(2))
+    );
+    let after = engine.after(&endpoint, &throttle, 1, at(0), at(0));
+    assert!(after.changes.rate.is_some() || after.changes.paused_until.is_some());
+}
+
+#[test]
+fn tokens_are_held_by_their_budget_and_a_cost_above_its_limit_is_refused() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let reading = read(
+        200,
+        &[
+            ("x-ratelimit-limit-tokens", "1000"),
+            ("x-ratelimit-remaining-tokens", "100"),
+            ("x-ratelimit-reset-tokens", "60s"),
+        ],
+    );
+    let _ = engine.after(&endpoint, &reading, 1, at(0), at(0));
+    assert_eq!(engine.tokens_wait(&endpoint, Some(50), at(0)), Ok(None));
+    let mut attempt = 0;
+    assert_eq!(
+        engine.tokens_take(&endpoint, Some(80), at(0), &mut attempt, false),
+        Ok(None)
+    );
+    assert_ne!(attempt, 0);
+    assert!(
+        engine
+            .tokens_wait(&endpoint, Some(80), at(0))
+            .unwrap()
+            .is_some(),
+        "80 of the 100 are taken"
+    );
+    let above = engine
+        .tokens_wait(&endpoint, Some(5_000), at(0))
+        .unwrap_err();
+    assert_eq!((above.limit, above.cost), (1_000, 5_000));
+    engine.landed(&endpoint, attempt);
+}
+
+#[test]
+fn sends_are_recorded_once_the_server_reports() {
+    let (engine, endpoint) = engine_and_endpoint("a");
+    engine.sent(&endpoint, at(1));
+    assert_eq!(
+        endpoint.snapshot(at(2)),
+        None,
+        "nothing reported: nothing kept"
+    );
+    let reading = read(
+        200,
+        &[
+            ("x-ratelimit-limit", "100"),
+            ("x-ratelimit-remaining", "50"),
+        ],
+    );
+    let _ = engine.after(&endpoint, &reading, 1, at(1), at(2));
+    engine.sent(&endpoint, at(3));
+    let snapshot = endpoint.snapshot(at(5)).unwrap();
+    assert_eq!(snapshot.since_last_request(), Some(secs(2)));
+    assert_eq!(snapshot.since_observed(), secs(3));
+}
+
+#[test]
+fn global_sees_every_endpoint_of_the_engine() {
+    let engine = Engine::new(100, secs(3600));
+    let make = || Limiter::new(LimiterOptions::default()).unwrap();
+    let search = engine.endpoint("search", at(0), make, |_| {});
+    let core = engine.endpoint("core", at(0), make, |_| {});
+    let low = read(
+        200,
+        &[
+            ("x-ratelimit-limit", "100"),
+            ("x-ratelimit-remaining", "3"),
+            ("x-ratelimit-reset", "60"),
+        ],
+    );
+    let _ = engine.after(&search, &low, 1, at(0), at(0));
+    let fine = read(
+        200,
+        &[
+            ("x-ratelimit-limit", "100"),
+            ("x-ratelimit-remaining", "90"),
+            ("x-ratelimit-reset", "60"),
+        ],
+    );
+    let _ = engine.after(&core, &fine, 1, at(0), at(0));
+    let rules = Rules::default().with_algorithm(Some(Arc::new(Global::default())));
+    let hold = engine.hold(&rules, &core, at(10), MAX_RETRY_AFTER, false);
+    // Global: 50 s × (1 − 0.03 / 0.15) = 40 s, from the other endpoint's state.
+    assert_eq!(
+        hold,
+        Hold {
+            wait: secs(40),
+            cause: WaitCause::Throttling
+        }
+    );
+}
+
+#[test]
+fn merged_changes_run_from_the_first_rate_to_the_last() {
+    let change = |previous, rate| RateChange {
+        previous,
+        rate,
+        reason: RateChangeReason::Throttled,
+    };
+    let mut changes = Changes {
+        rate: Some(change(100.0, 80.0)),
+        ..Changes::default()
+    };
+    changes.merge(Changes {
+        rate: Some(change(80.0, 60.0)),
+        paused_until: Some(at(3)),
+        ..Changes::default()
+    });
+    assert_eq!(changes.rate, Some(change(100.0, 60.0)));
+    assert_eq!(changes.paused_until, Some(at(3)));
+    changes.merge(Changes::default());
+    assert_eq!(changes.rate, Some(change(100.0, 60.0)));
+}
