@@ -1,7 +1,7 @@
 //! The one store of a limiter's endpoints: per endpoint key, everything known of it (its
 //! adaptive limiter, the server's numbers, its budgets in other units), with bounded memory.
 
-use super::units::UnitQuotas;
+use super::ServerState;
 use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -42,40 +42,6 @@ pub struct Endpoint {
     key: Arc<str>,
     limiter: Limiter,
     pub(crate) server: Mutex<ServerState>,
-}
-
-/// What the server said of an endpoint: the last rate-limit state it reported, when, the last
-/// send, and the budgets in other units.
-#[derive(Debug, Default)]
-pub(crate) struct ServerState {
-    /// The last non-empty state reported (empty: none yet).
-    pub(crate) info: RateLimitInfo,
-    pub(crate) observed_at: Timestamp,
-    pub(crate) last_send: Option<Timestamp>,
-    pub(crate) units: UnitQuotas,
-}
-
-impl ServerState {
-    /// The info adjusted to `now`; `None` when spent or never reported.
-    pub(crate) fn current(&self, now: Timestamp) -> Option<RateLimitInfo> {
-        if self.info.is_empty() {
-            return None;
-        }
-        let info = self.info.aged(now - self.observed_at);
-        (!info.is_empty()).then_some(info)
-    }
-
-    /// What is known at `now`, or `None` when nothing was reported or sent.
-    pub(crate) fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
-        if self.info.is_empty() && self.last_send.is_none() {
-            return None;
-        }
-        Some(EndpointSnapshot::new(
-            self.current(now),
-            now - self.observed_at,
-            self.last_send.map(|s| now - s),
-        ))
-    }
 }
 
 impl Endpoint {

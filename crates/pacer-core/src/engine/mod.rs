@@ -49,6 +49,7 @@
 
 mod classify;
 mod endpoints;
+mod server_state;
 mod units;
 
 pub use classify::{
@@ -56,10 +57,11 @@ pub use classify::{
     insufficient_quota, is_json,
 };
 pub use endpoints::Endpoint;
+pub use server_state::ServerState;
 
 use crate::{
     Changes, CostAboveLimit, EndpointSnapshot, Feedback, Limiter, Percentage, Policy,
-    RateLimitInfo, RateLimitStateProvider, ServerQuota, ServerStopPolicy, Signal, StopCause,
+    RateLimitInfo, RateLimitStateProvider, ServerStopPolicy, Signal, StopCause,
     ThrottlingAlgorithm, ThrottlingContext, Timestamp,
 };
 use endpoints::Endpoints;
@@ -512,8 +514,7 @@ impl Engine {
     /// The send: a request to `endpoint` went at `now` (what [`crate::Pacing`] spaces from).
     pub fn sent(&self, endpoint: &Endpoint, now: Timestamp) {
         if self.headers_seen() {
-            let mut server = endpoint.server.lock();
-            server.last_send = Some(server.last_send.map_or(now, |l| l.max(now)));
+            endpoint.server.lock().sent(now);
         }
     }
 
@@ -530,21 +531,15 @@ impl Engine {
         now: Timestamp,
     ) -> After {
         let mut changes = Changes::default();
-        if (reading.reports || self.headers_seen()) && !reading.from_cache {
-            if !self.headers_seen() {
-                self.headers_seen.store(true, Ordering::Relaxed);
-            }
-            if let Some(quota) = ServerQuota::from_info(&reading.info) {
-                changes = endpoint.limiter().follow_server(quota);
-            }
-            let mut server = endpoint.server.lock();
-            if !reading.info.is_empty() {
-                server.info = reading.info.clone();
-                server.observed_at = now;
-            }
-            if let Some(policies) = &reading.unit_policies {
-                server.units.observe(policies, now);
-            }
+        let (kept, quota) = endpoint
+            .server
+            .lock()
+            .observe(reading, self.headers_seen(), now);
+        if kept && !self.headers_seen() {
+            self.headers_seen.store(true, Ordering::Relaxed);
+        }
+        if let Some(quota) = quota {
+            changes = endpoint.limiter().follow_server(quota);
         }
         if units > 0 {
             let more = endpoint.limiter().on_response(Feedback {

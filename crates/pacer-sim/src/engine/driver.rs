@@ -188,13 +188,34 @@ impl Engine<'_> {
                 request,
                 attempt,
             } => self.ask(instance, request, attempt, now),
+            EventKind::Held {
+                instance,
+                request,
+                attempt,
+            } => self.queue(instance, request, attempt, now),
             EventKind::Join { instances } => self.add_instances(instances, now)?,
         }
         Ok(())
     }
 
-    /// An attempt asks its instance's client for units.
+    /// An attempt asks its instance's client what holds it back, then for units.
     fn ask(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
+        match self.clients[instance as usize].hold(now) {
+            Ok(wait) if wait.is_zero() => self.queue(instance, request, attempt, now),
+            Ok(wait) => {
+                let held = EventKind::Held {
+                    instance,
+                    request,
+                    attempt,
+                };
+                self.agenda.push(now + wait, held);
+            }
+            Err(_) => self.recorder.rejected(),
+        }
+    }
+
+    /// An attempt asks its instance's client for units.
+    fn queue(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
         let units = self.requests[request as usize].units;
         match self.clients[instance as usize].acquire(units, now) {
             Ok(Acquired::Now) => self.send(instance, request, attempt, now, Duration::ZERO),
@@ -216,6 +237,7 @@ impl Engine<'_> {
         waited: Duration,
     ) {
         let units = self.requests[request as usize].units;
+        self.clients[instance as usize].sent(now);
         self.recorder.sent(waited);
         let verdict = self.api.offer(units, now);
         match verdict {

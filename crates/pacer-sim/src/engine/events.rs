@@ -26,6 +26,14 @@ pub(crate) enum EventKind {
         request: u32,
         attempt: u32,
     },
+    /// An attempt held back by its client ([`crate::Client::hold`]) asks for units, without
+    /// asking for a hold again (the middleware looks at the server's state once before it
+    /// queues).
+    Held {
+        instance: u32,
+        request: u32,
+        attempt: u32,
+    },
     /// Instances join (scale-out).
     Join { instances: u32 },
 }

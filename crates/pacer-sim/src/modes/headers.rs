@@ -1,20 +1,30 @@
-//! `headers`: the limiter paces to the server's own numbers.
+//! `headers`: the limiter paces to the server's own numbers, as the middleware does by default.
 //!
 //! The model API sends IETF draft-11 `RateLimit-Policy` and `RateLimit` fields with every
-//! response (and, as a leaky bucket, Shopify's `X-Shopify-Shop-Api-Call-Limit` beside them). Each instance parses them with the very parser the middleware uses
-//! ([`RateLimitInfo::from_headers`]) and hands the remaining units and the reset to its limiter
-//! ([`LimiterCore::follow_server`]): the rate becomes the remaining units spread over the time to
-//! the reset, divided by the instance count. When the fields stop, the limiter's controller
-//! (Pacer's) takes over again.
+//! response (and, as a leaky bucket, Shopify's `X-Shopify-Shop-Api-Call-Limit` beside them),
+//! and a `Retry-After` with a 429 when its shape sends one. Each instance runs the middleware's
+//! engine on them with its default rules ([`Rules::default`]):
+//!
+//! - after each response, [`Rules::read`] classifies it and parses its fields with the very
+//!   parser the middleware uses; the endpoint's [`ServerState`] keeps them, the limiter paces to
+//!   the remaining units and the reset ([`LimiterCore::follow_server`]: the remaining spread over
+//!   the time to the reset, divided by the instance count), then learns from the signal;
+//! - before each attempt queues, [`ServerState::hold`] asks for the server's stop and the
+//!   proactive delay ([`pacer_core::Percentage`]), refused past `MaxWait`.
+//!
+//! When the fields stop, the limiter's controller (Pacer's) takes over again.
 
-use super::{Client, ClientSetup, Mode, ModeError, Response, signal_of};
-use crate::model::ModelHeaders;
-use http::{HeaderMap, HeaderName, HeaderValue};
+use super::{Client, ClientSetup, Mode, ModeError, Response};
+use crate::model::{ModelHeaders, Verdict};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use pacer_core::{
-    Acquired, Changes, ControllerKind, Feedback, LimiterCore, RateLimitInfo, Rejected, ServerQuota,
-    Ticket, Timestamp,
+    Acquired, Changes, ControllerKind, Feedback, LimiterCore, RateLimitInfo, Rejected, Rules,
+    ServerQuota, ServerState, Ticket, Timestamp,
 };
 use std::time::{Duration, SystemTime};
+
+/// The endpoint key the engine is given: the model API has one endpoint.
+const KEY: &str = "model-api";
 
 /// The `headers` mode: a limiter per instance that follows the API's rate-limit fields, with
 /// Pacer's controller for when they stop.
@@ -51,7 +61,14 @@ impl Mode for HeadersMode {
             name: self.name().to_owned(),
             message: e.to_string(),
         })?;
-        Ok(Box::new(HeadersClient { core }))
+        Ok(Box::new(HeadersClient {
+            core,
+            rules: Rules::default(),
+            server: ServerState::default(),
+            seen: false,
+            max_wait: setup.limiter.max_wait,
+            max_retry_after: setup.limiter.max_retry_after,
+        }))
     }
 
     fn wants_headers(&self) -> bool {
@@ -59,10 +76,17 @@ impl Mode for HeadersMode {
     }
 }
 
-/// One instance's limiter, fed the server's numbers from each response's fields.
+/// One instance's limiter and the engine's state of the model API, fed the server's numbers
+/// from each response's fields.
 #[derive(Debug)]
 pub struct HeadersClient {
     core: LimiterCore,
+    rules: Rules,
+    server: ServerState,
+    /// Whether a response has carried rate-limit fields yet.
+    seen: bool,
+    max_wait: Duration,
+    max_retry_after: Duration,
 }
 
 impl HeadersClient {
@@ -94,13 +118,39 @@ fn lowercase(name: &'static str) -> &'static str {
     }
 }
 
-/// What the fields of a response say of the quota, through Pacer's header parser. Draft-11
-/// carries delta seconds only, so the wall clock the parser resolves dates against does not
-/// matter; the virtual time is used.
+/// The wall clock the fields' dates are resolved against at virtual time `now`. Draft-11 and
+/// the model's `Retry-After` carry delta seconds only, so it does not matter which.
+fn wall(now: Timestamp) -> SystemTime {
+    SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000) + now.as_duration()
+}
+
+/// What the fields of a response say of the quota, through Pacer's header parser.
 #[must_use]
 pub fn server_quota(headers: &ModelHeaders, now: Timestamp) -> Option<ServerQuota> {
-    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000) + now.as_duration();
-    ServerQuota::from_info(&RateLimitInfo::from_headers(&header_map(headers), wall))
+    ServerQuota::from_info(&RateLimitInfo::from_headers(
+        &header_map(headers),
+        wall(now),
+    ))
+}
+
+/// The response as the middleware would see it: its status, its fields and its `Retry-After`.
+fn http_response(response: &Response) -> (StatusCode, HeaderMap) {
+    let mut map = response
+        .headers
+        .as_ref()
+        .map(header_map)
+        .unwrap_or_default();
+    match response.verdict {
+        Verdict::Accepted => (StatusCode::OK, map),
+        Verdict::Throttled { retry_after } => {
+            if let Some(after) = retry_after {
+                // Whole seconds, as the model sends them.
+                let secs = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+                map.insert(http::header::RETRY_AFTER, HeaderValue::from(secs));
+            }
+            (StatusCode::TOO_MANY_REQUESTS, map)
+        }
+    }
 }
 
 impl Client for HeadersClient {
@@ -116,20 +166,45 @@ impl Client for HeadersClient {
         self.core.next_grant_at(now)
     }
 
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
+        if !self.seen {
+            return Ok(Duration::ZERO);
+        }
+        let hold = self
+            .server
+            .hold(&self.rules, KEY, now, self.max_retry_after, false);
+        if hold.wait > self.max_wait {
+            return Err(Rejected::WaitTooLong {
+                needed: hold.wait,
+                max_wait: self.max_wait,
+            });
+        }
+        Ok(hold.wait)
+    }
+
+    fn sent(&mut self, now: Timestamp) {
+        if self.seen {
+            self.server.sent(now);
+        }
+    }
+
     fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
-        let mut changes = match response.headers.and_then(|h| server_quota(&h, now)) {
+        let (status, headers) = http_response(response);
+        let reading = self
+            .rules
+            .read(status, &headers, None, wall(now), self.max_retry_after);
+        let (kept, quota) = self.server.observe(&reading, self.seen, now);
+        self.seen |= kept;
+        let mut changes = match quota {
             Some(quota) => self.core.follow_server(quota, now),
             None => Changes::default(),
         };
         let feedback = Feedback {
             units: response.units,
             sent_at: response.sent_at,
-            signal: signal_of(response.verdict),
+            signal: reading.signal(),
         };
-        let more = self.core.on_response(feedback, now);
-        changes.rate = more.rate.or(changes.rate);
-        changes.paused_until = more.paused_until.or(changes.paused_until);
-        changes.rejected.extend(more.rejected);
+        changes.merge(self.core.on_response(feedback, now));
         changes
     }
 
@@ -175,5 +250,93 @@ mod tests {
             server_quota(&empty, Timestamp::ZERO).unwrap().pace(),
             180_000.0
         );
+    }
+
+    fn client() -> Box<dyn Client> {
+        let mut limiter = pacer_core::LimiterOptions::default();
+        limiter.max_wait = Duration::from_secs(30);
+        let setup = ClientSetup {
+            instance: 0,
+            limiter,
+            now: Timestamp::ZERO,
+        };
+        HeadersMode::default().client(&setup).unwrap()
+    }
+
+    fn at(secs: u64) -> Timestamp {
+        Timestamp::from_duration(Duration::from_secs(secs))
+    }
+
+    fn headers(remaining: u64, reset_secs: u64) -> Option<ModelHeaders> {
+        Some(ModelHeaders {
+            quota: 100,
+            window_secs: 60,
+            remaining,
+            reset_secs,
+            call_limit: false,
+        })
+    }
+
+    #[test]
+    fn a_retry_after_holds_the_next_attempt_and_a_hold_past_max_wait_is_refused() {
+        let mut c = client();
+        assert_eq!(c.hold(at(0)), Ok(Duration::ZERO), "nothing known yet");
+        let throttled = Response {
+            units: 1,
+            sent_at: at(0),
+            verdict: Verdict::Throttled {
+                retry_after: Some(Duration::from_secs(7)),
+            },
+            headers: headers(0, 7),
+        };
+        let _ = c.on_response(&throttled, at(0));
+        assert_eq!(c.hold(at(2)), Ok(Duration::from_secs(5)));
+        assert_eq!(c.hold(at(7)), Ok(Duration::ZERO));
+        let long = Response {
+            verdict: Verdict::Throttled {
+                retry_after: Some(Duration::from_secs(45)),
+            },
+            headers: headers(0, 45),
+            ..throttled
+        };
+        let _ = c.on_response(&long, at(10));
+        assert_eq!(
+            c.hold(at(10)),
+            Err(Rejected::WaitTooLong {
+                needed: Duration::from_secs(45),
+                max_wait: Duration::from_secs(30),
+            })
+        );
+    }
+
+    #[test]
+    fn a_low_remaining_is_met_with_the_proactive_delay_of_the_middleware() {
+        let mut c = client();
+        let low = Response {
+            units: 1,
+            sent_at: at(0),
+            verdict: Verdict::Accepted,
+            headers: headers(5, 30),
+        };
+        let _ = c.on_response(&low, at(0));
+        c.sent(at(0));
+        let wait = c.hold(at(0)).unwrap();
+        let expected = pacer_core::ThrottlingAlgorithm::evaluate(
+            &pacer_core::Percentage::default(),
+            &pacer_core::ThrottlingContext::new(
+                &RateLimitInfo::from_headers(&header_map(&low.headers.unwrap()), wall(at(0)))
+                    .into_advisory(),
+                KEY,
+            )
+            .with_since_last_request(Some(Duration::ZERO)),
+        );
+        assert!(!wait.is_zero(), "5 of 100 left: the percentage rule delays");
+        assert_eq!(wait, expected.delay());
+        let plenty = Response {
+            headers: headers(90, 30),
+            ..low
+        };
+        let _ = c.on_response(&plenty, at(1));
+        assert_eq!(c.hold(at(1)), Ok(Duration::ZERO));
     }
 }

@@ -97,6 +97,19 @@ pub trait Client: fmt::Debug {
     /// Asks for the units of one attempt: go now, wait in the queue with a ticket, or refused.
     fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected>;
 
+    /// What the client's state asks of an attempt before it queues: a wait (zero: none), or a
+    /// refusal when the wait is longer than it may wait. Default: no wait. The `headers` mode's
+    /// is the engine's ([`pacer_core::Rules::hold`]): the server's stop and the proactive delay.
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
+        let _ = now;
+        Ok(Duration::ZERO)
+    }
+
+    /// An attempt was sent at `now`. Default: nothing.
+    fn sent(&mut self, now: Timestamp) {
+        let _ = now;
+    }
+
     /// Grants the first waiting attempt if its units are there.
     fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)>;
 

@@ -111,11 +111,11 @@ fn seed_42_pacer_beats_aimd_in_every_story_and_headers_takes_99_percent() {
     // (story, pacer share, pacer 429s, headers share, headers 429s)
     let pinned = [
         ("free-run", 0.9808, 17, 0.9914, 0),
-        ("noisy-neighbour", 0.9828, 15, 0.9907, 5),
-        ("quota-cut", 0.9361, 22, 0.9879, 13),
+        ("noisy-neighbour", 0.9828, 15, 0.9907, 4),
+        ("quota-cut", 0.9361, 22, 0.9871, 10),
         ("scale-out", 0.9813, 20, 0.9905, 0),
         ("top-of-hour", 0.9822, 15, 0.9914, 0),
-        ("long-retry-after", 0.9836, 15, 0.9900, 5),
+        ("long-retry-after", 0.9836, 15, 0.9901, 4),
     ];
     assert_table("seed 42", &table, &pinned);
 }
@@ -163,11 +163,11 @@ fn one_process_pushing_the_quota_keeps_the_issue_s_figures() {
     // (story, pacer share, pacer 429s, headers share, headers 429s)
     let pinned = [
         ("free-run", 0.9764, 8, 0.9915, 0),
-        ("noisy-neighbour", 0.9761, 10, 0.9908, 1),
-        ("quota-cut", 0.9477, 19, 0.9880, 4),
+        ("noisy-neighbour", 0.9761, 10, 0.9908, 4),
+        ("quota-cut", 0.9477, 19, 0.9879, 7),
         ("scale-out", 0.9738, 14, 0.9901, 0),
         ("top-of-hour", 0.9763, 9, 0.9915, 0),
-        ("long-retry-after", 0.9751, 12, 0.9903, 1),
+        ("long-retry-after", 0.9751, 12, 0.9901, 4),
     ];
     assert_table("one instance, demand 4,000", &table, &pinned);
 }

@@ -18,7 +18,7 @@ const CELLS: [(&str, u64, Pin); 15] = [
     // requests (5 units) could take at once: 1 − 2 × 5 / 50 = 80 % of it. No method does much
     // better without 429s: requests of a tenth of the window, sent by two processes that do not
     // talk, overfill it when they coincide (docs/controllers.md).
-    ("sliding", 1, Some((0.8064, 5))),
+    ("sliding", 1, Some((0.8097, 2))),
     ("sliding", 10, None),
     ("sliding", 60, None),
     ("fixed", 1, Some((0.8165, 0))),

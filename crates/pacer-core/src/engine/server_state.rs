@@ -1,0 +1,113 @@
+//! What the server said of one endpoint, free of locks and clocks: the state an [`Endpoint`]
+//! keeps behind its lock, and a single-endpoint driver (the simulator) keeps by value.
+//!
+//! [`Endpoint`]: super::Endpoint
+
+use super::units::UnitQuotas;
+use super::{Hold, Reading, Rules};
+use crate::{EndpointSnapshot, RateLimitInfo, RateLimitStateProvider, ServerQuota, Timestamp};
+use std::time::Duration;
+
+/// What the server said of an endpoint: the last rate-limit state it reported and when, the
+/// last send, and the budgets in other units (tokens).
+#[derive(Debug, Default)]
+pub struct ServerState {
+    /// The last non-empty state reported (empty: none yet).
+    info: RateLimitInfo,
+    observed_at: Timestamp,
+    last_send: Option<Timestamp>,
+    pub(crate) units: UnitQuotas,
+}
+
+impl ServerState {
+    /// Keeps what `reading` reports at `now`, unless it came from a cache or, while no response
+    /// of the driver has yet carried rate-limit fields (`seen` false), it reports none. Returns
+    /// whether it was kept, and the quota the adaptive limiter is then to follow
+    /// ([`crate::Limiter::follow_server`]).
+    ///
+    /// A reading that reports nothing replaces nothing: servers need not send the fields on
+    /// every response, so the last state stands until it is spent.
+    pub fn observe(
+        &mut self,
+        reading: &Reading,
+        seen: bool,
+        now: Timestamp,
+    ) -> (bool, Option<ServerQuota>) {
+        if !(reading.reports || seen) || reading.from_cache {
+            return (false, None);
+        }
+        if !reading.info.is_empty() {
+            self.info = reading.info.clone();
+            self.observed_at = now;
+        }
+        if let Some(policies) = &reading.unit_policies {
+            self.units.observe(policies, now);
+        }
+        (true, ServerQuota::from_info(&reading.info))
+    }
+
+    /// Records that a request went at `now` (what [`crate::Pacing`] spaces from). A send
+    /// earlier than one already recorded changes nothing.
+    pub fn sent(&mut self, now: Timestamp) {
+        self.last_send = Some(self.last_send.map_or(now, |l| l.max(now)));
+    }
+
+    /// The state adjusted to `now`; `None` when it is spent or none was reported.
+    #[must_use]
+    pub fn current(&self, now: Timestamp) -> Option<RateLimitInfo> {
+        if self.info.is_empty() {
+            return None;
+        }
+        let info = self.info.aged(now - self.observed_at);
+        (!info.is_empty()).then_some(info)
+    }
+
+    /// What is known at `now` (the state, the time since it was reported and since the last
+    /// send), or `None` when nothing was reported or sent.
+    #[must_use]
+    pub fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
+        if self.info.is_empty() && self.last_send.is_none() {
+            return None;
+        }
+        Some(EndpointSnapshot::new(
+            self.current(now),
+            now - self.observed_at,
+            self.last_send.map(|s| now - s),
+        ))
+    }
+
+    /// What this state asks of the next request at `now`, when it is the only endpoint (see
+    /// [`Rules::hold`]).
+    #[must_use]
+    pub fn hold(
+        &self,
+        rules: &Rules,
+        key: &str,
+        now: Timestamp,
+        max_retry_after: Duration,
+        stop_only: bool,
+    ) -> Hold {
+        let Some(snapshot) = self.snapshot(now) else {
+            return Hold::NONE;
+        };
+        let alone = Alone {
+            key,
+            info: snapshot.info(),
+        };
+        rules.hold(key, &snapshot, &alone, max_retry_after, stop_only)
+    }
+}
+
+/// One endpoint's state as the only one there is.
+struct Alone<'a> {
+    key: &'a str,
+    info: Option<&'a RateLimitInfo>,
+}
+
+impl RateLimitStateProvider for Alone<'_> {
+    fn for_each_state(&self, visit: &mut dyn FnMut(&str, &RateLimitInfo)) {
+        if let Some(info) = self.info {
+            visit(self.key, info);
+        }
+    }
+}
