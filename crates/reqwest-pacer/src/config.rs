@@ -90,7 +90,7 @@ impl LimiterConfig {
     }
 
     /// The proactive throttling algorithm that turns rate-limit headers into a delay before a
-    /// request. Default [`Percentage`].
+    /// request. Default [`Percentage`](pacer_core::Percentage).
     pub fn throttling(mut self, algorithm: impl ThrottlingAlgorithm + 'static) -> Self {
         self.rules = self.rules.with_algorithm(Some(Arc::new(algorithm)));
         self
@@ -109,7 +109,7 @@ impl LimiterConfig {
         self
     }
 
-    /// The classifier of responses. Default [`DefaultClassifier`].
+    /// The classifier of responses. Default [`DefaultClassifier`](crate::DefaultClassifier).
     pub fn classifier(mut self, classifier: impl ThrottleClassifier) -> Self {
         self.rules = self.rules.with_classifier(Arc::new(classifier));
         self

@@ -1,9 +1,8 @@
 //! Which requests share a rate: the endpoint key.
 
+use pacer_core::KeyMode;
 use reqwest::{Request, Url};
 use std::fmt;
-use std::str::FromStr;
-use url::Position;
 
 /// Derives the endpoint key of a request. Requests with the same key share one adaptive rate, one
 /// queue and one rate-limit header state within a limiter; different keys never slow each other.
@@ -49,136 +48,38 @@ pub trait EndpointKeyExtractor: Send + Sync + fmt::Debug + 'static {
     }
 }
 
-/// The built-in ways to key requests (`EndpointKey` in configuration).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum KeyMode {
-    /// `scheme://host:port`, the port always written (`https://api.example.com:443`): different
-    /// schemes and ports never share state. The default.
-    #[default]
-    SchemeHostPort,
-    /// The host alone: `api.example.com`.
-    Host,
-    /// `scheme://host:port/first-segment`: one rate per API area (`/search`, `/repos`).
-    HostAndFirstSegment,
-    /// One key for every request of the limiter: `*`.
-    Global,
+/// The key of `url` in `mode`.
+#[cfg(test)]
+fn key_of(mode: KeyMode, url: &Url) -> String {
+    let mut key = String::new();
+    write_key_of(mode, url, &mut key);
+    key
 }
 
-impl KeyMode {
-    /// The name in configuration: `SchemeHostPort`, `Host`, `HostAndFirstSegment`, `Global`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            KeyMode::SchemeHostPort => "SchemeHostPort",
-            KeyMode::Host => "Host",
-            KeyMode::HostAndFirstSegment => "HostAndFirstSegment",
-            KeyMode::Global => "Global",
-        }
-    }
-
-    /// Every mode.
-    pub const ALL: [KeyMode; 4] = [
-        KeyMode::SchemeHostPort,
-        KeyMode::Host,
-        KeyMode::HostAndFirstSegment,
-        KeyMode::Global,
-    ];
-
-    /// The key of `url` in this mode.
-    #[must_use]
-    pub fn key_of(self, url: &Url) -> String {
-        let mut key = String::new();
-        self.write_key_of(url, &mut key);
-        key
-    }
-
-    /// Appends the key of `url` in this mode to `out`.
-    pub fn write_key_of(self, url: &Url, out: &mut String) {
-        let host = url.host_str().unwrap_or("");
-        // Built by hand: this runs on every request, and `format!` costs several times more.
-        let origin = |out: &mut String, extra: usize| {
-            let port = url.port_or_known_default().unwrap_or(0);
-            if url.has_host() && url.username().is_empty() && url.password().is_none() {
-                // Without user info the URL's own text starts with `scheme://host[:port]`
-                // (the parser lowercased the scheme and dropped a default port): one copy.
-                let start = &url[..Position::AfterPort];
-                out.reserve(start.len() + 6 + extra);
-                out.push_str(start);
-                if url.port().is_some() {
-                    return;
-                }
-            } else {
-                out.reserve(url.scheme().len() + host.len() + 9 + extra);
-                out.push_str(url.scheme());
-                out.push_str("://");
-                out.push_str(host);
-            }
-            out.push(':');
-            push_u16(out, port);
-        };
-        match self {
-            KeyMode::SchemeHostPort => origin(out, 0),
-            KeyMode::Host => out.push_str(host),
-            KeyMode::HostAndFirstSegment => {
-                let segment = url.path_segments().and_then(|mut s| s.next()).unwrap_or("");
-                origin(out, segment.len() + 1);
-                out.push('/');
-                out.push_str(segment);
-            }
-            KeyMode::Global => out.push('*'),
-        }
-    }
-}
-
-/// Appends `n` in decimal.
-fn push_u16(out: &mut String, n: u16) {
-    let mut digits = [0u8; 5];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for d in &digits[i..] {
-        out.push(char::from(*d));
-    }
+/// Appends the key of `url` in `mode` to `out`.
+fn write_key_of(mode: KeyMode, url: &Url, out: &mut String) {
+    let first_segment = match mode {
+        KeyMode::HostAndFirstSegment => url.path_segments().and_then(|mut s| s.next()),
+        _ => None,
+    };
+    mode.write_key(
+        url.scheme(),
+        url.host_str().unwrap_or(""),
+        url.port_or_known_default(),
+        first_segment.unwrap_or(""),
+        out,
+    );
 }
 
 impl EndpointKeyExtractor for KeyMode {
     fn key(&self, request: &Request) -> String {
-        self.key_of(request.url())
+        let mut key = String::new();
+        write_key_of(*self, request.url(), &mut key);
+        key
     }
 
     fn write_key(&self, request: &Request, out: &mut String) {
-        self.write_key_of(request.url(), out);
-    }
-}
-
-/// The text is not a key mode's name.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "unknown endpoint key mode {0:?}: expected one of SchemeHostPort, Host, HostAndFirstSegment, Global"
-)]
-pub struct UnknownKeyMode(pub String);
-
-impl FromStr for KeyMode {
-    type Err = UnknownKeyMode;
-
-    /// Case-insensitive; `-`/`_` are ignored (`scheme_host_port` works).
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let wanted: String = s
-            .chars()
-            .filter(|c| *c != '-' && *c != '_' && !c.is_whitespace())
-            .collect();
-        KeyMode::ALL
-            .into_iter()
-            .find(|m| m.as_str().eq_ignore_ascii_case(&wanted))
-            .ok_or_else(|| UnknownKeyMode(s.to_owned()))
+        write_key_of(*self, request.url(), out);
     }
 }
 
@@ -234,9 +135,10 @@ mod tests {
         ];
         for (url, mode, key) in table {
             let url = url.parse().unwrap();
-            assert_eq!(mode.key_of(&url), key, "{url} {mode:?}");
+            assert_eq!(key_of(mode, &url), key, "{url} {mode:?}");
             let mut written = String::new();
-            mode.write_key(
+            EndpointKeyExtractor::write_key(
+                &mode,
                 &Request::new(reqwest::Method::GET, url.clone()),
                 &mut written,
             );
@@ -273,30 +175,14 @@ mod tests {
                 return Ok(());
             };
             let origin = origin_from_parts(&url);
-            proptest::prop_assert_eq!(KeyMode::SchemeHostPort.key_of(&url), origin.clone(), "{}", url);
+            proptest::prop_assert_eq!(key_of(KeyMode::SchemeHostPort, &url), origin.clone(), "{}", url);
             let segment = url.path_segments().and_then(|mut s| s.next()).unwrap_or("");
             proptest::prop_assert_eq!(
-                KeyMode::HostAndFirstSegment.key_of(&url),
+                key_of(KeyMode::HostAndFirstSegment, &url),
                 format!("{origin}/{segment}"),
                 "{}",
                 url
             );
         }
-    }
-
-    #[test]
-    fn ports_are_written_in_full() {
-        for port in [0u16, 7, 80, 443, 8080, 65535] {
-            let mut s = String::new();
-            push_u16(&mut s, port);
-            assert_eq!(s, port.to_string());
-        }
-    }
-
-    #[test]
-    fn modes_parse_without_regard_to_case_or_separators() {
-        assert_eq!("scheme_host_port".parse(), Ok(KeyMode::SchemeHostPort));
-        assert_eq!("HOST".parse(), Ok(KeyMode::Host));
-        assert!("path".parse::<KeyMode>().is_err());
     }
 }

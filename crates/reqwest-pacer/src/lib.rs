@@ -104,7 +104,7 @@ pub use extensions::{
     Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
     UseLimiter,
 };
-pub use key::{EndpointKeyExtractor, KeyFn, KeyMode, UnknownKeyMode};
+pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
 };
@@ -112,4 +112,5 @@ pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
+pub use pacer_core::{KeyMode, UnknownKeyMode};
 pub use window::{DEFAULT_FRAMES, StoreFailure, StrictWindow, WindowKeyFn};

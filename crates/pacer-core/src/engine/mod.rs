@@ -49,6 +49,7 @@
 
 mod classify;
 mod endpoints;
+mod key;
 mod server_state;
 mod units;
 
@@ -57,6 +58,7 @@ pub use classify::{
     insufficient_quota, is_json,
 };
 pub use endpoints::Endpoint;
+pub use key::{KeyMode, UnknownKeyMode};
 pub use server_state::ServerState;
 
 use crate::{
@@ -369,7 +371,8 @@ pub struct After {
 }
 
 /// The engine of one named limiter: its endpoints, in one bounded store, and the two calls that
-/// carry a request through them. See the [module docs](self).
+/// carry a request through them: before the send, [`hold`](Engine::hold) (and the tokens' calls);
+/// after the response, [`Rules::read`] then [`after`](Engine::after).
 pub struct Engine {
     endpoints: Endpoints,
     /// Whether any response has carried rate-limit fields: until one does, a request skips the

@@ -1,0 +1,64 @@
+//! Which request bodies can be sent again.
+
+use bytes::Bytes;
+use http_body_util::{Empty, Full};
+
+/// A request body that can be sent again, for the retry of a throttled request: what
+/// `reqwest::Request::try_clone` is to the middleware. A body that cannot (a stream) answers
+/// `None`, and its request is sent once.
+///
+/// Implemented for the bodies a client usually sends whole: [`Full`], [`Empty`], [`Bytes`],
+/// `String`, `Vec<u8>`, `&'static str`, `&'static [u8]` and `()`. A body type of one's own
+/// implements it in a line:
+///
+/// ```
+/// use tower_pacer::ReplayBody;
+///
+/// #[derive(Clone)]
+/// struct Json(String);
+///
+/// impl ReplayBody for Json {
+///     fn replay(&self) -> Option<Self> {
+///         Some(self.clone())
+///     }
+/// }
+///
+/// /// A stream is read once: never sent again.
+/// struct Upload;
+///
+/// impl ReplayBody for Upload {
+///     fn replay(&self) -> Option<Self> {
+///         None
+///     }
+/// }
+/// # assert!(Json("{}".into()).replay().is_some());
+/// # assert!(Upload.replay().is_none());
+/// ```
+pub trait ReplayBody: Sized {
+    /// A copy of the body to send again, or `None` if it cannot be.
+    fn replay(&self) -> Option<Self>;
+}
+
+impl<D: Clone> ReplayBody for Full<D> {
+    fn replay(&self) -> Option<Self> {
+        Some(self.clone())
+    }
+}
+
+impl<D> ReplayBody for Empty<D> {
+    fn replay(&self) -> Option<Self> {
+        Some(Empty::new())
+    }
+}
+
+macro_rules! replay_by_clone {
+    ($($t:ty),*) => {
+        $(impl ReplayBody for $t {
+            fn replay(&self) -> Option<Self> {
+                Some(self.clone())
+            }
+        })*
+    };
+}
+
+replay_by_clone!(Bytes, String, Vec<u8>, &'static str, &'static [u8], ());

@@ -1,0 +1,239 @@
+//! `PacerLayer`: the settings and the engine its services share.
+
+use crate::PacerService;
+use http::{HeaderMap, Method, Uri};
+use pacer_core::{
+    Clock, Endpoint, Engine, InvalidOptions, KeyMode, Limiter, LimiterOptions, RealClock, Rules,
+    Timestamp,
+};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+use tower_layer::Layer;
+
+/// What a request costs, in units, from its method, URI and headers.
+type CostFn = dyn Fn(&Method, &Uri, &HeaderMap) -> u64 + Send + Sync;
+
+/// Client-side rate limiting as a tower [`Layer`]. Cheap to clone: clones, and every service
+/// they make, share one engine (one adaptive rate and one server state per endpoint key).
+///
+/// ```
+/// use pacer_core::{KeyMode, LimiterOptions};
+/// use tower_pacer::PacerLayer;
+///
+/// let mut options = LimiterOptions::default();
+/// options.max_attempts = 3;
+/// let layer = PacerLayer::builder(options)
+///     .endpoint_key(KeyMode::HostAndFirstSegment)
+///     .cost(|method, _uri, _headers| if method == http::Method::POST { 5 } else { 1 })
+///     .build()
+///     .unwrap();
+/// # let _ = layer;
+/// ```
+#[derive(Clone)]
+pub struct PacerLayer {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for PacerLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PacerLayer")
+            .field("name", &self.shared.name)
+            .field("options", &self.shared.options)
+            .field("rules", &self.shared.rules)
+            .field("key", &self.shared.key)
+            .field("engine", &self.shared.engine)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PacerLayer {
+    /// A layer with these options and every other setting at its default (the middleware's):
+    /// [`Rules::default`], [`KeyMode::SchemeHostPort`], one unit per request, the real clock.
+    pub fn new(options: LimiterOptions) -> Result<Self, InvalidOptions> {
+        PacerLayer::builder(options).build()
+    }
+
+    /// A builder, for the other settings.
+    pub fn builder(options: LimiterOptions) -> PacerLayerBuilder {
+        PacerLayerBuilder {
+            options,
+            rules: Rules::default(),
+            key: KeyMode::default(),
+            cost: None,
+            clock: None,
+            name: Arc::from("default"),
+            max_endpoints: 10_000,
+            endpoint_idle_ttl: Duration::from_secs(3600),
+        }
+    }
+
+    /// What the layer knows of one endpoint key now: its adaptive limiter's state, if a request
+    /// has gone there.
+    #[must_use]
+    pub fn limiter(&self, endpoint: &str) -> Option<pacer_core::LimiterSnapshot> {
+        self.shared
+            .engine
+            .find(endpoint)
+            .map(|e| e.limiter().snapshot())
+    }
+}
+
+impl<S> Layer<S> for PacerLayer {
+    type Service = PacerService<S>;
+
+    fn layer(&self, inner: S) -> PacerService<S> {
+        PacerService::new(inner, Arc::clone(&self.shared))
+    }
+}
+
+/// Builds a [`PacerLayer`].
+#[must_use]
+pub struct PacerLayerBuilder {
+    options: LimiterOptions,
+    rules: Rules,
+    key: KeyMode,
+    cost: Option<Arc<CostFn>>,
+    clock: Option<Arc<dyn Clock>>,
+    name: Arc<str>,
+    max_endpoints: usize,
+    endpoint_idle_ttl: Duration,
+}
+
+impl fmt::Debug for PacerLayerBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PacerLayerBuilder")
+            .field("options", &self.options)
+            .field("rules", &self.rules)
+            .field("key", &self.key)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PacerLayerBuilder {
+    /// How the engine reads responses and what it waits for (the classifier, the server-stop
+    /// policy, the proactive algorithm). Default [`Rules::default`].
+    pub fn rules(mut self, rules: Rules) -> Self {
+        self.rules = rules;
+        self
+    }
+
+    /// Which requests share a rate. Default [`KeyMode::SchemeHostPort`].
+    pub fn endpoint_key(mut self, key: KeyMode) -> Self {
+        self.key = key;
+        self
+    }
+
+    /// What a request costs, in units. Default 1. A request of 0 units neither waits nor moves
+    /// the rate; its response still informs the endpoint's state.
+    pub fn cost<F>(mut self, cost: F) -> Self
+    where
+        F: Fn(&Method, &Uri, &HeaderMap) -> u64 + Send + Sync + 'static,
+    {
+        self.cost = Some(Arc::new(cost));
+        self
+    }
+
+    /// The clock. Default [`RealClock`]; tests give a `ManualClock`.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
+    /// The limiter's name, in its limiters' logs. Default `default`.
+    pub fn name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The most endpoints kept (about; the least recently used idle one makes room). Default
+    /// 10,000.
+    pub fn max_endpoints(mut self, max: usize) -> Self {
+        self.max_endpoints = max.max(1);
+        self
+    }
+
+    /// How long an endpoint nobody waits on is kept unused. Default an hour.
+    pub fn endpoint_idle_ttl(mut self, ttl: Duration) -> Self {
+        self.endpoint_idle_ttl = ttl;
+        self
+    }
+
+    /// Validates the options and builds the layer.
+    pub fn build(self) -> Result<PacerLayer, InvalidOptions> {
+        self.options.validate()?;
+        Ok(PacerLayer {
+            shared: Arc::new(Shared {
+                engine: Engine::new(self.max_endpoints, self.endpoint_idle_ttl),
+                options: self.options,
+                rules: self.rules,
+                key: self.key,
+                cost: self.cost,
+                clock: self.clock.unwrap_or_else(|| Arc::new(RealClock::new())),
+                name: self.name,
+            }),
+        })
+    }
+}
+
+/// What every service of one layer shares.
+pub(crate) struct Shared {
+    pub(crate) name: Arc<str>,
+    pub(crate) options: LimiterOptions,
+    pub(crate) rules: Rules,
+    pub(crate) key: KeyMode,
+    cost: Option<Arc<CostFn>>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) engine: Engine,
+}
+
+impl Shared {
+    /// The cost of a request, in units.
+    pub(crate) fn cost<B>(&self, request: &http::Request<B>) -> u64 {
+        match &self.cost {
+            Some(cost) => cost(request.method(), request.uri(), request.headers()),
+            None => 1,
+        }
+    }
+
+    /// The endpoint key of `uri`: the same as the middleware's for the same URL.
+    pub(crate) fn key(&self, uri: &Uri) -> String {
+        let scheme = uri.scheme_str().unwrap_or("");
+        let port = uri.port_u16().or(match scheme {
+            "http" | "ws" => Some(80),
+            "https" | "wss" => Some(443),
+            _ => None,
+        });
+        let first_segment = uri
+            .path()
+            .strip_prefix('/')
+            .and_then(|p| p.split('/').next())
+            .unwrap_or("");
+        let mut key = String::new();
+        self.key.write_key(
+            scheme,
+            uri.host().unwrap_or(""),
+            port,
+            first_segment,
+            &mut key,
+        );
+        key
+    }
+
+    /// The endpoint `key`, made on first use.
+    pub(crate) fn endpoint(&self, key: &str, now: Timestamp) -> Arc<Endpoint> {
+        self.engine.endpoint(
+            key,
+            now,
+            || {
+                Limiter::builder(self.options.clone())
+                    .clock(Arc::clone(&self.clock))
+                    .name(Arc::clone(&self.name))
+                    .build()
+                    .expect("the options are validated when the layer is built")
+            },
+            |_| {},
+        )
+    }
+}

@@ -1,0 +1,65 @@
+//! Pacer as a [tower] [`Layer`](tower_layer::Layer): client-side rate limiting for any tower
+//! HTTP client (a `hyper-util` client, tonic, axum's client side, the AWS SDK's HTTP clients).
+//!
+//! [`PacerLayer`] wraps a service of `http::Request<B>` → `http::Response<R>` and drives the same
+//! request engine as the `reqwest` middleware (`reqwest-pacer`), [`pacer_core::Engine`], with the
+//! same options ([`LimiterOptions`]) and rules ([`Rules`]). Per endpoint key it:
+//!
+//! 1. waits for what the server ordered (a `Retry-After`, a spent quota until its reset) and the
+//!    proactive delay its rate-limit fields call for, then for the adaptive limiter's units, all
+//!    within one `MaxWait`, else refuses the request with [`Refused`];
+//! 2. sends it, reads the response ([`Rules::read`]: throttle or not, the server's numbers), and
+//!    adapts the rate ([`pacer_core::Engine::after`]);
+//! 3. sends a throttled request again, up to `MaxAttempts` in all, when its body can be sent
+//!    again ([`ReplayBody`]) and the server did not say not to (`x-should-retry: false`).
+//!
+//! A request that cannot get through its wait after a throttle gets the server's last answer,
+//! as with the middleware.
+//!
+//! What the middleware does and this layer does not (yet): strict windows shared through Redis,
+//! quotas in tokens, the per-request extensions (`Cost`, `MaxWait`, `Priority`, …), named
+//! limiters, metrics, and the classification of a 429's body (OpenAI's `insufficient_quota`):
+//! the layer reads the status and the headers only, and leaves the response body untouched.
+//!
+//! # Example
+//!
+//! A `hyper-util` client behind the layer (`cargo run -p tower-pacer --example hyper_client`
+//! runs it against a loopback server):
+//!
+//! ```no_run
+//! use http_body_util::Full;
+//! use hyper_util::client::legacy::Client;
+//! use hyper_util::rt::TokioExecutor;
+//! use pacer_core::LimiterOptions;
+//! use tower_pacer::PacerLayer;
+//! use tower_layer::Layer;
+//! use tower_service::Service;
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+//! let client = Client::builder(TokioExecutor::new()).build_http::<Full<bytes::Bytes>>();
+//! let mut paced = PacerLayer::new(LimiterOptions::default())?.layer(client);
+//! let request = http::Request::get("http://127.0.0.1:8080/items")
+//!     .body(Full::default())?;
+//! let response = paced.call(request).await?;
+//! println!("{}", response.status());
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! [tower]: https://docs.rs/tower
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod body;
+mod error;
+mod layer;
+mod service;
+
+pub use body::ReplayBody;
+pub use error::Refused;
+pub use layer::{PacerLayer, PacerLayerBuilder};
+pub use service::{PacerFuture, PacerService};
+
+pub use pacer_core::{KeyMode, LimiterOptions, Rules};
+
+/// The error type of a [`PacerService`]: a [`Refused`], or the inner service's error, boxed.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -1,0 +1,209 @@
+//! `PacerService`: the driver of the engine for a tower service.
+
+use crate::layer::Shared;
+use crate::{BoxError, Refused, ReplayBody};
+use http::{Request, Response};
+use pacer_core::{Endpoint, Rejected, Timestamp, WaitCause};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use tower_service::Service;
+
+/// A service behind a [`PacerLayer`](crate::PacerLayer): each request waits for its endpoint's
+/// rate and the server's orders, is sent, and teaches the engine what the response says.
+#[derive(Clone)]
+pub struct PacerService<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S: fmt::Debug> fmt::Debug for PacerService<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PacerService")
+            .field("inner", &self.inner)
+            .field("limiter", &self.shared.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> PacerService<S> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared>) -> Self {
+        PacerService { inner, shared }
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+}
+
+/// The future of a [`PacerService`]'s call.
+pub type PacerFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
+
+impl<S, B, R> Service<Request<B>> for PacerService<S>
+where
+    S: Service<Request<B>, Response = Response<R>> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<BoxError>,
+    B: ReplayBody + Send + 'static,
+    R: Send + 'static,
+{
+    type Response = Response<R>;
+    type Error = BoxError;
+    type Future = PacerFuture<Response<R>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        // The service that was made ready goes with the request; this one keeps a clone.
+        let clone = self.inner.clone();
+        let inner = std::mem::replace(&mut self.inner, clone);
+        Box::pin(drive(Arc::clone(&self.shared), inner, request))
+    }
+}
+
+/// A copy of `request` to send again, if its body can be.
+fn replay<B: ReplayBody>(request: &Request<B>) -> Option<Request<B>> {
+    let mut copy = Request::new(request.body().replay()?);
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    *copy.extensions_mut() = request.extensions().clone();
+    Some(copy)
+}
+
+/// One request through the engine: wait, send, read, and send again while a throttle allows.
+async fn drive<S, B, R>(
+    shared: Arc<Shared>,
+    mut inner: S,
+    request: Request<B>,
+) -> Result<Response<R>, BoxError>
+where
+    S: Service<Request<B>, Response = Response<R>>,
+    S::Error: Into<BoxError>,
+    B: ReplayBody,
+{
+    let clock = &shared.clock;
+    let start = clock.now();
+    let units = shared.cost(&request);
+    let key = shared.key(request.uri());
+    let endpoint = shared.endpoint(&key, start);
+    let max_attempts = shared.options.max_attempts.max(1);
+    let mut request = request;
+    let mut attempt = 1;
+    // The last throttled answer, given back if a retry cannot get through its wait.
+    let mut last: Option<Response<R>> = None;
+    loop {
+        let copy = if attempt < max_attempts && units > 0 {
+            replay(&request)
+        } else {
+            None
+        };
+        let sent_at = if units == 0 {
+            clock.now()
+        } else {
+            let begin = if attempt == 1 { start } else { clock.now() };
+            match wait(&shared, &endpoint, units, begin).await {
+                Ok(at) => at,
+                Err(refused) => {
+                    tracing::info!(attempt, endpoint = %key, "request refused: {refused}");
+                    return match last {
+                        Some(response) => Ok(response),
+                        None => Err(Box::new(refused)),
+                    };
+                }
+            }
+        };
+        drop(last.take());
+        if attempt > 1 {
+            std::future::poll_fn(|cx| inner.poll_ready(cx))
+                .await
+                .map_err(Into::into)?;
+        }
+        let response = match inner.call(request).await {
+            Ok(response) => response,
+            Err(e) => {
+                if units > 0 {
+                    let _ = shared.engine.failed(&endpoint, units, sent_at);
+                }
+                return Err(e.into());
+            }
+        };
+        let reading = shared.rules.read(
+            response.status(),
+            response.headers(),
+            None,
+            clock.system_now(),
+            shared.options.max_retry_after,
+        );
+        let after = shared
+            .engine
+            .after(&endpoint, &reading, units, sent_at, clock.now());
+        match copy {
+            Some(copy) if after.retry => {
+                tracing::debug!(
+                    attempt,
+                    status = response.status().as_u16(),
+                    "throttled, retrying"
+                );
+                last = Some(response);
+                request = copy;
+                attempt += 1;
+            }
+            _ => return Ok(response),
+        }
+    }
+}
+
+/// Every wait before a send, within one `MaxWait` from `start`: the server's stop and the
+/// proactive delay ([`pacer_core::Engine::hold`]), then the adaptive limiter's units. Returns when
+/// the request may go.
+async fn wait(
+    shared: &Shared,
+    endpoint: &Endpoint,
+    units: u64,
+    start: Timestamp,
+) -> Result<Timestamp, Refused> {
+    let (clock, options) = (&shared.clock, &shared.options);
+    let max_wait = options.max_wait;
+    let hold = shared.engine.hold(
+        &shared.rules,
+        endpoint,
+        start,
+        options.max_retry_after,
+        false,
+    );
+    if !hold.wait.is_zero() {
+        let needed = (clock.now() - start) + hold.wait;
+        if needed > max_wait {
+            return Err(Refused::WaitTooLong {
+                cause: hold.cause,
+                needed,
+                max_wait,
+            });
+        }
+        clock.sleep_until(clock.now() + hold.wait).await;
+    }
+    let waited = clock.now() - start;
+    let left = max_wait.saturating_sub(waited);
+    let _permit = endpoint
+        .limiter()
+        .acquire_within(units, left)
+        .await
+        .map_err(|r| match r {
+            Rejected::WaitTooLong { needed, .. } => Refused::WaitTooLong {
+                cause: WaitCause::Queue,
+                needed: waited + needed,
+                max_wait,
+            },
+            other => Refused::Limiter(other),
+        })?;
+    let now = clock.now();
+    shared.engine.sent(endpoint, now);
+    Ok(now)
+}

@@ -1,0 +1,212 @@
+//! The layer in front of a hyper-util client, on a manual clock.
+
+use crate::support::{Recorded, drive, hyper_client, serve};
+use bytes::Bytes;
+use http_body_util::Full;
+use pacer_core::{LimiterOptions, ManualClock, WaitCause};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tower_layer::Layer;
+use tower_pacer::{PacerLayer, Refused};
+use tower_service::Service;
+
+fn options() -> LimiterOptions {
+    let mut options = LimiterOptions::default();
+    options.initial_units_per_minute = Some(60.0);
+    options.max_attempts = 3;
+    options.max_wait = Duration::from_secs(30);
+    options
+}
+
+fn get(base: &str) -> http::Request<Full<Bytes>> {
+    http::Request::get(format!("{base}/items"))
+        .body(Full::default())
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_throttle_is_retried_after_its_retry_after_and_the_caller_gets_the_success() {
+    let base = serve(vec![(429, vec![("retry-after", "4")]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let layer = PacerLayer::builder(options())
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(Recorded {
+        inner: hyper_client(),
+        clock: clock.clone(),
+        sent: Arc::clone(&sent),
+    });
+    let response = drive(&clock, service.call(get(&base))).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let sent = sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 2, "the throttled attempt and its retry");
+    assert!(
+        sent[1] - sent[0] >= Duration::from_secs(4),
+        "the retry waited for the Retry-After: {sent:?}"
+    );
+    let snapshot = layer.limiter(&base).expect("the endpoint is known");
+    assert_eq!(snapshot.stats.throttled, 1);
+}
+
+#[tokio::test]
+async fn a_retry_after_beyond_max_wait_refuses_the_next_request_before_it_is_sent() {
+    let base = serve(vec![(429, vec![("retry-after", "600")]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let mut opts = options();
+    opts.max_attempts = 1;
+    opts.max_retry_after = Duration::from_secs(3600);
+    let layer = PacerLayer::builder(opts)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(hyper_client());
+    let first = drive(&clock, service.call(get(&base))).await.unwrap();
+    assert_eq!(
+        first.status(),
+        429,
+        "one attempt: the throttle is the answer"
+    );
+    let refused = drive(&clock, service.call(get(&base))).await.unwrap_err();
+    let refused = refused.downcast_ref::<Refused>().expect("a refusal");
+    assert_eq!(refused.cause(), WaitCause::ServerStop);
+    assert_eq!(refused.needed_wait(), Some(Duration::from_secs(600)));
+}
+
+/// A body read once, as a stream is: it cannot be sent again.
+struct Once(Full<Bytes>);
+
+impl http_body::Body for Once {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().0).poll_frame(cx)
+    }
+}
+
+impl tower_pacer::ReplayBody for Once {
+    fn replay(&self) -> Option<Self> {
+        None
+    }
+}
+
+#[tokio::test]
+async fn a_body_that_cannot_be_sent_again_is_sent_once() {
+    let base = serve(vec![(429, vec![("retry-after", "1")]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let layer = PacerLayer::builder(options())
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Once>();
+    let mut service = layer.layer(Recorded {
+        inner: client,
+        clock: clock.clone(),
+        sent: Arc::clone(&sent),
+    });
+    let request = http::Request::post(format!("{base}/upload"))
+        .body(Once(Full::from("chunk")))
+        .unwrap();
+    let response = drive(&clock, service.call(request)).await.unwrap();
+    assert_eq!(response.status(), 429, "the throttle is the answer");
+    assert_eq!(sent.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn x_should_retry_false_is_not_sent_again() {
+    let base = serve(vec![
+        (429, vec![("x-should-retry", "false")]),
+        (200, vec![]),
+    ])
+    .await;
+    let clock = ManualClock::new();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let layer = PacerLayer::builder(options())
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(Recorded {
+        inner: hyper_client(),
+        clock: clock.clone(),
+        sent: Arc::clone(&sent),
+    });
+    let response = drive(&clock, service.call(get(&base))).await.unwrap();
+    assert_eq!(response.status(), 429);
+    assert_eq!(
+        sent.lock().unwrap().len(),
+        1,
+        "the server said not to retry"
+    );
+}
+
+#[tokio::test]
+async fn requests_are_paced_at_the_limiter_s_rate() {
+    let base = serve(vec![(200, vec![])]).await;
+    let clock = ManualClock::new();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let mut opts = options();
+    // Held at 30 a minute: successes do not raise it.
+    opts.min_units_per_minute = 30.0;
+    opts.max_units_per_minute = 30.0;
+    opts.initial_units_per_minute = Some(30.0);
+    let layer = PacerLayer::builder(opts)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(Recorded {
+        inner: hyper_client(),
+        clock: clock.clone(),
+        sent: Arc::clone(&sent),
+    });
+    for _ in 0..6 {
+        let response = drive(&clock, service.call(get(&base))).await.unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let sent = sent.lock().unwrap().clone();
+    // 30 a minute: one every 2 s once the burst is spent.
+    let last_gap = sent[5] - sent[4];
+    assert_eq!(last_gap, Duration::from_secs(2), "{sent:?}");
+}
+
+#[tokio::test]
+async fn requests_of_no_units_neither_wait_nor_move_the_rate() {
+    let base = serve(vec![(429, vec![("retry-after", "5")]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let layer = PacerLayer::builder(options())
+        .cost(|method, _, _| u64::from(method != http::Method::HEAD))
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(hyper_client());
+    let head = http::Request::head(format!("{base}/items"))
+        .body(Full::default())
+        .unwrap();
+    let response = drive(&clock, service.call(head)).await.unwrap();
+    assert_eq!(response.status(), 429, "a free request is sent once");
+    let snapshot = layer.limiter(&base).expect("the endpoint is known");
+    assert_eq!(snapshot.stats.throttled, 0, "no units: no rate moved");
+    // Its Retry-After still holds the next paid request.
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let mut recorded = layer.layer(Recorded {
+        inner: hyper_client(),
+        clock: clock.clone(),
+        sent: Arc::clone(&sent),
+    });
+    let _ = drive(&clock, recorded.call(get(&base))).await.unwrap();
+    assert!(sent.lock().unwrap()[0] >= Duration::from_secs(5));
+}
+
+#[test]
+fn invalid_options_are_refused_when_the_layer_is_built() {
+    let mut opts = LimiterOptions::default();
+    opts.min_units_per_minute = -1.0;
+    let e = PacerLayer::new(opts).unwrap_err();
+    assert!(e.to_string().contains("MinUnitsPerMinute"), "{e}");
+}

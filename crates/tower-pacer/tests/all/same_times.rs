@@ -1,0 +1,143 @@
+//! A hyper client through `PacerLayer` and a reqwest client through `PacerMiddleware`, with the
+//! same options and rules, against servers that answer the same script: they send the same
+//! requests at the same times, each on its own manual clock.
+
+use crate::support::{Answer, Recorded, drive, hyper_client, serve, since_origin};
+use bytes::Bytes;
+use http::Extensions;
+use http_body_util::Full;
+use pacer_core::{LimiterOptions, ManualClock};
+use reqwest_middleware::{ClientBuilder, Middleware, Next};
+use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tower_layer::Layer;
+use tower_pacer::PacerLayer;
+use tower_service::Service;
+
+/// The script: rate-limit fields running low (the proactive delay), a throttle with a
+/// `Retry-After` (the stop, the cut, the retry), a bare throttle, then plenty.
+fn script() -> Vec<Answer> {
+    let fields = |remaining| {
+        vec![
+            ("x-ratelimit-limit", "20"),
+            ("x-ratelimit-remaining", remaining),
+            ("x-ratelimit-reset", "20"),
+        ]
+    };
+    vec![
+        (200, vec![]),
+        (200, fields("12")),
+        (200, fields("3")),
+        (200, fields("1")),
+        (429, vec![("retry-after", "3")]),
+        (200, fields("15")),
+        (429, vec![]),
+        (200, fields("18")),
+        (200, fields("19")),
+        (200, vec![]),
+    ]
+}
+
+fn options() -> LimiterOptions {
+    let mut options = LimiterOptions::default();
+    options.initial_units_per_minute = Some(120.0);
+    options.max_attempts = 3;
+    options.max_wait = Duration::from_secs(60);
+    options
+}
+
+/// Notes the clock's time as the middleware chain sends a request.
+struct RecordSend {
+    clock: ManualClock,
+    sent: Arc<Mutex<Vec<Duration>>>,
+}
+
+#[async_trait::async_trait]
+impl Middleware for RecordSend {
+    async fn handle(
+        &self,
+        req: reqwest::Request,
+        extensions: &mut Extensions,
+        next: Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        self.sent.lock().unwrap().push(since_origin(&self.clock));
+        next.run(req, extensions).await
+    }
+}
+
+const REQUESTS: usize = 8;
+
+/// The statuses the caller got and the times the requests were sent, through the middleware.
+async fn through_the_middleware() -> (Vec<u16>, Vec<Duration>) {
+    let base = serve(script()).await;
+    let clock = ManualClock::new();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let pacer = PacerMiddleware::builder()
+        .limiter("default", LimiterConfig::new(options()))
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(pacer)
+        .with(RecordSend {
+            clock: clock.clone(),
+            sent: Arc::clone(&sent),
+        })
+        .build();
+    let mut statuses = Vec::new();
+    for _ in 0..REQUESTS {
+        let response = drive(&clock, client.get(format!("{base}/items")).send())
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    let sent = sent.lock().unwrap().clone();
+    (statuses, sent)
+}
+
+/// The same through the layer.
+async fn through_the_layer() -> (Vec<u16>, Vec<Duration>) {
+    let base = serve(script()).await;
+    let clock = ManualClock::new();
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let layer = PacerLayer::builder(options())
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(Recorded {
+        inner: hyper_client(),
+        clock: clock.clone(),
+        sent: Arc::clone(&sent),
+    });
+    let mut statuses = Vec::new();
+    for _ in 0..REQUESTS {
+        let request = http::Request::get(format!("{base}/items"))
+            .body(Full::<Bytes>::default())
+            .unwrap();
+        let response = drive(&clock, service.call(request)).await.unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    let sent = sent.lock().unwrap().clone();
+    (statuses, sent)
+}
+
+#[tokio::test]
+async fn the_layer_and_the_middleware_send_the_same_requests_at_the_same_times() {
+    let (middleware_statuses, middleware_sent) = through_the_middleware().await;
+    let (layer_statuses, layer_sent) = through_the_layer().await;
+    assert_eq!(layer_statuses, middleware_statuses);
+    assert_eq!(layer_sent, middleware_sent);
+    // The script was played through: two throttles retried (10 sends for 8 requests), and the
+    // waits it asks for happened.
+    assert_eq!(layer_sent.len(), REQUESTS + 2, "{layer_sent:?}");
+    assert!(
+        layer_statuses.iter().all(|s| *s == 200),
+        "{layer_statuses:?}"
+    );
+    let retry_after = layer_sent[5] - layer_sent[4];
+    assert!(
+        retry_after >= Duration::from_secs(3),
+        "the retry waited for the Retry-After: {layer_sent:?}"
+    );
+}

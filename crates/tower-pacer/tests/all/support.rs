@@ -1,0 +1,97 @@
+//! A scripted loopback server, a recording service, and time driven on a manual clock.
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, StatusCode};
+use axum::response::IntoResponse;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use pacer_core::{Clock, ManualClock, Timestamp};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tower_service::Service;
+
+/// One scripted answer: a status and its headers.
+pub(crate) type Answer = (u16, Vec<(&'static str, &'static str)>);
+
+/// Serves `script` in order, one answer per request, the last one forever after. Returns the
+/// base URL.
+pub(crate) async fn serve(script: Vec<Answer>) -> String {
+    let script = Arc::new(Mutex::new((script, 0usize)));
+    let app = Router::new().fallback(move || {
+        let script = Arc::clone(&script);
+        async move {
+            let (answers, next) = &mut *script.lock().unwrap();
+            let (status, headers) = answers[(*next).min(answers.len() - 1)].clone();
+            *next += 1;
+            let mut response = (StatusCode::from_u16(status).unwrap(), "ok").into_response();
+            for (name, value) in headers {
+                response.headers_mut().insert(
+                    HeaderName::from_static(name),
+                    HeaderValue::from_static(value),
+                );
+            }
+            response
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+/// A hyper-util client of whole bodies.
+pub(crate) fn hyper_client() -> Client<HttpConnector, Full<Bytes>> {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// Wraps a service and notes the clock's time at each call: when a request is really sent.
+#[derive(Clone)]
+pub(crate) struct Recorded<S> {
+    pub(crate) inner: S,
+    pub(crate) clock: ManualClock,
+    pub(crate) sent: Arc<Mutex<Vec<Duration>>>,
+}
+
+impl<S, R> Service<R> for Recorded<S>
+where
+    S: Service<R>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: R) -> S::Future {
+        self.sent.lock().unwrap().push(since_origin(&self.clock));
+        self.inner.call(request)
+    }
+}
+
+/// The clock's time since its origin.
+pub(crate) fn since_origin(clock: &ManualClock) -> Duration {
+    clock.now() - Timestamp::ZERO
+}
+
+/// Runs `future` to its end, moving `clock` to each sleeper's deadline whenever the future is
+/// stuck on it (network IO runs in real time meanwhile).
+pub(crate) async fn drive<F: Future>(clock: &ManualClock, future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    loop {
+        tokio::select! {
+            out = &mut future => return out,
+            () = tokio::time::sleep(Duration::from_millis(2)) => {
+                if let Some(deadline) = clock.next_deadline() {
+                    clock.set(deadline);
+                }
+            }
+        }
+    }
+}
