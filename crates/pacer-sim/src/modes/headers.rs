@@ -1,30 +1,18 @@
 //! `headers`: the limiter paces to the server's own numbers, as the middleware does by default.
 //!
 //! The model API sends IETF draft-11 `RateLimit-Policy` and `RateLimit` fields with every
-//! response (and, as a leaky bucket, Shopify's `X-Shopify-Shop-Api-Call-Limit` beside them),
-//! and a `Retry-After` with a 429 when its shape sends one. Each instance runs the middleware's
-//! engine on them with its default rules ([`Rules::default`]):
-//!
-//! - after each response, [`Rules::read`] classifies it and parses its fields with the very
-//!   parser the middleware uses; the endpoint's [`ServerState`] keeps them, the limiter paces to
-//!   the remaining units and the reset ([`LimiterCore::follow_server`]: the remaining spread over
-//!   the time to the reset, divided by the instance count), then learns from the signal;
-//! - before each attempt queues, [`ServerState::hold`] asks for the server's stop and the
-//!   proactive delay ([`pacer_core::Percentage`]), refused past `MaxWait`.
-//!
-//! When the fields stop, the limiter's controller (Pacer's) takes over again.
+//! response (and, as a leaky bucket, Shopify's `X-Shopify-Shop-Api-Call-Limit` beside them).
+//! Each instance runs the middleware's engine on them ([`LimiterClient`], as every limiter mode
+//! does): the limiter paces to the remaining units and the reset
+//! ([`pacer_core::LimiterCore::follow_server`]: the remaining spread over the time to the reset,
+//! divided by the instance count), and each attempt is held for the server's stop and the
+//! proactive delay. When the fields stop, the limiter's controller (Pacer's) takes over again.
 
-use super::{Client, ClientSetup, Mode, ModeError, Response};
+use super::{Client, ClientSetup, LimiterClient, Mode, ModeError, Response};
 use crate::model::{ModelHeaders, Verdict};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use pacer_core::{
-    Acquired, Changes, ControllerKind, Feedback, LimiterCore, RateLimitInfo, Rejected, Rules,
-    ServerQuota, ServerState, Ticket, Timestamp,
-};
+use pacer_core::{ControllerKind, LimiterCore, RateLimitInfo, ServerQuota, Timestamp};
 use std::time::{Duration, SystemTime};
-
-/// The endpoint key the engine is given: the model API has one endpoint.
-const KEY: &str = "model-api";
 
 /// The `headers` mode: a limiter per instance that follows the API's rate-limit fields, with
 /// Pacer's controller for when they stop.
@@ -61,39 +49,11 @@ impl Mode for HeadersMode {
             name: self.name().to_owned(),
             message: e.to_string(),
         })?;
-        Ok(Box::new(HeadersClient {
-            core,
-            rules: Rules::default(),
-            server: ServerState::default(),
-            seen: false,
-            max_wait: setup.limiter.max_wait,
-            max_retry_after: setup.limiter.max_retry_after,
-        }))
+        Ok(Box::new(LimiterClient::new(core)))
     }
 
     fn wants_headers(&self) -> bool {
         true
-    }
-}
-
-/// One instance's limiter and the engine's state of the model API, fed the server's numbers
-/// from each response's fields.
-#[derive(Debug)]
-pub struct HeadersClient {
-    core: LimiterCore,
-    rules: Rules,
-    server: ServerState,
-    /// Whether a response has carried rate-limit fields yet.
-    seen: bool,
-    max_wait: Duration,
-    max_retry_after: Duration,
-}
-
-impl HeadersClient {
-    /// The limiter.
-    #[must_use]
-    pub fn core(&self) -> &LimiterCore {
-        &self.core
     }
 }
 
@@ -120,7 +80,7 @@ fn lowercase(name: &'static str) -> &'static str {
 
 /// The wall clock the fields' dates are resolved against at virtual time `now`. Draft-11 and
 /// the model's `Retry-After` carry delta seconds only, so it does not matter which.
-fn wall(now: Timestamp) -> SystemTime {
+pub(crate) fn wall(now: Timestamp) -> SystemTime {
     SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000) + now.as_duration()
 }
 
@@ -134,7 +94,7 @@ pub fn server_quota(headers: &ModelHeaders, now: Timestamp) -> Option<ServerQuot
 }
 
 /// The response as the middleware would see it: its status, its fields and its `Retry-After`.
-fn http_response(response: &Response) -> (StatusCode, HeaderMap) {
+pub(crate) fn http_response(response: &Response) -> (StatusCode, HeaderMap) {
     let mut map = response
         .headers
         .as_ref()
@@ -150,74 +110,6 @@ fn http_response(response: &Response) -> (StatusCode, HeaderMap) {
             }
             (StatusCode::TOO_MANY_REQUESTS, map)
         }
-    }
-}
-
-impl Client for HeadersClient {
-    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
-        self.core.acquire(units, now)
-    }
-
-    fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
-        self.core.pop_ready(now)
-    }
-
-    fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
-        self.core.next_grant_at(now)
-    }
-
-    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
-        if !self.seen {
-            return Ok(Duration::ZERO);
-        }
-        let hold = self
-            .server
-            .hold(&self.rules, KEY, now, self.max_retry_after, false);
-        if hold.wait > self.max_wait {
-            return Err(Rejected::WaitTooLong {
-                needed: hold.wait,
-                max_wait: self.max_wait,
-            });
-        }
-        Ok(hold.wait)
-    }
-
-    fn sent(&mut self, now: Timestamp) {
-        if self.seen {
-            self.server.sent(now);
-        }
-    }
-
-    fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
-        let (status, headers) = http_response(response);
-        let reading = self
-            .rules
-            .read(status, &headers, None, wall(now), self.max_retry_after);
-        let (kept, quota) = self.server.observe(&reading, self.seen, now);
-        self.seen |= kept;
-        let mut changes = match quota {
-            Some(quota) => self.core.follow_server(quota, now),
-            None => Changes::default(),
-        };
-        let feedback = Feedback {
-            units: response.units,
-            sent_at: response.sent_at,
-            signal: reading.signal(),
-        };
-        changes.merge(self.core.on_response(feedback, now));
-        changes
-    }
-
-    fn retry_delay(&self, _retry_after: Duration) -> Duration {
-        Duration::ZERO
-    }
-
-    fn set_instance_count(&mut self, count: u32, now: Timestamp) -> Changes {
-        self.core.set_instance_count(count, now).unwrap_or_default()
-    }
-
-    fn rate(&self) -> Option<f64> {
-        Some(self.core.rate())
     }
 }
 
@@ -251,6 +143,11 @@ mod tests {
             180_000.0
         );
     }
+
+    use pacer_core::Rejected;
+
+    /// The model API's one endpoint, as the engine keys it.
+    const KEY: &str = "model-api";
 
     fn client() -> Box<dyn Client> {
         let mut limiter = pacer_core::LimiterOptions::default();

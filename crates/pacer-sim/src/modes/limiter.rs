@@ -1,11 +1,13 @@
 //! The limiter modes: `fixed`, `aimd`, `cubic`, and any limiter built from options or a
-//! controller of one's own. Each instance gets a real [`LimiterCore`]; the client forwards to it.
+//! controller of one's own. Each instance gets a real [`LimiterCore`] and runs the middleware's
+//! engine around it ([`LimiterClient`]).
 
+use super::headers::{http_response, wall};
 use super::{Client, ClientSetup, Mode, ModeError, Response};
 use crate::model::Verdict;
 use pacer_core::{
     Acquired, Changes, ControllerKind, Feedback, LimiterCore, LimiterOptions, RateController,
-    Rejected, Signal, Ticket, Timestamp,
+    Rejected, Rules, ServerState, Signal, Ticket, Timestamp,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -140,21 +142,41 @@ impl Mode for LimiterMode {
             name: self.name.clone(),
             message: e.to_string(),
         })?;
-        Ok(Box::new(LimiterClient { core }))
+        Ok(Box::new(LimiterClient::new(core)))
     }
 }
 
-/// One instance's limiter.
+/// The endpoint key the engine is given: the model API has one endpoint.
+const KEY: &str = "model-api";
+
+/// One instance's limiter and the middleware's engine around it, on virtual time, with the
+/// middleware's default rules ([`Rules::default`]):
+///
+/// - after each response, [`Rules::read`] classifies it and reads its fields (the model's
+///   `Retry-After`, and its draft-11 fields in the `headers` mode) with the middleware's parser;
+///   the instance's [`ServerState`] keeps them, the limiter follows the server's numbers when
+///   there are any ([`LimiterCore::follow_server`]), then learns from the signal;
+/// - before each attempt queues, [`ServerState::hold`] asks for the server's stop and the
+///   proactive delay ([`pacer_core::Percentage`]), refused past `MaxWait`.
 #[derive(Debug)]
 pub struct LimiterClient {
     core: LimiterCore,
+    rules: Rules,
+    server: ServerState,
+    /// Whether a response has carried rate-limit fields yet.
+    seen: bool,
 }
 
 impl LimiterClient {
     /// A client around `core`.
     #[must_use]
     pub fn new(core: LimiterCore) -> Self {
-        LimiterClient { core }
+        LimiterClient {
+            core,
+            rules: Rules::default(),
+            server: ServerState::default(),
+            seen: false,
+        }
     }
 
     /// The limiter.
@@ -187,13 +209,49 @@ impl Client for LimiterClient {
         self.core.next_grant_at(now)
     }
 
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
+        if !self.seen {
+            return Ok(Duration::ZERO);
+        }
+        let options = self.core.options();
+        let (max_wait, max_retry_after) = (options.max_wait, options.max_retry_after);
+        let hold = self
+            .server
+            .hold(&self.rules, KEY, now, max_retry_after, false);
+        if hold.wait > max_wait {
+            return Err(Rejected::WaitTooLong {
+                needed: hold.wait,
+                max_wait,
+            });
+        }
+        Ok(hold.wait)
+    }
+
+    fn sent(&mut self, now: Timestamp) {
+        if self.seen {
+            self.server.sent(now);
+        }
+    }
+
     fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
+        let (status, headers) = http_response(response);
+        let max_retry_after = self.core.options().max_retry_after;
+        let reading = self
+            .rules
+            .read(status, &headers, None, wall(now), max_retry_after);
+        let (kept, quota) = self.server.observe(&reading, self.seen, now);
+        self.seen |= kept;
+        let mut changes = match quota {
+            Some(quota) => self.core.follow_server(quota, now),
+            None => Changes::default(),
+        };
         let feedback = Feedback {
             units: response.units,
             sent_at: response.sent_at,
-            signal: signal_of(response.verdict),
+            signal: reading.signal(),
         };
-        self.core.on_response(feedback, now)
+        changes.merge(self.core.on_response(feedback, now));
+        changes
     }
 
     fn retry_delay(&self, _retry_after: Duration) -> Duration {

@@ -6,7 +6,7 @@ mod mode;
 mod none;
 mod registry;
 
-pub use headers::{HeadersClient, HeadersMode, header_map, server_quota};
+pub use headers::{HeadersMode, header_map, server_quota};
 pub use limiter::{ControllerFactory, LimiterClient, LimiterMode, OptionsAdjust, signal_of};
 pub use mode::{Client, ClientSetup, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response};
 pub use none::NoLimiter;
