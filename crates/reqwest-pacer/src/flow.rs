@@ -292,13 +292,15 @@ impl<'a> Request<'a> {
                     Err(e) => Some(e),
                 };
                 // 5. Classify (a 429's body too, boxed: it is rare) and 6. feed back.
-                let mut body = None;
-                if let Some(parked) = last
+                // (Bound by the await, not before it: what the body said is not kept across the
+                // read, so every request's future stays under the allocator's fast path.)
+                let body = match last
                     .as_mut()
                     .filter(|r| r.status() == http::StatusCode::TOO_MANY_REQUESTS)
                 {
-                    body = Box::pin(read_body(named, config, key, parked)).await;
-                }
+                    Some(parked) => Box::pin(read_body(named, config, key, parked)).await,
+                    None => None,
+                };
                 let result = match failed {
                     Some(e) => Err(e),
                     None => Ok(last.take().expect("parked above")),

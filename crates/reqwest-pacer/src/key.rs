@@ -3,6 +3,7 @@
 use pacer_core::KeyMode;
 use reqwest::{Request, Url};
 use std::fmt;
+use url::Position;
 
 /// Derives the endpoint key of a request. Requests with the same key share one adaptive rate, one
 /// queue and one rate-limit header state within a limiter; different keys never slow each other.
@@ -58,6 +59,17 @@ fn key_of(mode: KeyMode, url: &Url) -> String {
 
 /// Appends the key of `url` in `mode` to `out`.
 fn write_key_of(mode: KeyMode, url: &Url, out: &mut String) {
+    // A URL that states its port and no credentials holds its `scheme://host:port` as one piece
+    // of its own text: copied whole, it is the key the parts give (the property test below).
+    if mode == KeyMode::SchemeHostPort
+        && url.port().is_some()
+        && url.has_host()
+        && url.username().is_empty()
+        && url.password().is_none()
+    {
+        out.push_str(&url[..Position::AfterPort]);
+        return;
+    }
     let first_segment = match mode {
         KeyMode::HostAndFirstSegment => url.path_segments().and_then(|mut s| s.next()),
         _ => None,

@@ -141,9 +141,14 @@ where
             clock.system_now(),
             shared.options.max_retry_after,
         );
+        let now = if reading.kept(shared.engine.headers_seen()) {
+            clock.now()
+        } else {
+            sent_at
+        };
         let after = shared
             .engine
-            .after(&endpoint, &reading, units, sent_at, clock.now());
+            .after(&endpoint, &reading, units, sent_at, now);
         match copy {
             Some(copy) if after.retry => {
                 tracing::debug!(

@@ -1,6 +1,5 @@
 //! Which requests share a rate: the built-in endpoint keys.
 
-use std::fmt::Write as _;
 use std::str::FromStr;
 
 /// The built-in ways to key requests (`EndpointKey` in configuration).
@@ -66,7 +65,7 @@ impl KeyMode {
             out.push_str("://");
             out.push_str(host);
             out.push(':');
-            let _ = write!(out, "{}", port.unwrap_or(0));
+            push_u16(out, port.unwrap_or(0));
         };
         match self {
             KeyMode::SchemeHostPort => origin(out, 0),
@@ -101,6 +100,24 @@ impl FromStr for KeyMode {
             .into_iter()
             .find(|m| m.as_str().eq_ignore_ascii_case(&wanted))
             .ok_or_else(|| UnknownKeyMode(s.to_owned()))
+    }
+}
+
+/// Appends `n` in decimal (without the formatting machinery: this runs on every request).
+fn push_u16(out: &mut String, n: u16) {
+    let mut digits = [0u8; 5];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for d in &digits[i..] {
+        out.push(char::from(*d));
     }
 }
 

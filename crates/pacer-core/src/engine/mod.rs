@@ -230,14 +230,22 @@ impl Rules {
         };
         let reports = !info.is_empty();
         // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
-        let info = info.bounded(max_retry_after, self.server_stop.max_exhausted_delay());
+        let info = if reports {
+            info.bounded(max_retry_after, self.server_stop.max_exhausted_delay())
+        } else {
+            info
+        };
+        let throttled = matches!(signal, Signal::Throttled { .. });
         Reading {
             signal,
             reports,
-            from_cache: from_cache(headers),
+            // Only a reading that reports fields has anything a cache could have made stale.
+            from_cache: reports && from_cache(headers),
             info,
             unit_policies,
-            retry_refused: matches!(body, Some(BodyVerdict::NoRetry)) || forbids_retry(headers),
+            // Only a throttle is sent again: the other responses need no look at the header.
+            retry_refused: throttled
+                && (matches!(body, Some(BodyVerdict::NoRetry)) || forbids_retry(headers)),
             quota_exhausted,
         }
     }
@@ -337,8 +345,8 @@ impl Reading {
         &self.info
     }
 
-    /// True if the response came from a cache (`Age` above zero): its fields tell nothing of
-    /// the quota now and are not kept.
+    /// True if the response reported rate-limit fields and came from a cache (`Age` above
+    /// zero): its fields tell nothing of the quota now and are not kept.
     #[must_use]
     pub fn from_cache(&self) -> bool {
         self.from_cache
@@ -355,6 +363,15 @@ impl Reading {
     #[must_use]
     pub fn quota_exhausted(&self) -> bool {
         self.quota_exhausted
+    }
+
+    /// True if the endpoint's server state keeps this reading, `seen` saying whether any
+    /// response of the driver has carried rate-limit fields: one that reports fields, or any
+    /// once some did (an empty one then counts a response without them), and never one from a
+    /// cache. A driver that reads the time only when it is needed asks this first.
+    #[must_use]
+    pub fn kept(&self, seen: bool) -> bool {
+        (self.reports || seen) && !self.from_cache
     }
 }
 
@@ -533,24 +550,28 @@ impl Engine {
         sent_at: Timestamp,
         now: Timestamp,
     ) -> After {
-        let mut changes = Changes::default();
-        let (kept, quota) = endpoint
-            .server
-            .lock()
-            .observe(reading, self.headers_seen(), now);
-        if kept && !self.headers_seen() {
+        let seen = self.headers_seen();
+        let (kept, quota) = if reading.kept(seen) {
+            endpoint.server.lock().observe(reading, seen, now)
+        } else {
+            (false, None)
+        };
+        if kept && !seen {
             self.headers_seen.store(true, Ordering::Relaxed);
         }
-        if let Some(quota) = quota {
-            changes = endpoint.limiter().follow_server(quota);
-        }
-        if units > 0 {
-            let more = endpoint.limiter().on_response(Feedback {
+        let followed = quota.map(|quota| endpoint.limiter().follow_server(quota));
+        let mut changes = if units > 0 {
+            endpoint.limiter().on_response(Feedback {
                 units,
                 sent_at,
                 signal: reading.signal,
-            });
-            changes.merge(more);
+            })
+        } else {
+            Changes::default()
+        };
+        if let Some(mut first) = followed {
+            first.merge(changes);
+            changes = first;
         }
         After {
             changes,

@@ -33,7 +33,7 @@ impl ServerState {
         seen: bool,
         now: Timestamp,
     ) -> (bool, Option<ServerQuota>) {
-        if !(reading.reports || seen) || reading.from_cache {
+        if !reading.kept(seen) {
             return (false, None);
         }
         if !reading.info.is_empty() {

@@ -170,6 +170,10 @@ impl Changes {
     /// Adds what a later call changed: one rate change from the first `previous` to the last
     /// rate (for the last reason), the later pause, every refused request.
     pub fn merge(&mut self, later: Changes) {
+        if self.is_empty() {
+            *self = later;
+            return;
+        }
         self.rate = match (self.rate, later.rate) {
             (Some(first), Some(last)) => Some(RateChange {
                 previous: first.previous,

@@ -58,9 +58,14 @@ pub(super) fn observe(
         named.clock.system_now(),
         config.options.max_retry_after,
     );
-    let after = named
-        .engine
-        .after(endpoint, &reading, units, sent_at, named.clock.now());
+    // The time is read only when the engine keeps what the response said (a clock read is a
+    // tenth of a request's own instructions).
+    let now = if reading.kept(named.engine.headers_seen()) {
+        named.clock.now()
+    } else {
+        sent_at
+    };
+    let after = named.engine.after(endpoint, &reading, units, sent_at, now);
     named.record(&after.changes);
     (reading, after)
 }
