@@ -201,39 +201,31 @@ async fn a_cost_function_with_a_huge_cost_for_one_path_refuses_only_that_path() 
 
 #[tokio::test]
 async fn a_cost_just_at_the_bound_is_sent_and_one_more_is_refused() {
-    let (server, script) = scripted(vec![ok()]).await;
-    let pacer = pacer(at_most_twenty());
+    let clock = pacer_core::ManualClock::new();
+    let (server, script) = serve_script(Script::new(vec![ok()]).on(&clock)).await;
+    let pacer = pacer_on(&clock, reqwest_pacer::LimiterConfig::new(at_most_twenty()));
     let client = client(&pacer);
-    let err = client
-        .get(server.uri())
-        .with_extension(Cost(21))
-        .send()
-        .await
-        .unwrap_err();
+    let above = client.get(server.uri()).with_extension(Cost(21));
+    let err = drive(&clock, above.send()).await.unwrap_err();
     assert_eq!(
         err.rejection().unwrap().reason(),
         &RejectReason::CostAboveLimit { cost: 21, max: 20 }
     );
-    let before = std::time::Instant::now();
-    client
-        .get(server.uri())
-        .with_extension(Cost(20))
-        .send()
-        .await
-        .unwrap();
+    let at_bound = client.get(server.uri()).with_extension(Cost(20));
+    drive(&clock, at_bound.send()).await.unwrap();
     assert_eq!(script.calls(), 1);
     // It left 10 units of debt, one second at the rate: MaxWait exactly. A request right after
     // it would wait the debt and its own unit, 1.1 s: refused.
-    let err = client.get(server.uri()).send().await.unwrap_err();
+    let err = drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap_err();
     assert_eq!(err.rejection().unwrap().kind(), "wait_too_long:queue");
-    // A moment later it fits within MaxWait: it waits the debt out and goes (a lower bound
-    // only: it cannot have gone before the debt and its unit were paid, 1.1 s after the take).
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    client.get(server.uri()).send().await.unwrap();
-    assert!(
-        before.elapsed() >= Duration::from_millis(1050),
-        "{:?}",
-        before.elapsed()
-    );
+    // 200 ms later it fits within MaxWait: it waits the debt out and goes when the debt and
+    // its unit are paid, 1.1 s after the take.
+    clock.advance(Duration::from_millis(200));
+    drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
+    assert_eq!(script.gap(0, 1), Duration::from_millis(1_100));
     assert_eq!(script.calls(), 2);
 }

@@ -1,4 +1,6 @@
 use crate::support::*;
+use pacer_core::{Clock, ManualClock};
+use reqwest_pacer::LimiterConfig;
 use std::time::Duration;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -9,22 +11,32 @@ async fn githubs_secondary_limit_403_with_retry_after_is_a_throttle() {
     let secondary = ResponseTemplate::new(403)
         .insert_header("retry-after", "1")
         .set_body_string("You have exceeded a secondary rate limit");
-    let script = Script::new(vec![secondary, ok()]);
+    let clock = ManualClock::new();
+    let script = Script::new(vec![secondary, ok()]).on(&clock);
     Mock::given(method("GET"))
         .respond_with(script.clone())
         .mount(&server)
         .await;
-    let pacer = pacer(generous());
-    let response = client(&pacer).get(server.uri()).send().await.unwrap();
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()));
+    let client = client(&pacer);
+    let response = drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(script.calls(), 2);
-    assert!(script.gap(0, 1) >= Duration::from_secs(1));
+    let gap = script.gap(0, 1);
+    assert!(
+        gap >= Duration::from_secs(1) && gap < Duration::from_millis(1_010),
+        "{gap:?}"
+    );
 }
 
 #[tokio::test]
 async fn githubs_primary_limit_403_with_remaining_0_waits_for_the_reset() {
     let server = MockServer::start().await;
-    let reset = std::time::SystemTime::now()
+    let clock = ManualClock::new();
+    let reset = clock
+        .system_now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs()
@@ -34,20 +46,24 @@ async fn githubs_primary_limit_403_with_remaining_0_waits_for_the_reset() {
         .insert_header("x-ratelimit-remaining", "0")
         .insert_header("x-ratelimit-reset", reset.to_string().as_str())
         .insert_header("x-ratelimit-resource", "core");
-    let script = Script::new(vec![primary, ok()]);
+    let script = Script::new(vec![primary, ok()]).on(&clock);
     Mock::given(method("GET"))
         .respond_with(script.clone())
         .mount(&server)
         .await;
-    let pacer = pacer(generous());
-    let response = client(&pacer).get(server.uri()).send().await.unwrap();
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()));
+    let client = client(&pacer);
+    let response = drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(script.calls(), 2);
-    // The reset is a whole second 1 to 2 s away.
+    // The reset is exactly 2 s away on the manual clock's whole-second wall time; the retry goes
+    // then, once the limiter that followed the spent quota has its unit (2.1 s in all).
+    let gap = script.gap(0, 1);
     assert!(
-        script.gap(0, 1) >= Duration::from_millis(900),
-        "{:?}",
-        script.gap(0, 1)
+        gap >= Duration::from_secs(2) && gap <= Duration::from_millis(2_100),
+        "{gap:?}"
     );
 }
 

@@ -1,8 +1,9 @@
 use crate::support::*;
+use pacer_core::{Clock, ManualClock, RealClock, Timestamp};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
@@ -12,13 +13,15 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 struct Draft11 {
     limit: u64,
     window: Duration,
-    state: Arc<parking_lot::Mutex<(Instant, u64)>>,
+    state: Arc<parking_lot::Mutex<(Timestamp, u64)>>,
     throttled: Arc<AtomicUsize>,
+    /// The server's time: the limiter's manual clock, or the real one.
+    clock: Arc<dyn Clock>,
 }
 
 impl Respond for Draft11 {
     fn respond(&self, _: &Request) -> ResponseTemplate {
-        let now = Instant::now();
+        let now = self.clock.now();
         let mut st = self.state.lock();
         if now - st.0 >= self.window {
             *st = (now, 0);
@@ -46,25 +49,32 @@ impl Respond for Draft11 {
 #[tokio::test]
 async fn pacing_to_ratelimit_headers_keeps_the_server_free_of_429s() {
     let server = MockServer::start().await;
+    let clock = ManualClock::new();
     let api = Draft11 {
         limit: 5,
         window: Duration::from_secs(1),
-        state: Arc::new(parking_lot::Mutex::new((Instant::now(), 0))),
+        state: Arc::new(parking_lot::Mutex::new((clock.now(), 0))),
         throttled: Arc::default(),
+        clock: Arc::new(clock.clone()),
     };
     Mock::given(method("GET"))
         .respond_with(api.clone())
         .mount(&server)
         .await;
-    let pacer = pacer(generous()); // the adaptive rate alone would not hold back
+    // The adaptive rate alone would not hold back.
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()));
     let client = client(&pacer);
-    let started = Instant::now();
     for _ in 0..12 {
-        assert_eq!(client.get(server.uri()).send().await.unwrap().status(), 200);
+        let response = drive(&clock, client.get(server.uri()).send()).await;
+        assert_eq!(response.unwrap().status(), 200);
     }
     assert_eq!(api.throttled.load(Ordering::SeqCst), 0);
-    // 12 requests at 5 per window need at least two window boundaries.
-    assert!(started.elapsed() >= Duration::from_millis(1000));
+    // 12 requests at 5 per window: the third window, two boundaries after the first request.
+    assert!(
+        clock.now() - Timestamp::ZERO >= Duration::from_secs(2),
+        "{:?}",
+        clock.now()
+    );
     let endpoint = crate::retry_after::endpoint(&server);
     let headers = pacer.state("api", &endpoint).unwrap().headers;
     assert!(headers.is_some_and(|h| h.limit() == Some(5)));
@@ -79,8 +89,9 @@ async fn a_concurrent_burst_is_paced_to_the_server_s_remaining_and_reset() {
     let api = Draft11 {
         limit: 8,
         window: Duration::from_secs(1),
-        state: Arc::new(parking_lot::Mutex::new((Instant::now(), 0))),
+        state: Arc::new(parking_lot::Mutex::new((Timestamp::ZERO, 0))),
         throttled: Arc::default(),
+        clock: Arc::new(RealClock::new()),
     };
     Mock::given(method("GET"))
         .respond_with(api.clone())

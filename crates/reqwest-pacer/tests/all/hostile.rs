@@ -4,10 +4,10 @@
 //! response or a typed error, and every wait Pacer orders stays within its documented bounds.
 
 use crate::support::*;
-use reqwest_pacer::{PacerErrorExt, PacerMiddleware, RejectReason, WaitCause};
+use reqwest_pacer::{PacerErrorExt, PacerMiddleware, PacerResponseExt, RejectReason, WaitCause};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -107,12 +107,20 @@ async fn a_capped_stop_counts_down_and_ends_instead_of_restarting_at_every_look(
     let mut options = generous();
     options.max_retry_after = Duration::from_secs(1);
     options.max_attempts = 1;
-    let pacer = pacer(options);
-    assert_eq!(client(&pacer).get(&url).send().await.unwrap().status(), 429);
-    let started = Instant::now();
-    let r = client(&pacer).get(&url).send().await.unwrap();
+    let clock = pacer_core::ManualClock::new();
+    let pacer = pacer_on(&clock, reqwest_pacer::LimiterConfig::new(options));
+    let first = drive(&clock, client(&pacer).get(&url).send()).await;
+    assert_eq!(first.unwrap().status(), 429);
+    let r = drive(&clock, client(&pacer).get(&url).send())
+        .await
+        .unwrap();
     assert_eq!(r.status(), 200, "the stop ended after MaxRetryAfter");
-    assert!(started.elapsed() >= Duration::from_millis(900));
+    // The capped stop, then one unit at the cut rate.
+    let waited = r.paced().unwrap().waited();
+    assert!(
+        waited >= Duration::from_secs(1) && waited < Duration::from_millis(1_010),
+        "{waited:?}"
+    );
     assert_eq!(served.load(Ordering::SeqCst), 2);
 }
 
@@ -172,12 +180,20 @@ async fn negative_garbage_past_and_fractional_retry_afters_are_safe() {
             &[("retry-after", value.as_bytes())],
         );
         let (url, served) = hostile(vec![throttle, ok_act()]).await;
-        let pacer = pacer(generous());
-        let started = Instant::now();
-        let r = client(&pacer).get(&url).send().await.unwrap();
+        let clock = pacer_core::ManualClock::new();
+        let pacer = pacer_on(&clock, reqwest_pacer::LimiterConfig::new(generous()));
+        let started = pacer_core::Clock::now(&clock);
+        let r = drive(&clock, client(&pacer).get(&url).send())
+            .await
+            .unwrap();
         assert_eq!(r.status(), 200, "{value}");
         assert_eq!(served.load(Ordering::SeqCst), 2, "{value}");
-        assert!(started.elapsed() >= at_least, "{value}");
+        // The Retry-After (none for the unreadable ones), then one unit at the cut rate.
+        let took = pacer_core::Clock::now(&clock) - started;
+        assert!(
+            took >= at_least && took < at_least + Duration::from_millis(10),
+            "{value}: {took:?}"
+        );
     }
 }
 

@@ -53,24 +53,28 @@ async fn a_request_with_a_shorter_max_wait_of_its_own_is_refused_where_others_wo
 
 #[tokio::test]
 async fn a_request_with_a_longer_max_wait_of_its_own_waits_where_others_are_refused() {
-    let (server, script, client) = one_a_second(Duration::from_millis(100)).await;
-    assert!(
-        client
-            .get(server.uri())
-            .send()
-            .await
-            .unwrap_err()
-            .is_rejected()
-    );
-    let start = Instant::now();
-    let response = client
-        .get(server.uri())
-        .with_extension(MaxWait(Duration::from_secs(10)))
-        .send()
+    // One a second, on the manual clock: the first request takes the unit there.
+    let clock = pacer_core::ManualClock::new();
+    let (server, script) = serve_script(Script::new(vec![ok()]).on(&clock)).await;
+    let mut options = fixed_rate(60.0);
+    options.burst = Duration::from_secs(1);
+    options.max_wait = Duration::from_millis(100);
+    let client = client(&pacer_on(
+        &clock,
+        reqwest_pacer::LimiterConfig::new(options),
+    ));
+    drive(&clock, client.get(server.uri()).send())
         .await
         .unwrap();
-    assert!(start.elapsed() >= Duration::from_millis(800));
-    assert!(response.paced().unwrap().waited() >= Duration::from_millis(800));
+    let refused = drive(&clock, client.get(server.uri()).send()).await;
+    assert!(refused.unwrap_err().is_rejected());
+    let longer = client
+        .get(server.uri())
+        .with_extension(MaxWait(Duration::from_secs(10)));
+    let response = drive(&clock, longer.send()).await.unwrap();
+    // The next unit comes a second after the first was taken.
+    assert_eq!(script.gap(0, 1), Duration::from_secs(1));
+    assert_eq!(response.paced().unwrap().waited(), Duration::from_secs(1));
     assert_eq!(script.calls(), 2);
 }
 

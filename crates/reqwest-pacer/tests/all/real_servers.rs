@@ -79,27 +79,24 @@ async fn a_503_or_a_429_with_retry_after_still_stops() {
 
 #[tokio::test]
 async fn a_success_that_says_the_quota_is_spent_holds_no_longer_than_its_policy_can_mean() {
-    let server = MockServer::start().await;
     // 120 units, none left, reset in 60 s, no window: as a stop, 60 s (over MaxWait, so every
     // later request would be refused); bounded to one unit's interval, 60 s / 120 = 500 ms.
     let spent = ResponseTemplate::new(200)
         .insert_header("x-ratelimit-limit", "120")
         .insert_header("x-ratelimit-remaining", "0")
         .insert_header("x-ratelimit-reset", "60");
-    let script = Script::new(vec![spent]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
-    let pacer = pacer(generous());
-    let answered = send(&plain_client(&pacer), &server.uri(), 4).await;
+    let clock = pacer_core::ManualClock::new();
+    let (server, script) = serve_script(Script::new(vec![spent]).on(&clock)).await;
+    let pacer = pacer_on(&clock, reqwest_pacer::LimiterConfig::new(generous()));
+    let answered = drive(&clock, send(&plain_client(&pacer), &server.uri(), 4)).await;
     assert_eq!(answered, 4);
     assert_eq!(script.calls(), 4);
     for i in 1..4 {
+        let gap = script.gap(i - 1, i);
         assert!(
-            script.gap(i - 1, i) >= std::time::Duration::from_millis(480),
-            "held for one interval: {:?}",
-            script.gap(i - 1, i)
+            gap >= std::time::Duration::from_millis(500)
+                && gap <= std::time::Duration::from_millis(520),
+            "held for one interval: {gap:?}"
         );
     }
 }

@@ -1,20 +1,25 @@
 use crate::support::*;
-use std::time::{Duration, SystemTime};
+use pacer_core::{Clock, ManualClock};
+use reqwest_pacer::LimiterConfig;
+use std::time::Duration;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer};
 
 #[tokio::test]
 async fn a_429_with_retry_after_in_seconds_waits_then_succeeds() {
-    let (server, script) = scripted(vec![throttled("1"), ok()]).await;
-    let pacer = pacer(generous());
-    let response = client(&pacer).get(server.uri()).send().await.unwrap();
+    let clock = ManualClock::new();
+    let (server, script) = serve_script(Script::new(vec![throttled("1"), ok()]).on(&clock)).await;
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()));
+    let client = client(&pacer);
+    let response = drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(script.calls(), 2, "exactly one retry reached the server");
-    assert!(
-        script.gap(0, 1) >= Duration::from_secs(1),
-        "{:?}",
-        script.gap(0, 1)
-    );
+    // The Retry-After, then one unit at the cut rate (the pause leaves the bucket empty).
+    let gap = script.gap(0, 1);
+    assert!(gap >= Duration::from_secs(1), "{gap:?}");
+    assert!(gap < Duration::from_millis(1_010), "{gap:?}");
     let state = pacer.state("api", &endpoint(&server)).unwrap();
     let limiter = state.limiter.unwrap();
     assert_eq!(limiter.stats.throttled, 1);
@@ -23,23 +28,20 @@ async fn a_429_with_retry_after_in_seconds_waits_then_succeeds() {
 
 #[tokio::test]
 async fn a_429_with_an_http_date_waits_until_that_date() {
-    let server = MockServer::start().await;
-    let at = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(2));
-    let script = Script::new(vec![throttled(&at), ok()]);
-    Mock::given(method("GET"))
-        .respond_with(script.clone())
-        .mount(&server)
-        .await;
-    let pacer = pacer(generous());
-    let response = client(&pacer).get(server.uri()).send().await.unwrap();
+    let clock = ManualClock::new();
+    // The manual clock's wall time is a whole second: the date is exactly 2 s away.
+    let at = httpdate::fmt_http_date(clock.system_now() + Duration::from_secs(2));
+    let (server, script) = serve_script(Script::new(vec![throttled(&at), ok()]).on(&clock)).await;
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()));
+    let client = client(&pacer);
+    let response = drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(script.calls(), 2);
-    // The date has a resolution of a second: at least one second passed.
-    assert!(
-        script.gap(0, 1) >= Duration::from_secs(1),
-        "{:?}",
-        script.gap(0, 1)
-    );
+    let gap = script.gap(0, 1);
+    assert!(gap >= Duration::from_secs(2), "{gap:?}");
+    assert!(gap < Duration::from_millis(2_010), "{gap:?}");
 }
 
 #[tokio::test]

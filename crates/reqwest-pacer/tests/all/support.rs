@@ -1,11 +1,12 @@
 //! Shared helpers: a client with the middleware, and a scripted responder.
 
-use pacer_core::LimiterOptions;
+use pacer_core::{Clock, LimiterOptions, ManualClock, RealClock, Timestamp};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wiremock::{Request, Respond, ResponseTemplate};
 
 pub(crate) fn client(pacer: &PacerMiddleware) -> ClientWithMiddleware {
@@ -39,13 +40,41 @@ pub(crate) fn pacer(options: LimiterOptions) -> PacerMiddleware {
         .unwrap()
 }
 
+/// The limiter `api` with `config`, on `clock`: for a test that asserts a duration, whose time
+/// [`drive`] moves.
+pub(crate) fn pacer_on(clock: &ManualClock, config: LimiterConfig) -> PacerMiddleware {
+    PacerMiddleware::builder()
+        .limiter("api", config)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap()
+}
+
+/// Runs `future` to its end, moving `clock` to the first sleeper's deadline whenever the future
+/// is stuck on one (the network runs in real time meanwhile): waits take no real time, and the
+/// times a test reads are exact.
+pub(crate) async fn drive<F: Future>(clock: &ManualClock, future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    loop {
+        tokio::select! {
+            out = &mut future => return out,
+            () = tokio::time::sleep(Duration::from_millis(2)) => {
+                if let Some(deadline) = clock.next_deadline() {
+                    clock.set(deadline);
+                }
+            }
+        }
+    }
+}
+
 /// Answers with the scripted responses in order (the last one again once they run out), and
 /// records when each request arrived.
 #[derive(Clone)]
 pub(crate) struct Script {
     responses: Arc<Vec<ResponseTemplate>>,
     calls: Arc<AtomicUsize>,
-    arrivals: Arc<parking_lot::Mutex<Vec<Instant>>>,
+    arrivals: Arc<parking_lot::Mutex<Vec<Timestamp>>>,
+    clock: Arc<dyn Clock>,
 }
 
 impl Script {
@@ -54,7 +83,14 @@ impl Script {
             responses: Arc::new(responses),
             calls: Arc::default(),
             arrivals: Arc::default(),
+            clock: Arc::new(RealClock::new()),
         }
+    }
+
+    /// The same script, timing arrivals on `clock` (the limiter's, which [`drive`] moves).
+    pub(crate) fn on(mut self, clock: &ManualClock) -> Self {
+        self.clock = Arc::new(clock.clone());
+        self
     }
 
     pub(crate) fn calls(&self) -> usize {
@@ -70,7 +106,7 @@ impl Script {
 
 impl Respond for Script {
     fn respond(&self, _: &Request) -> ResponseTemplate {
-        self.arrivals.lock().push(Instant::now());
+        self.arrivals.lock().push(self.clock.now());
         let i = self.calls.fetch_add(1, Ordering::SeqCst);
         self.responses[i.min(self.responses.len() - 1)].clone()
     }
@@ -96,8 +132,12 @@ pub(crate) fn throttled(retry_after: &str) -> ResponseTemplate {
 
 /// A server that answers every GET with `responses` in order (see [`Script`]).
 pub(crate) async fn scripted(responses: Vec<ResponseTemplate>) -> (wiremock::MockServer, Script) {
+    serve_script(Script::new(responses)).await
+}
+
+/// A server that answers every GET with `script`.
+pub(crate) async fn serve_script(script: Script) -> (wiremock::MockServer, Script) {
     let server = wiremock::MockServer::start().await;
-    let script = Script::new(responses);
     wiremock::Mock::given(wiremock::matchers::method("GET"))
         .respond_with(script.clone())
         .mount(&server)

@@ -2,7 +2,7 @@
 
 use crate::retry_after::endpoint;
 use crate::support::*;
-use pacer_core::QuotaUnit;
+use pacer_core::{ManualClock, QuotaUnit};
 use reqwest_pacer::{
     LimiterConfig, PacerErrorExt, PacerMiddleware, RejectReason, TokenCost, WaitCause,
 };
@@ -46,6 +46,16 @@ fn pacer_with(config: LimiterConfig) -> PacerMiddleware {
         .unwrap()
 }
 
+/// The same on `clock`, serving `response` with arrivals timed on it.
+async fn on_clock(
+    clock: &ManualClock,
+    config: LimiterConfig,
+    response: ResponseTemplate,
+) -> (MockServer, Script, PacerMiddleware) {
+    let (server, script) = serve_script(Script::new(vec![response]).on(clock)).await;
+    (server, script, pacer_on(clock, config.no_throttling()))
+}
+
 #[tokio::test]
 async fn the_tokens_policy_never_sets_the_request_rate() {
     // Tokens far scarcer than requests: read as requests they would give 17 a minute.
@@ -68,20 +78,24 @@ async fn the_tokens_policy_never_sets_the_request_rate() {
 #[tokio::test]
 async fn a_request_whose_tokens_are_not_there_waits_for_the_refill() {
     // 100 of 1,000 left, full in 9 s: 100 tokens come back a second; 300 are there in 2 s.
-    let (server, script) = serve(openai(1_000, 100, "9s")).await;
-    let pacer = pacer_with(LimiterConfig::new(generous()));
+    let clock = ManualClock::new();
+    let (server, script, pacer) = on_clock(
+        &clock,
+        LimiterConfig::new(generous()),
+        openai(1_000, 100, "9s"),
+    )
+    .await;
     let client = client(&pacer);
-    client.get(server.uri()).send().await.unwrap();
-    client
-        .get(server.uri())
-        .with_extension(TokenCost(300))
-        .send()
+    drive(&clock, client.get(server.uri()).send())
         .await
         .unwrap();
+    let costly = client.get(server.uri()).with_extension(TokenCost(300));
+    drive(&clock, costly.send()).await.unwrap();
+    // 200 more tokens at 100 a second: 2 s, to the rounding of the refill.
+    let gap = script.gap(0, 1);
     assert!(
-        script.gap(0, 1) >= Duration::from_millis(1_990),
-        "{:?}",
-        script.gap(0, 1)
+        gap >= Duration::from_millis(1_990) && gap <= Duration::from_millis(2_010),
+        "{gap:?}"
     );
 }
 
@@ -145,13 +159,24 @@ async fn a_request_of_unknown_tokens_waits_only_for_an_exhausted_quota() {
     client.get(server.uri()).send().await.unwrap();
     assert_eq!(script.calls(), 2);
     // Exhausted: until the reset (1 s), though a token comes back every millisecond.
-    let (server, script) = serve(openai(1_000, 0, "1s")).await;
-    client.get(server.uri()).send().await.unwrap();
-    client.get(server.uri()).send().await.unwrap();
+    let clock = ManualClock::new();
+    let (server, script, pacer) = on_clock(
+        &clock,
+        LimiterConfig::new(generous()),
+        openai(1_000, 0, "1s"),
+    )
+    .await;
+    let client = crate::support::client(&pacer);
+    drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
+    drive(&clock, client.get(server.uri()).send())
+        .await
+        .unwrap();
+    let gap = script.gap(0, 1);
     assert!(
-        script.gap(0, 1) >= Duration::from_millis(990),
-        "{:?}",
-        script.gap(0, 1)
+        gap >= Duration::from_millis(990) && gap <= Duration::from_millis(1_010),
+        "{gap:?}"
     );
 }
 
@@ -160,21 +185,19 @@ async fn an_exhausted_tokens_quota_holds_a_request_for_its_tokens_not_until_full
     // A 429 with no tokens left, full again in 10 s: 100 tokens a second come back. A request
     // of 50 tokens waits half a second, not the 10 s until the quota is full (over MaxWait).
     let throttle = with_openai(ResponseTemplate::new(429), 1_000, 0, "10s");
-    let (server, script) = scripted(vec![throttle, ok()]).await;
+    let clock = ManualClock::new();
+    let (server, script) = serve_script(Script::new(vec![throttle, ok()]).on(&clock)).await;
     let mut options = generous();
     options.max_wait = Duration::from_secs(3);
-    let pacer = pacer_with(LimiterConfig::new(options));
-    let response = client(&pacer)
-        .get(server.uri())
-        .with_extension(TokenCost(50))
-        .send()
-        .await
-        .unwrap();
+    let pacer = pacer_on(&clock, LimiterConfig::new(options).no_throttling());
+    let client = client(&pacer);
+    let request = client.get(server.uri()).with_extension(TokenCost(50));
+    let response = drive(&clock, request.send()).await.unwrap();
     assert_eq!(response.status(), 200);
     assert_eq!(script.calls(), 2);
+    let gap = script.gap(0, 1);
     assert!(
-        script.gap(0, 1) >= Duration::from_millis(490),
-        "{:?}",
-        script.gap(0, 1)
+        gap >= Duration::from_millis(490) && gap <= Duration::from_millis(510),
+        "{gap:?}"
     );
 }
