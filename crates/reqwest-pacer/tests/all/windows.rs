@@ -18,19 +18,21 @@ fn with_window(window: StrictWindow) -> PacerMiddleware {
 
 #[tokio::test]
 async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
-    let (server, script) = scripted(vec![ok()]).await;
-    let store = MemoryWindowStore::new(RealClock::new());
+    let clock = pacer_core::ManualClock::new();
+    let (server, script) = serve_script(Script::new(vec![ok()]).on(&clock)).await;
+    let store = MemoryWindowStore::new(clock.clone());
     let window = StrictWindow::new("w", 3, Duration::from_millis(500), store).unwrap();
-    let pacer = with_window(window);
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()).window(window));
     let client = client(&pacer);
     for _ in 0..7 {
-        assert_eq!(client.get(server.uri()).send().await.unwrap().status(), 200);
+        let response = drive(&clock, client.get(server.uri()).send()).await;
+        assert_eq!(response.unwrap().status(), 200);
     }
     assert_eq!(script.calls(), 7);
     for i in 0..4 {
         let gap = script.gap(i, i + 3);
         assert!(
-            gap >= Duration::from_millis(450),
+            gap >= Duration::from_millis(500),
             "requests {i} and {} only {gap:?} apart",
             i + 3
         );
