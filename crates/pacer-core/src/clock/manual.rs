@@ -110,6 +110,43 @@ impl ManualClock {
         self.inner.sleepers.lock().iter().map(|s| s.deadline).min()
     }
 
+    /// Runs `future` to its end, moving the time to the earliest sleeper's deadline whenever
+    /// the future waits: code that sleeps on this clock (a limiter, a middleware, a layer) runs
+    /// without waiting in real time, while its network IO, if any, runs as it does. Between two
+    /// looks the future gets 2 ms of real time to make progress. Needs a tokio runtime with its
+    /// timer.
+    ///
+    /// ```
+    /// use pacer_core::{Clock, ManualClock, Timestamp};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let clock = ManualClock::new();
+    /// let sleeper = clock.clone();
+    /// let woke = clock
+    ///     .drive(async move {
+    ///         sleeper.sleep_until(Timestamp::from_duration(Duration::from_secs(90))).await;
+    ///         sleeper.now()
+    ///     })
+    ///     .await;
+    /// assert_eq!(woke, Timestamp::from_duration(Duration::from_secs(90)));
+    /// # }
+    /// ```
+    pub async fn drive<F: Future>(&self, future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        loop {
+            let polled = std::future::poll_fn(|cx| Poll::Ready(future.as_mut().poll(cx))).await;
+            if let Poll::Ready(out) = polled {
+                return out;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            if let Some(deadline) = self.next_deadline() {
+                self.set(deadline);
+            }
+        }
+    }
+
     fn wake_due(&self) {
         let now = self.now();
         let due: Vec<Waker> = {

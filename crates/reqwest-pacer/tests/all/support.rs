@@ -50,21 +50,9 @@ pub(crate) fn pacer_on(clock: &ManualClock, config: LimiterConfig) -> PacerMiddl
         .unwrap()
 }
 
-/// Runs `future` to its end, moving `clock` to the first sleeper's deadline whenever the future
-/// is stuck on one (the network runs in real time meanwhile): waits take no real time, and the
-/// times a test reads are exact.
+/// Runs `future` to its end on `clock` ([`ManualClock::drive`]).
 pub(crate) async fn drive<F: Future>(clock: &ManualClock, future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    loop {
-        tokio::select! {
-            out = &mut future => return out,
-            () = tokio::time::sleep(Duration::from_millis(2)) => {
-                if let Some(deadline) = clock.next_deadline() {
-                    clock.set(deadline);
-                }
-            }
-        }
-    }
+    clock.drive(future).await
 }
 
 /// Answers with the scripted responses in order (the last one again once they run out), and

@@ -1,6 +1,6 @@
 //! The layer in front of a hyper-util client, on a manual clock.
 
-use crate::support::{Recorded, drive, hyper_client, serve};
+use crate::support::{Recorded, drive, hyper_client, recorded, serve};
 use bytes::Bytes;
 use http_body_util::Full;
 use pacer_core::{LimiterOptions, ManualClock, WaitCause};
@@ -28,16 +28,11 @@ fn get(base: &str) -> http::Request<Full<Bytes>> {
 async fn a_throttle_is_retried_after_its_retry_after_and_the_caller_gets_the_success() {
     let base = serve(vec![(429, vec![("retry-after", "4")]), (200, vec![])]).await;
     let clock = ManualClock::new();
-    let sent = Arc::new(Mutex::new(Vec::new()));
     let layer = PacerLayer::builder(options())
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
-    let mut service = layer.layer(Recorded {
-        inner: hyper_client(),
-        clock: clock.clone(),
-        sent: Arc::clone(&sent),
-    });
+    let (mut service, sent) = recorded(&layer, &clock);
     let response = drive(&clock, service.call(get(&base))).await.unwrap();
     assert_eq!(response.status(), 200);
     let sent = sent.lock().unwrap().clone();
@@ -127,16 +122,11 @@ async fn x_should_retry_false_is_not_sent_again() {
     ])
     .await;
     let clock = ManualClock::new();
-    let sent = Arc::new(Mutex::new(Vec::new()));
     let layer = PacerLayer::builder(options())
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
-    let mut service = layer.layer(Recorded {
-        inner: hyper_client(),
-        clock: clock.clone(),
-        sent: Arc::clone(&sent),
-    });
+    let (mut service, sent) = recorded(&layer, &clock);
     let response = drive(&clock, service.call(get(&base))).await.unwrap();
     assert_eq!(response.status(), 429);
     assert_eq!(
@@ -150,7 +140,6 @@ async fn x_should_retry_false_is_not_sent_again() {
 async fn requests_are_paced_at_the_limiter_s_rate() {
     let base = serve(vec![(200, vec![])]).await;
     let clock = ManualClock::new();
-    let sent = Arc::new(Mutex::new(Vec::new()));
     let mut opts = options();
     // Held at 30 a minute: successes do not raise it.
     opts.min_units_per_minute = 30.0;
@@ -160,11 +149,7 @@ async fn requests_are_paced_at_the_limiter_s_rate() {
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
-    let mut service = layer.layer(Recorded {
-        inner: hyper_client(),
-        clock: clock.clone(),
-        sent: Arc::clone(&sent),
-    });
+    let (mut service, sent) = recorded(&layer, &clock);
     for _ in 0..6 {
         let response = drive(&clock, service.call(get(&base))).await.unwrap();
         assert_eq!(response.status(), 200);

@@ -2,7 +2,7 @@
 //! same options and rules, against servers that answer the same script: they send the same
 //! requests at the same times, each on its own manual clock.
 
-use crate::support::{Answer, Recorded, drive, hyper_client, serve, since_origin};
+use crate::support::{Answer, drive, recorded, serve, since_origin};
 use bytes::Bytes;
 use http::Extensions;
 use http_body_util::Full;
@@ -11,7 +11,6 @@ use reqwest_middleware::{ClientBuilder, Middleware, Next};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tower_layer::Layer;
 use tower_pacer::PacerLayer;
 use tower_service::Service;
 
@@ -100,16 +99,11 @@ async fn through_the_middleware() -> (Vec<u16>, Vec<Duration>) {
 async fn through_the_layer() -> (Vec<u16>, Vec<Duration>) {
     let base = serve(script()).await;
     let clock = ManualClock::new();
-    let sent = Arc::new(Mutex::new(Vec::new()));
     let layer = PacerLayer::builder(options())
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
-    let mut service = layer.layer(Recorded {
-        inner: hyper_client(),
-        clock: clock.clone(),
-        sent: Arc::clone(&sent),
-    });
+    let (mut service, sent) = recorded(&layer, &clock);
     let mut statuses = Vec::new();
     for _ in 0..REQUESTS {
         let request = http::Request::get(format!("{base}/items"))

@@ -80,18 +80,31 @@ pub(crate) fn since_origin(clock: &ManualClock) -> Duration {
     clock.now() - Timestamp::ZERO
 }
 
-/// Runs `future` to its end, moving `clock` to each sleeper's deadline whenever the future is
-/// stuck on it (network IO runs in real time meanwhile).
+/// Runs `future` to its end on `clock` ([`ManualClock::drive`]).
 pub(crate) async fn drive<F: Future>(clock: &ManualClock, future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    loop {
-        tokio::select! {
-            out = &mut future => return out,
-            () = tokio::time::sleep(Duration::from_millis(2)) => {
-                if let Some(deadline) = clock.next_deadline() {
-                    clock.set(deadline);
-                }
-            }
-        }
-    }
+    clock.drive(future).await
+}
+
+/// A hyper client behind the layer, its sends noted.
+pub(crate) type RecordedService =
+    tower_pacer::PacerService<Recorded<Client<HttpConnector, Full<Bytes>>>>;
+
+/// When each request was sent, since the clock's origin.
+pub(crate) type Sent = Arc<Mutex<Vec<Duration>>>;
+
+/// `layer` over a hyper client whose sends are noted on `clock`: the service, and the times.
+pub(crate) fn recorded(
+    layer: &tower_pacer::PacerLayer,
+    clock: &ManualClock,
+) -> (RecordedService, Sent) {
+    let sent = Arc::new(Mutex::new(Vec::new()));
+    let service = tower_layer::Layer::layer(
+        layer,
+        Recorded {
+            inner: hyper_client(),
+            clock: clock.clone(),
+            sent: Arc::clone(&sent),
+        },
+    );
+    (service, sent)
 }
