@@ -57,6 +57,7 @@ mod source;
 mod spelling;
 mod throttling;
 mod tree;
+#[cfg(feature = "reqwest")]
 mod watch;
 mod window;
 mod write;
@@ -66,12 +67,16 @@ pub use loader::{
     ConfigLoader, DEFAULT_ENV_PREFIX, DEFAULT_SECTION, Format, limiter_options_from_file,
 };
 pub use settings::{LimiterSettings, PacerSettings, ThrottlingSettings};
+#[cfg(feature = "reqwest")]
 pub use watch::{ConfigWatcher, DEFAULT_WATCH_INTERVAL, Reload, WatchHandle, watch};
 pub use window::{WindowSettings, WindowStoreSettings};
 
+#[cfg(feature = "reqwest")]
 use reqwest_pacer::PacerMiddleware;
+#[cfg(feature = "reqwest")]
 use std::path::Path;
 
+#[cfg(feature = "reqwest")]
 /// The middleware from one configuration file (format by extension), its limiters under
 /// [`DEFAULT_SECTION`], without environment overrides.
 ///
@@ -81,6 +86,7 @@ pub fn from_config_file(path: impl AsRef<Path>) -> Result<PacerMiddleware, Confi
     ConfigLoader::new().file(path).build()
 }
 
+#[cfg(feature = "reqwest")]
 /// As [`from_config_file`], with environment overrides under [`DEFAULT_ENV_PREFIX`]
 /// (`PACER__ADAPTIVERATELIMITING__LIMITERS__<NAME>__<KEY>`), which win over the file.
 ///
@@ -90,6 +96,7 @@ pub fn from_config_file_with_env(path: impl AsRef<Path>) -> Result<PacerMiddlewa
     ConfigLoader::new().file(path).env().build()
 }
 
+#[cfg(feature = "reqwest")]
 /// As [`from_config_file`], with the limiters under a custom section (levels separated by `:`,
 /// `.` or `__`: `"SearchApi:RateLimit"` holds `Limiters` and `DefaultLimiter`).
 ///

@@ -12,8 +12,8 @@ use crate::spelling::{Style, join};
 use crate::throttling;
 use crate::tree::Node;
 use http::StatusCode;
+use pacer_core::KeyMode;
 use pacer_core::{ControllerKind, InvalidOption, LimiterOptions, ServerStopPolicy};
-use reqwest_pacer::KeyMode;
 use std::collections::HashMap;
 
 /// Every key of a limiter, for unknown-key suggestions (and the docs' order).
@@ -305,8 +305,8 @@ fn read_options(
 fn read_classifier(
     p: &mut Collector,
     mut t: TableReader<'_>,
-    mut c: reqwest_pacer::DefaultClassifier,
-) -> reqwest_pacer::DefaultClassifier {
+    mut c: pacer_core::DefaultClassifier,
+) -> pacer_core::DefaultClassifier {
     if let Some(f) = t.get(p, "Throttled")
         && let Some(codes) = status_codes(p, &f)
     {

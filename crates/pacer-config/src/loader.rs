@@ -8,6 +8,7 @@ use crate::spelling::{join, nearest};
 use crate::tree::{Gap, Node, normalize};
 use crate::{env, source};
 use pacer_core::LimiterOptions;
+#[cfg(feature = "reqwest")]
 use reqwest_pacer::PacerMiddleware;
 use std::path::{Path, PathBuf};
 
@@ -290,6 +291,7 @@ impl ConfigLoader {
         }
     }
 
+    #[cfg(feature = "reqwest")]
     /// Loads the configuration and builds the middleware with every limiter.
     ///
     /// # Errors

@@ -5,12 +5,12 @@ use crate::error::{ConfigError, Problem, ProblemKind, Problems};
 use crate::spelling::join;
 use crate::window::WindowSettings;
 use pacer_core::{
-    AdaptiveDelay, Composite, FixedThreshold, Global, LimiterOptions, Pacing, Percentage,
-    ServerStopPolicy, ThrottlingAlgorithm,
+    AdaptiveDelay, Composite, DefaultClassifier, FixedThreshold, Global, KeyMode, LimiterOptions,
+    Pacing, Percentage, Rules, ServerStopPolicy, ThrottlingAlgorithm,
 };
-use reqwest_pacer::{
-    BuildError, DefaultClassifier, KeyMode, LimiterConfig, PacerBuilder, PacerMiddleware,
-};
+#[cfg(feature = "reqwest")]
+use reqwest_pacer::{BuildError, LimiterConfig, PacerBuilder, PacerMiddleware};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The proactive throttling algorithm a limiter uses (`Throttling` in configuration), with its
@@ -155,6 +155,42 @@ impl Default for LimiterSettings {
 }
 
 impl LimiterSettings {
+    /// The engine's rules of this limiter (`Classifier`, `MaxExhaustedDelay`, `Throttling`), for
+    /// any driver: the middleware's [`to_limiter_config`](Self::to_limiter_config) uses them,
+    /// and so does tower-pacer's `PacerLayer::from_settings`.
+    ///
+    /// ```
+    /// use pacer_config::LimiterSettings;
+    ///
+    /// let rules = LimiterSettings::default().rules()?;
+    /// assert!(rules.algorithm().is_some(), "Percentage by default");
+    /// # Ok::<(), pacer_config::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Invalid`] for a zero `MaxExhaustedDelay` set in code (loading refuses it).
+    pub fn rules(&self) -> Result<Rules, ConfigError> {
+        self.rules_at("")
+            .map_err(|p| ConfigError::Invalid(Problems::new(vec![p]).expect("one problem")))
+    }
+
+    /// [`rules`](Self::rules), its problem's path under `at`.
+    pub(crate) fn rules_at(&self, at: &str) -> Result<Rules, Problem> {
+        let stop = ServerStopPolicy::new(self.max_exhausted_delay).map_err(|e| {
+            Problem::new(
+                join(at, "MaxExhaustedDelay"),
+                Some(format!("{:?}", self.max_exhausted_delay)),
+                e.to_string(),
+                ProblemKind::OutOfRange,
+            )
+        })?;
+        Ok(Rules::default()
+            .with_classifier(Arc::new(self.classifier.clone()))
+            .with_server_stop(stop)
+            .with_algorithm(self.throttling.algorithm().map(Arc::from)))
+    }
+
     /// The middleware's settings for this limiter.
     ///
     /// # Errors
@@ -162,29 +198,20 @@ impl LimiterSettings {
     /// [`ConfigError::Invalid`] naming the window (`Windows[0]`) when a strict window cannot be
     /// built (a geometry, Redis URL or key prefix set in code that loading would have refused):
     /// a strict window is never left out. The same for a zero `MaxExhaustedDelay` set in code.
+    #[cfg(feature = "reqwest")]
     pub fn to_limiter_config(&self) -> Result<LimiterConfig, ConfigError> {
         self.limiter_config("")
             .map_err(|p| ConfigError::Invalid(Problems::new(vec![p]).expect("one problem")))
     }
 
     /// [`to_limiter_config`](Self::to_limiter_config), its problem's path under `at`.
+    #[cfg(feature = "reqwest")]
     pub(crate) fn limiter_config(&self, at: &str) -> Result<LimiterConfig, Problem> {
         let mut config = LimiterConfig::new(self.options.clone())
             .endpoint_key(self.endpoint_key)
-            .classifier(self.classifier.clone())
+            .rules(self.rules_at(at)?)
             .max_endpoints(self.max_endpoints)
             .endpoint_idle_ttl(self.endpoint_idle_ttl);
-        match ServerStopPolicy::new(self.max_exhausted_delay) {
-            Ok(stop) => config = config.server_stop(stop),
-            Err(e) => {
-                return Err(Problem::new(
-                    join(at, "MaxExhaustedDelay"),
-                    Some(format!("{:?}", self.max_exhausted_delay)),
-                    e.to_string(),
-                    ProblemKind::OutOfRange,
-                ));
-            }
-        }
         for (i, window) in self.windows.iter().enumerate() {
             match window.to_strict_window() {
                 Ok(w) => config = config.window(w),
@@ -198,10 +225,7 @@ impl LimiterSettings {
                 }
             }
         }
-        Ok(match self.throttling.algorithm() {
-            Some(algorithm) => config.throttling(algorithm),
-            None => config.no_throttling(),
-        })
+        Ok(config)
     }
 }
 
@@ -297,6 +321,7 @@ impl PacerSettings {
     /// # Errors
     ///
     /// As [`LimiterSettings::to_limiter_config`], the path starting with the limiter's name.
+    #[cfg(feature = "reqwest")]
     pub fn builder(&self) -> Result<PacerBuilder, ConfigError> {
         Ok(self.limiter_configs()?.into_iter().fold(
             PacerMiddleware::builder().default_limiter(&self.default_limiter),
@@ -305,6 +330,7 @@ impl PacerSettings {
     }
 
     /// Every limiter's middleware settings, or every problem (nothing half-built).
+    #[cfg(feature = "reqwest")]
     pub(crate) fn limiter_configs(&self) -> Result<Vec<(&str, LimiterConfig)>, ConfigError> {
         let mut configs = Vec::new();
         let mut problems = Vec::new();
@@ -325,6 +351,7 @@ impl PacerSettings {
     /// # Errors
     ///
     /// As [`builder`](Self::builder).
+    #[cfg(feature = "reqwest")]
     pub fn build(&self) -> Result<PacerMiddleware, ConfigError> {
         self.builder()?.build().map_err(|e| {
             // Settings are validated when loaded, so this does not happen; report it anyway.
@@ -343,6 +370,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "reqwest")]
     fn the_defaults_are_the_middlewares() {
         assert_eq!(
             format!(

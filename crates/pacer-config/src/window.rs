@@ -3,8 +3,12 @@
 
 use crate::error::ProblemKind;
 use crate::reader::{At, Collector};
-use pacer_core::{MemoryWindowStore, RealClock, WindowGeometry};
-use reqwest_pacer::{StoreFailure, StrictWindow};
+#[cfg(feature = "reqwest")]
+use pacer_core::{MemoryWindowStore, RealClock};
+use pacer_core::{StoreFailure, WindowGeometry};
+#[cfg(feature = "reqwest")]
+use reqwest_pacer::StrictWindow;
+#[cfg(feature = "reqwest")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +63,7 @@ pub struct WindowSettings {
     pub on_store_failure: StoreFailure,
 }
 
+#[cfg(feature = "reqwest")]
 impl WindowSettings {
     /// The middleware's window. A Redis store connects on its first use, so a process can start
     /// while Redis is down (its store-failure policy applies meanwhile).
@@ -102,7 +107,7 @@ fn redis_store(
     Ok(Arc::new(store))
 }
 
-#[cfg(not(feature = "redis"))]
+#[cfg(all(feature = "reqwest", not(feature = "redis")))]
 fn redis_store(
     _url: &str,
     _key_prefix: Option<&str>,

@@ -96,6 +96,14 @@ impl LimiterConfig {
         self
     }
 
+    /// Replaces the engine's rules whole: the classifier, the server-stop policy and the
+    /// proactive algorithm (what [`classifier`](Self::classifier),
+    /// [`server_stop`](Self::server_stop) and [`throttling`](Self::throttling) set one by one).
+    pub fn rules(mut self, rules: Rules) -> Self {
+        self.rules = rules;
+        self
+    }
+
     /// No proactive throttling: headers still feed the server-ordered stop (`Retry-After`, or
     /// nothing remaining until the reset), which always applies.
     pub fn no_throttling(mut self) -> Self {

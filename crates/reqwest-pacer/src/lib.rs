@@ -108,9 +108,10 @@ pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
 };
+pub use pacer_core::StoreFailure;
 pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{KeyMode, UnknownKeyMode};
-pub use window::{DEFAULT_FRAMES, StoreFailure, StrictWindow, WindowKeyFn};
+pub use window::{DEFAULT_FRAMES, StrictWindow, WindowKeyFn};

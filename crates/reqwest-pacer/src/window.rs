@@ -1,7 +1,8 @@
 //! Strict "no more than X per T" windows on a limiter, shared by many processes through a store.
 
 use pacer_core::{
-    Clock, GeometryError, MemoryWindowStore, Timestamp, WindowError, WindowGeometry, WindowStore,
+    Clock, GeometryError, MemoryWindowStore, StoreFailure, Timestamp, WindowError, WindowGeometry,
+    WindowStore,
 };
 use parking_lot::Mutex;
 use reqwest::Request;
@@ -9,35 +10,6 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-/// What a limiter does with a strict window when its store cannot be reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum StoreFailure {
-    /// Refuse the request with [`PacerError::WindowStore`](crate::PacerError::WindowStore): the
-    /// limit is never exceeded, and nothing is sent while the store is down — nor for one window
-    /// length after the last failure, because a store that restarted may have lost the events
-    /// of the window that spans the outage.
-    FailClosed,
-    /// Send without the window while the store is down.
-    FailOpen,
-    /// Use an in-memory window in this process with the limit divided by the instance count, so
-    /// the processes together stay near the limit. The default. Logged once per outage.
-    #[default]
-    Fallback,
-}
-
-impl StoreFailure {
-    /// The name in configuration: `FailClosed`, `FailOpen`, `Fallback`.
-    #[must_use]
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StoreFailure::FailClosed => "FailClosed",
-            StoreFailure::FailOpen => "FailOpen",
-            StoreFailure::Fallback => "Fallback",
-        }
-    }
-}
 
 /// Derives a window key from a request; `None` leaves the request out of the window.
 pub type WindowKeyFn = Arc<dyn Fn(&Request) -> Option<String> + Send + Sync>;
@@ -185,7 +157,8 @@ impl StrictWindow {
                 let limit = (self.limit / u64::from(instance_count.max(1))).max(1);
                 Some((store, limit))
             }
-            StoreFailure::FailOpen | StoreFailure::FailClosed => None,
+            // FailOpen, FailClosed (and any policy added later): no fallback store.
+            _ => None,
         }
     }
 

@@ -1,6 +1,8 @@
 //! `PacerLayer`: the settings and the engine its services share.
 
 use crate::PacerService;
+#[cfg(feature = "config")]
+use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
 use pacer_core::{
     Clock, Endpoint, Engine, InvalidOptions, KeyMode, Limiter, LimiterOptions, RealClock, Rules,
@@ -66,6 +68,49 @@ impl PacerLayer {
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
         }
+    }
+
+    /// A builder from a limiter of a configuration file (its options, `Throttling`,
+    /// `MaxExhaustedDelay`, `Classifier`, `EndpointKey`, `MaxEndpoints`, `EndpointIdleTtl`): the
+    /// layer then paces as the middleware built from the same settings does. Feature `config`.
+    ///
+    /// ```
+    /// use pacer_config::{ConfigLoader, Format};
+    /// use tower_pacer::PacerLayer;
+    ///
+    /// let toml = r#"
+    /// [adaptive_rate_limiting.limiters.orders-api]
+    /// max_units_per_minute = 1200
+    /// endpoint_key = "Host"
+    /// "#;
+    /// let settings = ConfigLoader::new().string(toml, Format::Toml).load()?;
+    /// let layer = PacerLayer::from_settings(settings.limiter("orders-api").unwrap())?
+    ///     .name("orders-api")
+    ///     .build()?;
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`SettingsError::Windows`] when the limiter has strict windows: the layer has none yet,
+    /// and leaving them out would let through what the configuration forbids.
+    /// [`SettingsError::Config`] for settings made in code that loading would have refused.
+    #[cfg(feature = "config")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
+    pub fn from_settings(
+        settings: &pacer_config::LimiterSettings,
+    ) -> Result<PacerLayerBuilder, SettingsError> {
+        if !settings.windows.is_empty() {
+            return Err(SettingsError::Windows(
+                settings.windows.iter().map(|w| w.name.clone()).collect(),
+            ));
+        }
+        Ok(PacerLayer::builder(settings.options.clone())
+            .rules(settings.rules()?)
+            .endpoint_key(settings.endpoint_key)
+            .max_endpoints(settings.max_endpoints)
+            .endpoint_idle_ttl(settings.endpoint_idle_ttl))
     }
 
     /// What the layer knows of one endpoint key now: its adaptive limiter's state, if a request

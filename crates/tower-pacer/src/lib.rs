@@ -56,6 +56,8 @@ mod service;
 
 pub use body::ReplayBody;
 pub use error::Refused;
+#[cfg(feature = "config")]
+pub use error::SettingsError;
 pub use layer::{PacerLayer, PacerLayerBuilder};
 pub use service::{PacerFuture, PacerService};
 

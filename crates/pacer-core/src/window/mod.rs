@@ -8,6 +8,7 @@
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
 mod error;
+mod failure;
 mod fallback;
 mod geometry;
 mod memory;
@@ -18,6 +19,7 @@ mod store;
 mod time;
 
 pub use error::{BoxError, WindowError, check_limit, check_limited_call};
+pub use failure::StoreFailure;
 pub use fallback::FallbackWindowStore;
 pub use geometry::{
     GeometryError, HEADER_BYTES, MAX_COUNTER_WIDTH_BITS, MAX_FRAMES, MAX_WINDOW_MICROS,

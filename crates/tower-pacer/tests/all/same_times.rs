@@ -67,16 +67,15 @@ impl Middleware for RecordSend {
 
 const REQUESTS: usize = 8;
 
-/// The statuses the caller got and the times the requests were sent, through the middleware.
-async fn through_the_middleware() -> (Vec<u16>, Vec<Duration>) {
+/// The statuses the caller got and the times the requests were sent, through the middleware
+/// `make` builds on a clock.
+async fn through_the_middleware(
+    make: impl FnOnce(&ManualClock) -> PacerMiddleware,
+) -> (Vec<u16>, Vec<Duration>) {
     let base = serve(script()).await;
     let clock = ManualClock::new();
     let sent = Arc::new(Mutex::new(Vec::new()));
-    let pacer = PacerMiddleware::builder()
-        .limiter("default", LimiterConfig::new(options()))
-        .clock(Arc::new(clock.clone()))
-        .build()
-        .unwrap();
+    let pacer = make(&clock);
     let client = ClientBuilder::new(reqwest::Client::new())
         .with(pacer)
         .with(RecordSend {
@@ -95,14 +94,13 @@ async fn through_the_middleware() -> (Vec<u16>, Vec<Duration>) {
     (statuses, sent)
 }
 
-/// The same through the layer.
-async fn through_the_layer() -> (Vec<u16>, Vec<Duration>) {
+/// The same through the layer `make` builds on a clock.
+async fn through_the_layer(
+    make: impl FnOnce(&ManualClock) -> PacerLayer,
+) -> (Vec<u16>, Vec<Duration>) {
     let base = serve(script()).await;
     let clock = ManualClock::new();
-    let layer = PacerLayer::builder(options())
-        .clock(Arc::new(clock.clone()))
-        .build()
-        .unwrap();
+    let layer = make(&clock);
     let (mut service, sent) = recorded(&layer, &clock);
     let mut statuses = Vec::new();
     for _ in 0..REQUESTS {
@@ -118,8 +116,21 @@ async fn through_the_layer() -> (Vec<u16>, Vec<Duration>) {
 
 #[tokio::test]
 async fn the_layer_and_the_middleware_send_the_same_requests_at_the_same_times() {
-    let (middleware_statuses, middleware_sent) = through_the_middleware().await;
-    let (layer_statuses, layer_sent) = through_the_layer().await;
+    let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
+        PacerMiddleware::builder()
+            .limiter("default", LimiterConfig::new(options()))
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    let (layer_statuses, layer_sent) = through_the_layer(|clock| {
+        PacerLayer::builder(options())
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
     assert_eq!(layer_statuses, middleware_statuses);
     assert_eq!(layer_sent, middleware_sent);
     // The script was played through: two throttles retried (10 sends for 8 requests), and the
@@ -133,5 +144,68 @@ async fn the_layer_and_the_middleware_send_the_same_requests_at_the_same_times()
     assert!(
         retry_after >= Duration::from_secs(3),
         "the retry waited for the Retry-After: {layer_sent:?}"
+    );
+}
+
+/// The same from one configuration: the middleware from `PacerSettings::builder`, the layer from
+/// `PacerLayer::from_settings`, with settings that differ from the defaults (the `Pacing`
+/// algorithm, keys by host, an initial rate).
+#[cfg(feature = "config")]
+#[tokio::test]
+async fn one_configuration_gives_the_layer_and_the_middleware_the_same_times() {
+    use pacer_config::{ConfigLoader, Format};
+    let toml = r#"
+    [adaptive_rate_limiting.limiters.api]
+    initial_units_per_minute = 90
+    max_attempts = 3
+    max_wait = "60s"
+    endpoint_key = "Host"
+    throttling = { algorithm = "Pacing", reserve = 4 }
+    "#;
+    let settings = ConfigLoader::new()
+        .string(toml, Format::Toml)
+        .load()
+        .unwrap();
+    let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
+        settings
+            .builder()
+            .unwrap()
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    let (layer_statuses, layer_sent) = through_the_layer(|clock| {
+        PacerLayer::from_settings(settings.limiter("api").unwrap())
+            .unwrap()
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    assert_eq!(layer_statuses, middleware_statuses);
+    assert_eq!(layer_sent, middleware_sent);
+    assert_eq!(layer_sent.len(), REQUESTS + 2, "{layer_sent:?}");
+}
+
+/// A limiter with strict windows is refused: the layer has none yet.
+#[cfg(feature = "config")]
+#[test]
+fn a_limiter_with_strict_windows_is_refused_rather_than_left_without_them() {
+    use pacer_config::{ConfigLoader, Format};
+    let toml = r#"
+    [[adaptive_rate_limiting.limiters.api.windows]]
+    name = "per-minute"
+    limit = 30
+    per = "1m"
+    "#;
+    let settings = ConfigLoader::new()
+        .string(toml, Format::Toml)
+        .load()
+        .unwrap();
+    let err = PacerLayer::from_settings(settings.limiter("api").unwrap()).unwrap_err();
+    assert!(
+        matches!(&err, tower_pacer::SettingsError::Windows(names) if names == &["per-minute"]),
+        "{err}"
     );
 }
