@@ -20,7 +20,7 @@ pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
     After, BODY_LIMIT, BodyVerdict, DefaultClassifier, Endpoint, Engine, Hold, KeyMode, Reading,
-    Rules, ServerState, ThrottleClassifier, UnknownKeyMode, WaitCause, forbids_retry,
+    RejectReason, Rules, ServerState, ThrottleClassifier, UnknownKeyMode, WaitCause, forbids_retry,
     insufficient_quota, is_json,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};

@@ -1,70 +1,10 @@
 //! Errors the middleware returns, wrapped in `reqwest_middleware::Error::Middleware`.
 
 use crate::Paced;
-use pacer_core::{QuotaUnit, Rejected, WaitCause};
+use pacer_core::RejectReason;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Why a request was refused before it was sent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum RejectReason {
-    /// `QueueLimit` requests were already waiting.
-    QueueFull {
-        /// The limit.
-        limit: usize,
-    },
-    /// The request costs more than a strict window admits in its whole length: it could never
-    /// go.
-    AboveWindowLimit {
-        /// The window.
-        window: String,
-        /// Its limit.
-        limit: u64,
-        /// The request's units.
-        units: u64,
-    },
-    /// The request costs more tokens (or other units) than a quota the server reported ever
-    /// holds: it could never go.
-    AboveQuotaLimit {
-        /// The quota's policy name, if the server named it.
-        policy: Option<String>,
-        /// What the quota counts.
-        unit: QuotaUnit,
-        /// Its limit.
-        limit: u64,
-        /// The request's cost in that unit.
-        cost: u64,
-    },
-    /// The request costs more than the adaptive limiter could ever repay within `MaxWait`:
-    /// more than its share of `MaxUnitsPerMinute × (Burst + MaxWait)`
-    /// ([`Limiter::max_cost`](pacer_core::Limiter::max_cost)). It could never go; sent, it
-    /// would have blocked its endpoint for longer than any later request may wait.
-    CostAboveLimit {
-        /// The request's cost in units.
-        cost: u64,
-        /// The most one request may cost.
-        max: u64,
-    },
-    /// The request would have waited longer than `MaxWait`.
-    WaitTooLong {
-        /// What it would have waited for.
-        cause: WaitCause,
-        /// The wait it would have needed in all, from the start of its wait.
-        needed: Duration,
-        /// `MaxWait` (the request's own [`MaxWait`](crate::MaxWait), if it has one).
-        max_wait: Duration,
-    },
-    /// The request would still have been waiting when its
-    /// [`TotalTimeout`](crate::TotalTimeout) ended.
-    PastTimeout {
-        /// What it would have waited for.
-        cause: WaitCause,
-        /// The request's `TotalTimeout`.
-        timeout: Duration,
-    },
-}
 
 /// A request refused before it was sent; nothing reached the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,10 +50,7 @@ impl Rejection {
     /// The wait the request would have needed, when a wait refused it.
     #[must_use]
     pub fn needed_wait(&self) -> Option<Duration> {
-        match self.reason {
-            RejectReason::WaitTooLong { needed, .. } => Some(needed),
-            _ => None,
-        }
+        self.reason.needed_wait()
     }
 
     /// A short, stable name: `queue_full`, `above_window_limit`, `above_quota_limit`,
@@ -121,38 +58,7 @@ impl Rejection {
     /// (`wait_too_long:server_stop`).
     #[must_use]
     pub fn kind(&self) -> &'static str {
-        match self.reason {
-            RejectReason::QueueFull { .. } => "queue_full",
-            RejectReason::AboveWindowLimit { .. } => "above_window_limit",
-            RejectReason::AboveQuotaLimit { .. } => "above_quota_limit",
-            RejectReason::CostAboveLimit { .. } => "cost_above_limit",
-            RejectReason::PastTimeout { .. } => "past_timeout",
-            RejectReason::WaitTooLong { cause, .. } => match cause {
-                WaitCause::ServerStop => "wait_too_long:server_stop",
-                WaitCause::Window => "wait_too_long:window",
-                WaitCause::Throttling => "wait_too_long:throttling",
-                WaitCause::Queue => "wait_too_long:queue",
-                WaitCause::UnitQuota => "wait_too_long:unit_quota",
-                _ => "wait_too_long",
-            },
-        }
-    }
-
-    /// The reason a refusal of the limiter's queue gives, after `waited` of other waits, with a
-    /// budget of `max_wait`.
-    pub(crate) fn queue_reason(r: &Rejected, waited: Duration, max_wait: Duration) -> RejectReason {
-        match r {
-            Rejected::QueueFull { limit } => RejectReason::QueueFull { limit: *limit },
-            Rejected::CostAboveLimit { cost, max } => RejectReason::CostAboveLimit {
-                cost: *cost,
-                max: *max,
-            },
-            other => RejectReason::WaitTooLong {
-                cause: WaitCause::Queue,
-                needed: waited + other.needed_wait().unwrap_or(max_wait),
-                max_wait,
-            },
-        }
+        self.reason.kind()
     }
 }
 
@@ -160,55 +66,11 @@ impl fmt::Display for Rejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "request to {} refused by limiter {:?}: ",
+            "request to {} refused by limiter {:?}: {}",
             self.endpoint(),
-            self.limiter()
-        )?;
-        match &self.reason {
-            RejectReason::QueueFull { limit } => {
-                write!(f, "the queue is full ({limit} requests are waiting)")
-            }
-            RejectReason::AboveWindowLimit {
-                window,
-                limit,
-                units,
-            } => write!(
-                f,
-                "it costs {units} units, more than window {window:?} ever admits ({limit})"
-            ),
-            RejectReason::AboveQuotaLimit {
-                policy,
-                unit,
-                limit,
-                cost,
-            } => write!(
-                f,
-                "it costs {cost} {unit:?}, more than quota {:?} ever holds ({limit})",
-                policy.as_deref().unwrap_or("")
-            ),
-            RejectReason::CostAboveLimit { cost, max } => write!(
-                f,
-                "it costs {cost} units, more than the {max} one request may cost \
-                 (MaxUnitsPerMinute × (Burst + MaxWait), this process's share)"
-            ),
-            RejectReason::WaitTooLong {
-                cause,
-                needed,
-                max_wait,
-            } => write!(
-                f,
-                "it would wait {:.3} s ({}), longer than MaxWait of {:.3} s",
-                needed.as_secs_f64(),
-                cause.as_str(),
-                max_wait.as_secs_f64()
-            ),
-            RejectReason::PastTimeout { cause, timeout } => write!(
-                f,
-                "it would still wait ({}) when its TotalTimeout of {:.3} s ends",
-                cause.as_str(),
-                timeout.as_secs_f64()
-            ),
-        }
+            self.limiter(),
+            self.reason
+        )
     }
 }
 
@@ -310,6 +172,7 @@ impl PacerErrorExt for reqwest_middleware::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pacer_core::WaitCause;
 
     #[test]
     fn a_rejection_survives_the_middleware_error_wrapping() {

@@ -99,7 +99,7 @@ mod window_wait;
 
 pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
-pub use error::{PacerError, PacerErrorExt, RejectReason, Rejection};
+pub use error::{PacerError, PacerErrorExt, Rejection};
 pub use extensions::{
     Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
     UseLimiter,
@@ -110,7 +110,8 @@ pub use middleware::{
 };
 pub use pacer_core::StoreFailure;
 pub use pacer_core::{
-    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, WaitCause, insufficient_quota,
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, RejectReason, ThrottleClassifier, WaitCause,
+    insufficient_quota,
 };
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{KeyMode, UnknownKeyMode};

@@ -1,7 +1,8 @@
 //! The strict windows' part of the wait: their ETA before the queue, their take after it, and
 //! what happens when their store cannot be reached.
 
-use crate::error::{RejectReason, Rejection};
+use crate::RejectReason;
+use crate::error::Rejection;
 use crate::{PacerError, StrictWindow};
 use pacer_core::{Clock, WindowError, WindowStore};
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //!
 //! 1. waits for what the server ordered (a `Retry-After`, a spent quota until its reset) and the
 //!    proactive delay its rate-limit fields call for, then for the adaptive limiter's units, all
-//!    within one `MaxWait`, else refuses the request with [`Refused`];
+//!    within one `MaxWait`, else refuses the request with a [`RejectReason`] (the middleware's);
 //! 2. sends it, reads the response ([`Rules::read`]: throttle or not, the server's numbers), and
 //!    adapts the rate ([`pacer_core::Engine::after`]);
 //! 3. sends a throttled request again, up to `MaxAttempts` in all, when its body can be sent
@@ -55,13 +55,13 @@ mod layer;
 mod service;
 
 pub use body::ReplayBody;
-pub use error::Refused;
 #[cfg(feature = "config")]
 pub use error::SettingsError;
 pub use layer::{PacerLayer, PacerLayerBuilder};
 pub use service::{PacerFuture, PacerService};
 
-pub use pacer_core::{KeyMode, LimiterOptions, Rules};
+pub use pacer_core::{KeyMode, LimiterOptions, RejectReason, Rules, WaitCause};
 
-/// The error type of a [`PacerService`]: a [`Refused`], or the inner service's error, boxed.
+/// The error type of a [`PacerService`]: a [`RejectReason`] (a request refused before it was
+/// sent: downcast to it), or the inner service's error, boxed.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -1,9 +1,9 @@
 //! `PacerService`: the driver of the engine for a tower service.
 
 use crate::layer::Shared;
-use crate::{BoxError, Refused, ReplayBody};
+use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
-use pacer_core::{Endpoint, Rejected, Timestamp, WaitCause};
+use pacer_core::{Endpoint, RejectReason, Timestamp};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -173,7 +173,7 @@ async fn wait(
     endpoint: &Endpoint,
     units: u64,
     start: Timestamp,
-) -> Result<Timestamp, Refused> {
+) -> Result<Timestamp, RejectReason> {
     let (clock, options) = (&shared.clock, &shared.options);
     let max_wait = options.max_wait;
     let hold = shared.engine.hold(
@@ -186,7 +186,7 @@ async fn wait(
     if !hold.wait.is_zero() {
         let needed = (clock.now() - start) + hold.wait;
         if needed > max_wait {
-            return Err(Refused::WaitTooLong {
+            return Err(RejectReason::WaitTooLong {
                 cause: hold.cause,
                 needed,
                 max_wait,
@@ -200,14 +200,7 @@ async fn wait(
         .limiter()
         .acquire_within(units, left)
         .await
-        .map_err(|r| match r {
-            Rejected::WaitTooLong { needed, .. } => Refused::WaitTooLong {
-                cause: WaitCause::Queue,
-                needed: waited + needed,
-                max_wait,
-            },
-            other => Refused::Limiter(other),
-        })?;
+        .map_err(|r| RejectReason::from_limiter(&r, waited, max_wait))?;
     let now = clock.now();
     shared.engine.sent(endpoint, now);
     Ok(now)

@@ -50,6 +50,7 @@
 mod classify;
 mod endpoints;
 mod key;
+mod reject;
 mod server_state;
 mod units;
 
@@ -59,6 +60,7 @@ pub use classify::{
 };
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
+pub use reject::RejectReason;
 pub use server_state::ServerState;
 
 use crate::{

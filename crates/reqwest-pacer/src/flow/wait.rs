@@ -2,7 +2,8 @@
 
 use super::Request;
 use crate::PacerError;
-use crate::error::{RejectReason, Rejection};
+use crate::RejectReason;
+use crate::error::Rejection;
 use crate::window_wait::{KeyedWindow, WindowAnswer};
 use pacer_core::WaitCause;
 use pacer_core::{CostAboveLimit, Timestamp};
@@ -43,7 +44,7 @@ impl Request<'_> {
         let instance_count = named.instance_count(config);
         let _waiting = named.waiting();
         let refuse = |reason| Rejection::new(&named.name, endpoint.key(), reason);
-        let above = |e: CostAboveLimit| PacerError::Rejected(refuse(above_quota_limit(e)));
+        let above = |e: CostAboveLimit| PacerError::Rejected(refuse(e.into()));
         let past_timeout = |cause| {
             self.timeout().map(|(_, timeout)| {
                 PacerError::Rejected(refuse(RejectReason::PastTimeout { cause, timeout }))
@@ -142,7 +143,7 @@ impl Request<'_> {
                 {
                     past_timeout(WaitCause::Queue).expect("a timeout")
                 }
-                _ => PacerError::Rejected(refuse(Rejection::queue_reason(&r, waited, max_wait))),
+                _ => PacerError::Rejected(refuse(RejectReason::from_limiter(&r, waited, max_wait))),
             })?;
         // Take the windows' units; if another process took them meanwhile, wait again.
         for w in windows {
@@ -196,15 +197,5 @@ impl Request<'_> {
         engine.sent(endpoint, now);
         named.metrics.sent(units, now - start);
         Ok(now)
-    }
-}
-
-/// The refusal of a request whose tokens are above a quota's limit.
-fn above_quota_limit(e: CostAboveLimit) -> RejectReason {
-    RejectReason::AboveQuotaLimit {
-        policy: e.policy.map(String::from),
-        unit: e.unit,
-        limit: e.limit,
-        cost: e.cost,
     }
 }

@@ -7,7 +7,7 @@ use pacer_core::{LimiterOptions, ManualClock, WaitCause};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_layer::Layer;
-use tower_pacer::{PacerLayer, Refused};
+use tower_pacer::{PacerLayer, RejectReason};
 use tower_service::Service;
 
 fn options() -> LimiterOptions {
@@ -64,9 +64,16 @@ async fn a_retry_after_beyond_max_wait_refuses_the_next_request_before_it_is_sen
         "one attempt: the throttle is the answer"
     );
     let refused = drive(&clock, service.call(get(&base))).await.unwrap_err();
-    let refused = refused.downcast_ref::<Refused>().expect("a refusal");
-    assert_eq!(refused.cause(), WaitCause::ServerStop);
-    assert_eq!(refused.needed_wait(), Some(Duration::from_secs(600)));
+    let refused = refused.downcast_ref::<RejectReason>().expect("a refusal");
+    assert_eq!(
+        refused,
+        &RejectReason::WaitTooLong {
+            cause: WaitCause::ServerStop,
+            needed: Duration::from_secs(600),
+            max_wait: Duration::from_secs(30),
+        }
+    );
+    assert_eq!(refused.kind(), "wait_too_long:server_stop");
 }
 
 /// A body read once, as a stream is: it cannot be sent again.

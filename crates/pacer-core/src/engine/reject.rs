@@ -1,0 +1,197 @@
+//! Why a request was refused before it was sent: one reason for every driver.
+
+use crate::{CostAboveLimit, QuotaUnit, Rejected, WaitCause};
+use std::fmt;
+use std::time::Duration;
+
+/// Why a request was refused before it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RejectReason {
+    /// `QueueLimit` requests were already waiting.
+    QueueFull {
+        /// The limit.
+        limit: usize,
+    },
+    /// The request costs more than a strict window admits in its whole length: it could never
+    /// go.
+    AboveWindowLimit {
+        /// The window.
+        window: String,
+        /// Its limit.
+        limit: u64,
+        /// The request's units.
+        units: u64,
+    },
+    /// The request costs more tokens (or other units) than a quota the server reported ever
+    /// holds: it could never go.
+    AboveQuotaLimit {
+        /// The quota's policy name, if the server named it.
+        policy: Option<String>,
+        /// What the quota counts.
+        unit: QuotaUnit,
+        /// Its limit.
+        limit: u64,
+        /// The request's cost in that unit.
+        cost: u64,
+    },
+    /// The request costs more than the adaptive limiter could ever repay within `MaxWait`:
+    /// more than its share of `MaxUnitsPerMinute × (Burst + MaxWait)`
+    /// ([`Limiter::max_cost`](crate::Limiter::max_cost)). It could never go; sent, it
+    /// would have blocked its endpoint for longer than any later request may wait.
+    CostAboveLimit {
+        /// The request's cost in units.
+        cost: u64,
+        /// The most one request may cost.
+        max: u64,
+    },
+    /// The request would have waited longer than `MaxWait`.
+    WaitTooLong {
+        /// What it would have waited for.
+        cause: WaitCause,
+        /// The wait it would have needed in all, from the start of its wait.
+        needed: Duration,
+        /// `MaxWait` (the request's own `MaxWait` (the middleware's `MaxWait` extension), if it has one).
+        max_wait: Duration,
+    },
+    /// The request would still have been waiting when its
+    /// `TotalTimeout` ended.
+    PastTimeout {
+        /// What it would have waited for.
+        cause: WaitCause,
+        /// The request's `TotalTimeout`.
+        timeout: Duration,
+    },
+}
+
+impl RejectReason {
+    /// The wait the request would have needed, when that is why it was refused.
+    #[must_use]
+    pub fn needed_wait(&self) -> Option<Duration> {
+        match self {
+            RejectReason::WaitTooLong { needed, .. } => Some(*needed),
+            _ => None,
+        }
+    }
+
+    /// A short, stable name for logs and metric labels: `queue_full`, `above_window_limit`,
+    /// `above_quota_limit`, `cost_above_limit`, `past_timeout`, or `wait_too_long:CAUSE`.
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RejectReason::QueueFull { .. } => "queue_full",
+            RejectReason::AboveWindowLimit { .. } => "above_window_limit",
+            RejectReason::AboveQuotaLimit { .. } => "above_quota_limit",
+            RejectReason::CostAboveLimit { .. } => "cost_above_limit",
+            RejectReason::PastTimeout { .. } => "past_timeout",
+            RejectReason::WaitTooLong { cause, .. } => match cause {
+                WaitCause::ServerStop => "wait_too_long:server_stop",
+                WaitCause::Window => "wait_too_long:window",
+                WaitCause::Throttling => "wait_too_long:throttling",
+                WaitCause::Queue => "wait_too_long:queue",
+                WaitCause::UnitQuota => "wait_too_long:unit_quota",
+            },
+        }
+    }
+
+    /// The reason a refusal of the adaptive limiter's queue gives, after `waited` of other waits
+    /// within a budget of `max_wait`.
+    ///
+    /// ```
+    /// use pacer_core::{RejectReason, Rejected, WaitCause};
+    /// use std::time::Duration;
+    ///
+    /// let queue = Rejected::WaitTooLong {
+    ///     needed: Duration::from_secs(20),
+    ///     max_wait: Duration::from_secs(25),
+    /// };
+    /// let reason = RejectReason::from_limiter(&queue, Duration::from_secs(15), Duration::from_secs(30));
+    /// assert_eq!(
+    ///     reason,
+    ///     RejectReason::WaitTooLong {
+    ///         cause: WaitCause::Queue,
+    ///         needed: Duration::from_secs(35),
+    ///         max_wait: Duration::from_secs(30),
+    ///     }
+    /// );
+    /// ```
+    #[must_use]
+    pub fn from_limiter(r: &Rejected, waited: Duration, max_wait: Duration) -> RejectReason {
+        match r {
+            Rejected::QueueFull { limit } => RejectReason::QueueFull { limit: *limit },
+            Rejected::CostAboveLimit { cost, max } => RejectReason::CostAboveLimit {
+                cost: *cost,
+                max: *max,
+            },
+            other => RejectReason::WaitTooLong {
+                cause: WaitCause::Queue,
+                needed: waited + other.needed_wait().unwrap_or(max_wait),
+                max_wait,
+            },
+        }
+    }
+}
+
+impl From<CostAboveLimit> for RejectReason {
+    /// A request whose tokens are above a quota's limit.
+    fn from(e: CostAboveLimit) -> Self {
+        RejectReason::AboveQuotaLimit {
+            policy: e.policy.map(String::from),
+            unit: e.unit,
+            limit: e.limit,
+            cost: e.cost,
+        }
+    }
+}
+
+impl fmt::Display for RejectReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RejectReason::QueueFull { limit } => {
+                write!(f, "the queue is full ({limit} requests are waiting)")
+            }
+            RejectReason::AboveWindowLimit {
+                window,
+                limit,
+                units,
+            } => write!(
+                f,
+                "it costs {units} units, more than window {window:?} ever admits ({limit})"
+            ),
+            RejectReason::AboveQuotaLimit {
+                policy,
+                unit,
+                limit,
+                cost,
+            } => write!(
+                f,
+                "it costs {cost} {unit:?}, more than quota {:?} ever holds ({limit})",
+                policy.as_deref().unwrap_or("")
+            ),
+            RejectReason::CostAboveLimit { cost, max } => write!(
+                f,
+                "it costs {cost} units, more than the {max} one request may cost \
+                 (MaxUnitsPerMinute × (Burst + MaxWait), this process's share)"
+            ),
+            RejectReason::WaitTooLong {
+                cause,
+                needed,
+                max_wait,
+            } => write!(
+                f,
+                "it would wait {:.3} s ({}), longer than MaxWait of {:.3} s",
+                needed.as_secs_f64(),
+                cause.as_str(),
+                max_wait.as_secs_f64()
+            ),
+            RejectReason::PastTimeout { cause, timeout } => write!(
+                f,
+                "it would still wait ({}) when its TotalTimeout of {:.3} s ends",
+                cause.as_str(),
+                timeout.as_secs_f64()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RejectReason {}
