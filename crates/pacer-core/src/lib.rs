@@ -19,9 +19,9 @@ mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
-    After, BODY_LIMIT, BodyVerdict, DefaultClassifier, Endpoint, Engine, Hold, KeyMode, Reading,
-    RejectReason, Rules, ServerState, ThrottleClassifier, UnknownKeyMode, WaitCause, forbids_retry,
-    insufficient_quota, is_json,
+    After, BODY_LIMIT, BodyVerdict, Cost, DefaultClassifier, Endpoint, EndpointKey, Engine, Hold,
+    KeyMode, MaxWait, Reading, RejectReason, Rules, ServerState, ThrottleClassifier,
+    UnknownKeyMode, WaitCause, forbids_retry, insufficient_quota, is_json,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

@@ -27,23 +27,6 @@ impl UseLimiter {
     }
 }
 
-/// Charges this request `units` instead of what the limiter's cost estimator says. A request of
-/// 0 units neither waits nor moves the rate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Cost(pub u64);
-
-/// Puts this request under the endpoint key `key` instead of the one the limiter's key mode
-/// derives from the URL: requests with the same key share one rate and one header state.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct EndpointKey(pub String);
-
-impl EndpointKey {
-    /// The key `key`.
-    pub fn new(key: impl Into<String>) -> Self {
-        EndpointKey(key.into())
-    }
-}
-
 /// The mark on a response whose body says the account is out of credit
 /// ([`BodyVerdict::QuotaExhausted`](crate::BodyVerdict::QuotaExhausted), e.g. OpenAI's
 /// `insufficient_quota` 429). Waiting will not help: the middleware did not cut the rate, did not
@@ -75,29 +58,6 @@ impl QuotaExhausted {
         &self.endpoint
     }
 }
-
-/// This request's own `MaxWait`, instead of the limiter's: the longest each attempt may wait
-/// before it is sent (for a server-ordered stop, a window, a proactive delay and the queue, in
-/// one budget), shorter or longer than the limiter's. A request that would wait longer is
-/// refused without being sent, as with the limiter's `MaxWait`. It bounds the wait only, each
-/// attempt's anew; [`TotalTimeout`] bounds the whole request.
-///
-/// A cost whose debt the limiter could not repay within the limiter's own `MaxWait` is still
-/// refused: the longer wait of one request does not lengthen what its cost blocks the others.
-///
-/// ```no_run
-/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
-/// use reqwest_pacer::MaxWait;
-/// use std::time::Duration;
-/// client
-///     .get("https://api.example.com/search")
-///     .with_extension(MaxWait(Duration::from_secs(2)))
-///     .send()
-///     .await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct MaxWait(pub Duration);
 
 /// The most the whole request may take in the middleware, from the moment it enters it: every
 /// wait, every send and every retry. The middleware waits only while the time is not up (a wait
@@ -244,7 +204,7 @@ impl PacerResponseExt for reqwest::Response {
 ///
 /// A tokens quota the server reports then holds the request until its tokens are there, and
 /// the tokens are debited from it when the request is sent. It never changes the request's
-/// [`Cost`] in the adaptive limiter's units. A request without a token cost is held by a tokens
+/// [`Cost`](crate::Cost) in the adaptive limiter's units. A request without a token cost is held by a tokens
 /// quota only while that quota is exhausted. `docs/headers.md` ("Quotas in other units") has
 /// the rules.
 ///

@@ -101,8 +101,7 @@ pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, Rejection};
 pub use extensions::{
-    Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
-    UseLimiter,
+    Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout, UseLimiter,
 };
 pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
@@ -113,6 +112,7 @@ pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, RejectReason, ThrottleClassifier, WaitCause,
     insufficient_quota,
 };
+pub use pacer_core::{Cost, EndpointKey, MaxWait};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{KeyMode, UnknownKeyMode};
 pub use window::{DEFAULT_FRAMES, StrictWindow, WindowKeyFn};

@@ -16,10 +16,13 @@
 //! A request that cannot get through its wait after a throttle gets the server's last answer,
 //! as with the middleware.
 //!
+//! A request may choose for itself in its extensions, as with the middleware: [`Cost`],
+//! [`EndpointKey`], [`MaxWait`] and [`Priority`].
+//!
 //! What the middleware does and this layer does not (yet): strict windows shared through Redis,
-//! quotas in tokens, the per-request extensions (`Cost`, `MaxWait`, `Priority`, …), named
-//! limiters, metrics, and the classification of a 429's body (OpenAI's `insufficient_quota`):
-//! the layer reads the status and the headers only, and leaves the response body untouched.
+//! quotas in tokens, `TotalTimeout`, named limiters, metrics, and the classification of a 429's
+//! body (OpenAI's `insufficient_quota`): the layer reads the status and the headers only, and
+//! leaves the response body untouched.
 //!
 //! # Example
 //!
@@ -60,7 +63,9 @@ pub use error::SettingsError;
 pub use layer::{PacerLayer, PacerLayerBuilder};
 pub use service::{PacerFuture, PacerService};
 
-pub use pacer_core::{KeyMode, LimiterOptions, RejectReason, Rules, WaitCause};
+pub use pacer_core::{
+    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Priority, RejectReason, Rules, WaitCause,
+};
 
 /// The error type of a [`PacerService`]: a [`RejectReason`] (a request refused before it was
 /// sent: downcast to it), or the inner service's error, boxed.

@@ -3,12 +3,13 @@
 use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
-use pacer_core::{Endpoint, RejectReason, Timestamp};
+use pacer_core::{Cost, Endpoint, EndpointKey, MaxWait, Priority, RejectReason, Timestamp};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 use tower_service::Service;
 
 /// A service behind a [`PacerLayer`](crate::PacerLayer): each request waits for its endpoint's
@@ -90,8 +91,22 @@ where
 {
     let clock = &shared.clock;
     let start = clock.now();
-    let units = shared.cost(&request);
-    let key = shared.key(request.uri());
+    // The request's own choices, read from its extensions as the middleware reads them.
+    let extensions = request.extensions();
+    let units = match extensions.get::<Cost>() {
+        Some(cost) => cost.0,
+        None => shared.cost(&request),
+    };
+    let key = match extensions.get::<EndpointKey>() {
+        Some(key) => key.0.clone(),
+        None => shared.key(request.uri()),
+    };
+    let own = Own {
+        max_wait: extensions
+            .get::<MaxWait>()
+            .map_or(shared.options.max_wait, |m| m.0),
+        priority: extensions.get::<Priority>().copied().unwrap_or_default(),
+    };
     let endpoint = shared.endpoint(&key, start);
     let max_attempts = shared.options.max_attempts.max(1);
     let mut request = request;
@@ -108,7 +123,7 @@ where
             clock.now()
         } else {
             let begin = if attempt == 1 { start } else { clock.now() };
-            match wait(&shared, &endpoint, units, begin).await {
+            match wait(&shared, &endpoint, units, own, begin).await {
                 Ok(at) => at,
                 Err(refused) => {
                     tracing::info!(attempt, endpoint = %key, "request refused: {refused}");
@@ -165,17 +180,33 @@ where
     }
 }
 
-/// Every wait before a send, within one `MaxWait` from `start`: the server's stop and the
-/// proactive delay ([`pacer_core::Engine::hold`]), then the adaptive limiter's units. Returns when
-/// the request may go.
+/// What a request chose for itself ([`MaxWait`], [`Priority`]), or the limiter's.
+#[derive(Clone, Copy)]
+struct Own {
+    max_wait: Duration,
+    priority: Priority,
+}
+
+/// Every wait before a send, within one `MaxWait` from `start`: a cost the limiter could never
+/// repay is refused first; then the server's stop and the proactive delay
+/// ([`pacer_core::Engine::hold`]), then the adaptive limiter's units in the request's lane.
+/// Returns when the request may go.
 async fn wait(
     shared: &Shared,
     endpoint: &Endpoint,
     units: u64,
+    own: Own,
     start: Timestamp,
 ) -> Result<Timestamp, RejectReason> {
     let (clock, options) = (&shared.clock, &shared.options);
-    let max_wait = options.max_wait;
+    let max_wait = own.max_wait;
+    let max_cost = endpoint.limiter().max_cost();
+    if units > max_cost {
+        return Err(RejectReason::CostAboveLimit {
+            cost: units,
+            max: max_cost,
+        });
+    }
     let hold = shared.engine.hold(
         &shared.rules,
         endpoint,
@@ -199,6 +230,7 @@ async fn wait(
     let _permit = endpoint
         .limiter()
         .acquire_within(units, left)
+        .priority(own.priority)
         .await
         .map_err(|r| RejectReason::from_limiter(&r, waited, max_wait))?;
     let now = clock.now();

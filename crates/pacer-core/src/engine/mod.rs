@@ -47,6 +47,7 @@
 //! assert_eq!(hold.wait, Duration::from_secs(7));
 //! ```
 
+mod choices;
 mod classify;
 mod endpoints;
 mod key;
@@ -54,6 +55,7 @@ mod reject;
 mod server_state;
 mod units;
 
+pub use choices::{Cost, EndpointKey, MaxWait};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,
     insufficient_quota, is_json,

@@ -7,7 +7,7 @@ use pacer_core::{LimiterOptions, ManualClock, WaitCause};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_layer::Layer;
-use tower_pacer::{PacerLayer, RejectReason};
+use tower_pacer::{Cost, EndpointKey, MaxWait, PacerLayer, RejectReason};
 use tower_service::Service;
 
 fn options() -> LimiterOptions {
@@ -201,4 +201,57 @@ fn invalid_options_are_refused_when_the_layer_is_built() {
     opts.min_units_per_minute = -1.0;
     let e = PacerLayer::new(opts).unwrap_err();
     assert!(e.to_string().contains("MinUnitsPerMinute"), "{e}");
+}
+
+#[tokio::test]
+async fn a_request_s_own_cost_key_and_max_wait_are_honoured() {
+    let base = serve(vec![(200, vec![])]).await;
+    let clock = ManualClock::new();
+    let mut opts = options();
+    // Held at 60 a minute with a bucket of one second: one unit a second, one in hand.
+    opts.min_units_per_minute = 60.0;
+    opts.max_units_per_minute = 60.0;
+    opts.burst = Duration::from_secs(1);
+    let layer = PacerLayer::builder(opts)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let (mut service, sent) = recorded(&layer, &clock);
+    let with = |ext: fn(&mut http::Extensions)| {
+        let mut request = get(&base);
+        ext(request.extensions_mut());
+        request
+    };
+    // Its own key: an endpoint of its own.
+    let keyed = with(|e| {
+        e.insert(EndpointKey::new("tenant-42"));
+    });
+    drive(&clock, service.call(keyed)).await.unwrap();
+    assert!(layer.limiter("tenant-42").is_some());
+    assert!(layer.limiter(&base).is_none(), "the URL's key was not used");
+    // Its own cost: 3 units, two seconds of debt at one a second.
+    drive(
+        &clock,
+        service.call(with(|e| {
+            e.insert(Cost(3));
+        })),
+    )
+    .await
+    .unwrap();
+    // Its own MaxWait, shorter than that debt: refused unsent.
+    let refused = drive(
+        &clock,
+        service.call(with(|e| {
+            e.insert(MaxWait(Duration::from_millis(500)));
+        })),
+    )
+    .await
+    .unwrap_err();
+    let reason = refused.downcast_ref::<RejectReason>().expect("a refusal");
+    assert_eq!(reason.kind(), "wait_too_long:queue");
+    // The limiter's own MaxWait (30 s) lets the next one wait the debt out.
+    drive(&clock, service.call(get(&base))).await.unwrap();
+    let sent = sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 3, "{sent:?}");
+    assert_eq!(sent[2] - sent[1], Duration::from_secs(3), "{sent:?}");
 }

@@ -1,0 +1,59 @@
+//! What a request may choose for itself, carried in its extensions: `http::Request`'s
+//! (`request.extensions_mut().insert(Cost(5))`, for `tower-pacer`) or reqwest's
+//! (`RequestBuilder::with_extension(Cost(5))`, for the middleware). Every driver reads them the
+//! same way; [`crate::Priority`] is one too.
+
+use std::time::Duration;
+
+/// Charges this request `units` instead of what the limiter's cost estimator says. A request of
+/// 0 units neither waits nor moves the rate.
+///
+/// ```
+/// use pacer_core::Cost;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(Cost(5));
+/// assert_eq!(request.extensions().get::<Cost>(), Some(&Cost(5)));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cost(pub u64);
+
+/// Puts this request under the endpoint key `key` instead of the one the limiter's key mode
+/// derives from the URL: requests with the same key share one rate and one header state.
+///
+/// ```
+/// use pacer_core::EndpointKey;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(EndpointKey::new("tenant-42"));
+/// # assert!(request.extensions().get::<EndpointKey>().is_some());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct EndpointKey(pub String);
+
+impl EndpointKey {
+    /// The key `key`.
+    pub fn new(key: impl Into<String>) -> Self {
+        EndpointKey(key.into())
+    }
+}
+
+/// This request's own `MaxWait`, instead of the limiter's: the longest each attempt may wait
+/// before it is sent (for a server-ordered stop, a window, a proactive delay and the queue, in
+/// one budget), shorter or longer than the limiter's. A request that would wait longer is
+/// refused without being sent, as with the limiter's `MaxWait`. It bounds the wait only, each
+/// attempt's anew; the middleware's `TotalTimeout` bounds the whole request.
+///
+/// A cost whose debt the limiter could not repay within the limiter's own `MaxWait` is still
+/// refused: the longer wait of one request does not lengthen what its cost blocks the others.
+///
+/// ```
+/// use pacer_core::MaxWait;
+/// use std::time::Duration;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(MaxWait(Duration::from_secs(2)));
+/// # assert!(request.extensions().get::<MaxWait>().is_some());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MaxWait(pub Duration);
