@@ -107,6 +107,7 @@ pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
 };
+pub use pacer_core::DEFAULT_FRAMES;
 pub use pacer_core::StoreFailure;
 pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, RejectReason, ThrottleClassifier, WaitCause,
@@ -115,4 +116,4 @@ pub use pacer_core::{
 pub use pacer_core::{Cost, EndpointKey, MaxWait};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{KeyMode, UnknownKeyMode};
-pub use window::{DEFAULT_FRAMES, StrictWindow, WindowKeyFn};
+pub use window::{StrictWindow, WindowKeyFn};

@@ -54,6 +54,7 @@ mod key;
 mod reject;
 mod server_state;
 mod units;
+mod window_limit;
 
 pub use choices::{Cost, EndpointKey, MaxWait};
 pub use classify::{
@@ -64,6 +65,7 @@ pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
 pub use reject::RejectReason;
 pub use server_state::ServerState;
+pub use window_limit::{DEFAULT_FRAMES, WindowAnswer, WindowLimit, WindowRefusal};
 
 use crate::{
     Changes, CostAboveLimit, EndpointSnapshot, Feedback, Limiter, Percentage, Policy,
