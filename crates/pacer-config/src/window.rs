@@ -1,14 +1,11 @@
-//! A limiter's strict windows (`Windows`: a list), and turning them into the middleware's
-//! [`StrictWindow`]s.
+//! A limiter's strict windows (`Windows`: a list), and turning them into the engine's
+//! [`WindowLimit`]s (and the middleware's `StrictWindow`s).
 
 use crate::error::ProblemKind;
 use crate::reader::{At, Collector};
-#[cfg(feature = "reqwest")]
-use pacer_core::{MemoryWindowStore, RealClock};
-use pacer_core::{StoreFailure, WindowGeometry};
+use pacer_core::{MemoryWindowStore, RealClock, StoreFailure, WindowGeometry, WindowLimit};
 #[cfg(feature = "reqwest")]
 use reqwest_pacer::StrictWindow;
-#[cfg(feature = "reqwest")]
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,34 +60,40 @@ pub struct WindowSettings {
     pub on_store_failure: StoreFailure,
 }
 
-#[cfg(feature = "reqwest")]
 impl WindowSettings {
-    /// The middleware's window. A Redis store connects on its first use, so a process can start
-    /// while Redis is down (its store-failure policy applies meanwhile).
+    /// The window as the engine runs it ([`WindowLimit`]), keyed by the endpoint key: what
+    /// tower-pacer's `PacerLayer::from_settings` takes. A Redis store connects on its first use,
+    /// so a process can start while Redis is down (its store-failure policy applies meanwhile).
     ///
     /// # Errors
     ///
     /// A message when the geometry is impossible, the Redis URL is invalid, or the window is kept
     /// in Redis without the `redis` feature; [`crate::ConfigLoader::load`] checks all of these
     /// already.
-    pub fn to_strict_window(&self) -> Result<StrictWindow, String> {
+    pub fn to_window_limit(&self) -> Result<WindowLimit, String> {
         let geometry = WindowGeometry::for_limit(self.limit, self.per, self.frames)
             .map_err(|e| e.to_string())?;
-        let window = match &self.store {
-            WindowStoreSettings::Memory => StrictWindow::with_geometry(
-                self.name.as_str(),
-                self.limit,
-                geometry,
-                Arc::new(MemoryWindowStore::new(RealClock::new())),
-            ),
-            WindowStoreSettings::Redis { url, key_prefix } => StrictWindow::with_geometry(
-                self.name.as_str(),
-                self.limit,
-                geometry,
-                redis_store(url, key_prefix.as_deref())?,
-            ),
+        let store: Arc<dyn pacer_core::WindowStore> = match &self.store {
+            WindowStoreSettings::Memory => Arc::new(MemoryWindowStore::new(RealClock::new())),
+            WindowStoreSettings::Redis { url, key_prefix } => {
+                redis_store(url, key_prefix.as_deref())?
+            }
         };
-        Ok(window.on_store_failure(self.on_store_failure))
+        Ok(
+            WindowLimit::with_geometry(self.name.as_str(), self.limit, geometry, store)
+                .on_store_failure(self.on_store_failure),
+        )
+    }
+
+    /// The middleware's window ([`to_window_limit`](Self::to_window_limit), keyed by the
+    /// endpoint key).
+    ///
+    /// # Errors
+    ///
+    /// As [`to_window_limit`](Self::to_window_limit).
+    #[cfg(feature = "reqwest")]
+    pub fn to_strict_window(&self) -> Result<StrictWindow, String> {
+        self.to_window_limit().map(StrictWindow::from)
     }
 }
 
@@ -107,7 +110,7 @@ fn redis_store(
     Ok(Arc::new(store))
 }
 
-#[cfg(all(feature = "reqwest", not(feature = "redis")))]
+#[cfg(not(feature = "redis"))]
 fn redis_store(
     _url: &str,
     _key_prefix: Option<&str>,

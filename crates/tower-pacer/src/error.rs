@@ -8,10 +8,14 @@
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SettingsError {
-    /// The limiter has strict windows, which the layer does not have yet: refused rather than
-    /// left out.
-    #[error("tower-pacer has no strict windows yet; the limiter configures {0:?}")]
-    Windows(Vec<String>),
+    /// A strict window cannot be built: refused rather than left out.
+    #[error("the window {name:?} cannot be built: {message}")]
+    Window {
+        /// The window's name.
+        name: String,
+        /// Why.
+        message: String,
+    },
     /// The settings are invalid.
     #[error(transparent)]
     Config(#[from] pacer_config::ConfigError),

@@ -6,7 +6,7 @@ use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
 use pacer_core::{
     Clock, Endpoint, Engine, InvalidOptions, KeyMode, Limiter, LimiterOptions, RealClock, Rules,
-    Timestamp,
+    Timestamp, WindowLimit,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -67,6 +67,7 @@ impl PacerLayer {
             name: Arc::from("default"),
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
+            windows: Vec::new(),
         }
     }
 
@@ -91,26 +92,40 @@ impl PacerLayer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
+    /// Its strict windows (`Windows`) come too, keyed by the endpoint key.
+    ///
     /// # Errors
     ///
-    /// [`SettingsError::Windows`] when the limiter has strict windows: the layer has none yet,
-    /// and leaving them out would let through what the configuration forbids.
-    /// [`SettingsError::Config`] for settings made in code that loading would have refused.
+    /// [`SettingsError::Window`] when a window cannot be built (a geometry, Redis URL or store
+    /// that loading would have refused, or a Redis store without pacer-config's `redis`
+    /// feature): a window is never left out. [`SettingsError::Config`] for other settings made
+    /// in code that loading would have refused.
     #[cfg(feature = "config")]
     #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
     pub fn from_settings(
         settings: &pacer_config::LimiterSettings,
     ) -> Result<PacerLayerBuilder, SettingsError> {
-        if !settings.windows.is_empty() {
-            return Err(SettingsError::Windows(
-                settings.windows.iter().map(|w| w.name.clone()).collect(),
-            ));
-        }
-        Ok(PacerLayer::builder(settings.options.clone())
+        let mut builder = PacerLayer::builder(settings.options.clone())
             .rules(settings.rules()?)
             .endpoint_key(settings.endpoint_key)
             .max_endpoints(settings.max_endpoints)
-            .endpoint_idle_ttl(settings.endpoint_idle_ttl))
+            .endpoint_idle_ttl(settings.endpoint_idle_ttl);
+        for window in &settings.windows {
+            let limit = window
+                .to_window_limit()
+                .map_err(|message| SettingsError::Window {
+                    name: window.name.clone(),
+                    message,
+                })?;
+            builder = builder.window(limit);
+        }
+        Ok(builder)
+    }
+
+    /// The strict windows every request goes through.
+    #[must_use]
+    pub fn windows(&self) -> &[WindowLimit] {
+        &self.shared.windows
     }
 
     /// What the layer knows of one endpoint key now: its adaptive limiter's state, if a request
@@ -143,6 +158,7 @@ pub struct PacerLayerBuilder {
     name: Arc<str>,
     max_endpoints: usize,
     endpoint_idle_ttl: Duration,
+    windows: Vec<WindowLimit>,
 }
 
 impl fmt::Debug for PacerLayerBuilder {
@@ -205,6 +221,14 @@ impl PacerLayerBuilder {
         self
     }
 
+    /// Adds a strict window: at most its limit in any span of its length, per endpoint key, in
+    /// every process that shares its store (the middleware's too: a window keyed by the endpoint
+    /// has the same keys in the store from either driver). Its wait counts against `MaxWait`.
+    pub fn window(mut self, window: WindowLimit) -> Self {
+        self.windows.push(window);
+        self
+    }
+
     /// Validates the options and builds the layer.
     pub fn build(self) -> Result<PacerLayer, InvalidOptions> {
         self.options.validate()?;
@@ -217,6 +241,7 @@ impl PacerLayerBuilder {
                 cost: self.cost,
                 clock: self.clock.unwrap_or_else(|| Arc::new(RealClock::new())),
                 name: self.name,
+                windows: self.windows,
             }),
         })
     }
@@ -231,6 +256,7 @@ pub(crate) struct Shared {
     cost: Option<Arc<CostFn>>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) engine: Engine,
+    pub(crate) windows: Vec<WindowLimit>,
 }
 
 impl Shared {

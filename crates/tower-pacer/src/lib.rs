@@ -19,10 +19,13 @@
 //! A request may choose for itself in its extensions, as with the middleware: [`Cost`],
 //! [`EndpointKey`], [`MaxWait`] and [`Priority`].
 //!
-//! What the middleware does and this layer does not (yet): strict windows shared through Redis,
-//! quotas in tokens, `TotalTimeout`, named limiters, metrics, and the classification of a 429's
-//! body (OpenAI's `insufficient_quota`): the layer reads the status and the headers only, and
-//! leaves the response body untouched.
+//! Strict windows ([`pacer_core::WindowLimit`], [`PacerLayerBuilder::window`]) are waited for
+//! as the middleware waits for them, keyed by the endpoint key.
+//!
+//! What the middleware does and this layer does not (yet): windows keyed otherwise, quotas in
+//! tokens, `TotalTimeout`, named limiters, metrics, and the classification of a 429's body
+//! (OpenAI's `insufficient_quota`): the layer reads the status and the headers only, and leaves
+//! the response body untouched.
 //!
 //! # Example
 //!
@@ -67,6 +70,7 @@ pub use pacer_core::{
     Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Priority, RejectReason, Rules, WaitCause,
 };
 
-/// The error type of a [`PacerService`]: a [`RejectReason`] (a request refused before it was
-/// sent: downcast to it), or the inner service's error, boxed.
+/// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it
+/// was sent: downcast to it), a [`pacer_core::WindowRefusal`] (a strict window's store failed),
+/// or the inner service's error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -3,7 +3,10 @@
 use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
-use pacer_core::{Cost, Endpoint, EndpointKey, MaxWait, Priority, RejectReason, Timestamp};
+use pacer_core::{
+    Cost, Endpoint, EndpointKey, MaxWait, Priority, RejectReason, Timestamp, WaitCause,
+    WindowAnswer, WindowRefusal,
+};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -126,10 +129,10 @@ where
             match wait(&shared, &endpoint, units, own, begin).await {
                 Ok(at) => at,
                 Err(refused) => {
-                    tracing::info!(attempt, endpoint = %key, "request refused: {refused}");
+                    tracing::info!(attempt, endpoint = %key, "request not sent: {refused}");
                     return match last {
                         Some(response) => Ok(response),
-                        None => Err(Box::new(refused)),
+                        None => Err(refused),
                     };
                 }
             }
@@ -187,43 +190,68 @@ struct Own {
     priority: Priority,
 }
 
-/// Every wait before a send, within one `MaxWait` from `start`: a cost the limiter could never
-/// repay is refused first; then the server's stop and the proactive delay
-/// ([`pacer_core::Engine::hold`]), then the adaptive limiter's units in the request's lane.
-/// Returns when the request may go.
+/// Every wait before a send, within one `MaxWait` from `start`, in the middleware's order: a
+/// cost the limiter could never repay is refused first; the server-ordered stop; each strict
+/// window's ETA; the proactive delay ([`pacer_core::Engine::hold`]); the adaptive limiter's
+/// units in the request's lane; then each window's units are taken (waiting again if another
+/// process took them meanwhile). Returns when the request may go; a refused request takes
+/// nothing, but the units of a window taken before another window refused it.
 async fn wait(
     shared: &Shared,
     endpoint: &Endpoint,
     units: u64,
     own: Own,
     start: Timestamp,
-) -> Result<Timestamp, RejectReason> {
+) -> Result<Timestamp, BoxError> {
     let (clock, options) = (&shared.clock, &shared.options);
     let max_wait = own.max_wait;
     let max_cost = endpoint.limiter().max_cost();
     if units > max_cost {
-        return Err(RejectReason::CostAboveLimit {
+        return Err(Box::new(RejectReason::CostAboveLimit {
             cost: units,
             max: max_cost,
-        });
+        }));
     }
-    let hold = shared.engine.hold(
-        &shared.rules,
-        endpoint,
-        start,
-        options.max_retry_after,
-        false,
-    );
-    if !hold.wait.is_zero() {
-        let needed = (clock.now() - start) + hold.wait;
+    // Sleeps `wait` more if the budget allows.
+    let sleep = |wait: Duration, cause: WaitCause| async move {
+        let needed = (clock.now() - start) + wait;
         if needed > max_wait {
             return Err(RejectReason::WaitTooLong {
-                cause: hold.cause,
+                cause,
                 needed,
                 max_wait,
             });
         }
-        clock.sleep_until(clock.now() + hold.wait).await;
+        if !wait.is_zero() {
+            clock.sleep_until(clock.now() + wait).await;
+        }
+        Ok(())
+    };
+    let windows = &shared.windows;
+    let keys: Vec<String> = windows
+        .iter()
+        .map(|w| format!("{}:{}", w.name(), endpoint.key()))
+        .collect();
+    let instance_count = options.instance_count;
+    let (engine, rules) = (&shared.engine, &shared.rules);
+    // The server-ordered stop (and, with no window to wait for first, the proactive delay).
+    let hold = engine.hold(
+        rules,
+        endpoint,
+        start,
+        options.max_retry_after,
+        !windows.is_empty(),
+    );
+    sleep(hold.wait, hold.cause).await?;
+    if !windows.is_empty() {
+        for (w, key) in windows.iter().zip(&keys) {
+            let answer = w.eta(key, units, clock, instance_count).await;
+            if let WindowAnswer::Wait(wait) = answer.map_err(window_error)? {
+                sleep(wait, WaitCause::Window).await?;
+            }
+        }
+        let hold = engine.hold(rules, endpoint, clock.now(), options.max_retry_after, false);
+        sleep(hold.wait, hold.cause).await?;
     }
     let waited = clock.now() - start;
     let left = max_wait.saturating_sub(waited);
@@ -233,7 +261,36 @@ async fn wait(
         .priority(own.priority)
         .await
         .map_err(|r| RejectReason::from_limiter(&r, waited, max_wait))?;
+    for (w, key) in windows.iter().zip(&keys) {
+        loop {
+            let answer = match w.take(key, units, clock, instance_count).await {
+                Ok(answer) => answer,
+                Err(e) => {
+                    endpoint.limiter().refund(units);
+                    return Err(window_error(e));
+                }
+            };
+            match answer {
+                WindowAnswer::Go => break,
+                WindowAnswer::Wait(wait) => {
+                    if let Err(e) = sleep(wait, WaitCause::Window).await {
+                        endpoint.limiter().refund(units);
+                        return Err(Box::new(e));
+                    }
+                }
+            }
+        }
+    }
     let now = clock.now();
-    shared.engine.sent(endpoint, now);
+    engine.sent(endpoint, now);
     Ok(now)
+}
+
+/// A window's refusal: the reason it gives a request that could never fit, else the store's
+/// failure.
+fn window_error(refusal: WindowRefusal) -> BoxError {
+    match refusal {
+        WindowRefusal::Rejected(reason) => Box::new(reason),
+        other => Box::new(other),
+    }
 }

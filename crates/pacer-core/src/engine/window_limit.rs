@@ -76,6 +76,17 @@ pub enum WindowRefusal {
     },
 }
 
+impl fmt::Display for WindowRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WindowRefusal::Rejected(reason) => write!(f, "refused: {reason}"),
+            WindowRefusal::Store { message } => write!(f, "strict window store: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for WindowRefusal {}
+
 /// Where one call goes: the window's store, or the fallback with its share of the limit.
 struct Target<'a> {
     store: &'a dyn WindowStore,

@@ -255,3 +255,44 @@ async fn a_request_s_own_cost_key_and_max_wait_are_honoured() {
     assert_eq!(sent.len(), 3, "{sent:?}");
     assert_eq!(sent[2] - sent[1], Duration::from_secs(3), "{sent:?}");
 }
+
+#[tokio::test]
+async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
+    let base = serve(vec![(200, vec![])]).await;
+    let clock = ManualClock::new();
+    let window = pacer_core::WindowLimit::new(
+        "w",
+        3,
+        Duration::from_millis(500),
+        pacer_core::MemoryWindowStore::new(clock.clone()),
+    )
+    .unwrap();
+    let mut opts = options();
+    opts.initial_units_per_minute = Some(60_000.0);
+    opts.max_units_per_minute = 60_000.0;
+    let layer = PacerLayer::builder(opts)
+        .window(window)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let (mut service, sent) = recorded(&layer, &clock);
+    for _ in 0..7 {
+        let response = drive(&clock, service.call(get(&base))).await.unwrap();
+        assert_eq!(response.status(), 200);
+    }
+    let sent = sent.lock().unwrap().clone();
+    for i in 0..4 {
+        assert!(
+            sent[i + 3] - sent[i] >= Duration::from_millis(500),
+            "requests {i} and {} only {:?} apart",
+            i + 3,
+            sent[i + 3] - sent[i]
+        );
+    }
+    // A request costing more than the window ever admits is refused unsent.
+    let mut big = get(&base);
+    big.extensions_mut().insert(Cost(4));
+    let err = drive(&clock, service.call(big)).await.unwrap_err();
+    let reason = err.downcast_ref::<RejectReason>().expect("a refusal");
+    assert_eq!(reason.kind(), "above_window_limit");
+}

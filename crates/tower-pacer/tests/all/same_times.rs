@@ -188,10 +188,11 @@ async fn one_configuration_gives_the_layer_and_the_middleware_the_same_times() {
     assert_eq!(layer_sent.len(), REQUESTS + 2, "{layer_sent:?}");
 }
 
-/// A limiter with strict windows is refused: the layer has none yet.
+/// A strict window from a configuration comes with the layer; one the build cannot make (set in
+/// code with no possible geometry) is refused, never left out.
 #[cfg(feature = "config")]
 #[test]
-fn a_limiter_with_strict_windows_is_refused_rather_than_left_without_them() {
+fn a_configured_window_comes_with_the_layer_and_one_that_cannot_be_built_is_refused() {
     use pacer_config::{ConfigLoader, Format};
     let toml = r#"
     [[adaptive_rate_limiting.limiters.api.windows]]
@@ -203,9 +204,66 @@ fn a_limiter_with_strict_windows_is_refused_rather_than_left_without_them() {
         .string(toml, Format::Toml)
         .load()
         .unwrap();
-    let err = PacerLayer::from_settings(settings.limiter("api").unwrap()).unwrap_err();
+    let layer = PacerLayer::from_settings(settings.limiter("api").unwrap())
+        .unwrap()
+        .build()
+        .unwrap();
+    let windows: Vec<(&str, u64)> = layer
+        .windows()
+        .iter()
+        .map(|w| (w.name(), w.limit()))
+        .collect();
+    assert_eq!(windows, [("per-minute", 30)]);
+    // A window set in code that loading would have refused: no geometry holds it.
+    let mut settings = settings.limiter("api").unwrap().clone();
+    settings.windows[0].per = Duration::ZERO;
+    let err = PacerLayer::from_settings(&settings).unwrap_err();
     assert!(
-        matches!(&err, tower_pacer::SettingsError::Windows(names) if names == &["per-minute"]),
+        matches!(&err, tower_pacer::SettingsError::Window { name, .. } if name == "per-minute"),
         "{err}"
     );
+}
+
+/// With a strict window on both sides (each in memory on its own clock), the layer and the
+/// middleware still send the same requests at the same times.
+#[tokio::test]
+async fn with_a_strict_window_the_layer_and_the_middleware_send_at_the_same_times() {
+    use pacer_core::{MemoryWindowStore, WindowLimit};
+    let window = |clock: &ManualClock| {
+        WindowLimit::new(
+            "four-per-two-seconds",
+            4,
+            Duration::from_secs(2),
+            MemoryWindowStore::new(clock.clone()),
+        )
+        .unwrap()
+    };
+    let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
+        PacerMiddleware::builder()
+            .limiter(
+                "default",
+                LimiterConfig::new(options()).window(window(clock).into()),
+            )
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    let (layer_statuses, layer_sent) = through_the_layer(|clock| {
+        PacerLayer::builder(options())
+            .window(window(clock))
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    assert_eq!(layer_statuses, middleware_statuses);
+    assert_eq!(layer_sent, middleware_sent);
+    // The window spaced them: no five sends within two seconds.
+    for i in 4..layer_sent.len() {
+        assert!(
+            layer_sent[i] - layer_sent[i - 4] >= Duration::from_secs(2),
+            "{layer_sent:?}"
+        );
+    }
 }
