@@ -19,10 +19,10 @@ mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
-    After, BODY_LIMIT, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier, Endpoint, EndpointKey,
-    Engine, Hold, KeyMode, MaxWait, Reading, RejectReason, Rules, ServerState, ThrottleClassifier,
-    UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, WindowRefusal, forbids_retry,
-    insufficient_quota, is_json,
+    After, Attempt, BODY_LIMIT, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier, Endpoint,
+    EndpointKey, Engine, Hold, KeyMode, MaxWait, Reading, Refusal, RejectReason, Rules,
+    ServerState, ThrottleClassifier, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit,
+    forbids_retry, insufficient_quota, is_json,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

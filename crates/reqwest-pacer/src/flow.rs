@@ -1,13 +1,12 @@
 //! The request flow: key, cost, wait, send, classify, feed back, retry.
 
 use crate::named::Named;
-use crate::window_wait::KeyedWindow;
 use crate::{
     Cost, EndpointKey, LimiterConfig, MaxWait, Paced, PacerError, PacerMiddleware, TokenCost,
     TotalTimeout, UseLimiter,
 };
 use http::Extensions;
-use pacer_core::{Endpoint, Priority, Signal, Timestamp};
+use pacer_core::{Endpoint, Priority, Signal, Timestamp, WindowLimit};
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use std::cell::RefCell;
@@ -204,16 +203,11 @@ impl<'a> Request<'a> {
         async move {
             let (named, config, units) = (self.named, &*self.config, self.units);
             let (key, limiter) = (&**self.endpoint.key(), self.endpoint.limiter());
-            let windows: Vec<KeyedWindow<'_>> = config
+            // Each strict window with the request's key in it.
+            let windows: Vec<(&WindowLimit, String)> = config
                 .windows
                 .iter()
-                .filter_map(|w| {
-                    Some(KeyedWindow {
-                        key: w.key_of(&req, key)?,
-                        window: w,
-                        limiter: &named.name,
-                    })
-                })
+                .filter_map(|w| Some((w.window_limit(), w.key_of(&req, key)?)))
                 .collect();
             let max_attempts = config.options.max_attempts.max(1);
             let mut attempt = 1;

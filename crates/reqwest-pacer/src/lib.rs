@@ -95,7 +95,6 @@ mod middleware;
 mod named;
 mod observe;
 mod window;
-mod window_wait;
 
 pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};

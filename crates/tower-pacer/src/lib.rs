@@ -71,6 +71,6 @@ pub use pacer_core::{
 };
 
 /// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it
-/// was sent: downcast to it), a [`pacer_core::WindowRefusal`] (a strict window's store failed),
+/// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed),
 /// or the inner service's error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

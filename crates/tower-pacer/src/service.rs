@@ -4,8 +4,7 @@ use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
 use pacer_core::{
-    Cost, Endpoint, EndpointKey, MaxWait, Priority, RejectReason, Timestamp, WaitCause,
-    WindowAnswer, WindowRefusal,
+    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Timestamp, WindowLimit,
 };
 use std::fmt;
 use std::future::Future;
@@ -190,12 +189,9 @@ struct Own {
     priority: Priority,
 }
 
-/// Every wait before a send, within one `MaxWait` from `start`, in the middleware's order: a
-/// cost the limiter could never repay is refused first; the server-ordered stop; each strict
-/// window's ETA; the proactive delay ([`pacer_core::Engine::hold`]); the adaptive limiter's
-/// units in the request's lane; then each window's units are taken (waiting again if another
-/// process took them meanwhile). Returns when the request may go; a refused request takes
-/// nothing, but the units of a window taken before another window refused it.
+/// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the
+/// middleware's: [`pacer_core::Engine::wait`]), with the layer's strict windows keyed by the
+/// endpoint key. Returns when the request may go.
 async fn wait(
     shared: &Shared,
     endpoint: &Endpoint,
@@ -203,94 +199,29 @@ async fn wait(
     own: Own,
     start: Timestamp,
 ) -> Result<Timestamp, BoxError> {
-    let (clock, options) = (&shared.clock, &shared.options);
-    let max_wait = own.max_wait;
-    let max_cost = endpoint.limiter().max_cost();
-    if units > max_cost {
-        return Err(Box::new(RejectReason::CostAboveLimit {
-            cost: units,
-            max: max_cost,
-        }));
-    }
-    // Sleeps `wait` more if the budget allows.
-    let sleep = |wait: Duration, cause: WaitCause| async move {
-        let needed = (clock.now() - start) + wait;
-        if needed > max_wait {
-            return Err(RejectReason::WaitTooLong {
-                cause,
-                needed,
-                max_wait,
-            });
-        }
-        if !wait.is_zero() {
-            clock.sleep_until(clock.now() + wait).await;
-        }
-        Ok(())
-    };
-    let windows = &shared.windows;
-    let keys: Vec<String> = windows
+    let windows: Vec<(&WindowLimit, String)> = shared
+        .windows
         .iter()
-        .map(|w| format!("{}:{}", w.name(), endpoint.key()))
+        .map(|w| (w, format!("{}:{}", w.name(), endpoint.key())))
         .collect();
-    let instance_count = options.instance_count;
-    let (engine, rules) = (&shared.engine, &shared.rules);
-    // The server-ordered stop (and, with no window to wait for first, the proactive delay).
-    let hold = engine.hold(
-        rules,
-        endpoint,
-        start,
-        options.max_retry_after,
-        !windows.is_empty(),
-    );
-    sleep(hold.wait, hold.cause).await?;
-    if !windows.is_empty() {
-        for (w, key) in windows.iter().zip(&keys) {
-            let answer = w.eta(key, units, clock, instance_count).await;
-            if let WindowAnswer::Wait(wait) = answer.map_err(window_error)? {
-                sleep(wait, WaitCause::Window).await?;
-            }
-        }
-        let hold = engine.hold(rules, endpoint, clock.now(), options.max_retry_after, false);
-        sleep(hold.wait, hold.cause).await?;
-    }
-    let waited = clock.now() - start;
-    let left = max_wait.saturating_sub(waited);
-    let _permit = endpoint
-        .limiter()
-        .acquire_within(units, left)
+    let attempt = Attempt::new(units, start, own.max_wait)
+        .windows(&windows)
         .priority(own.priority)
-        .await
-        .map_err(|r| RejectReason::from_limiter(&r, waited, max_wait))?;
-    for (w, key) in windows.iter().zip(&keys) {
-        loop {
-            let answer = match w.take(key, units, clock, instance_count).await {
-                Ok(answer) => answer,
-                Err(e) => {
-                    endpoint.limiter().refund(units);
-                    return Err(window_error(e));
-                }
-            };
-            match answer {
-                WindowAnswer::Go => break,
-                WindowAnswer::Wait(wait) => {
-                    if let Err(e) = sleep(wait, WaitCause::Window).await {
-                        endpoint.limiter().refund(units);
-                        return Err(Box::new(e));
-                    }
-                }
-            }
-        }
-    }
-    let now = clock.now();
-    engine.sent(endpoint, now);
-    Ok(now)
-}
-
-/// A window's refusal: the reason it gives a request that could never fit, else the store's
-/// failure.
-fn window_error(refusal: WindowRefusal) -> BoxError {
-    match refusal {
-        WindowRefusal::Rejected(reason) => Box::new(reason),
+        .instance_count(shared.options.instance_count)
+        .max_retry_after(shared.options.max_retry_after);
+    let mut tokens_attempt = 0;
+    let waited = shared
+        .engine
+        .wait(
+            &shared.rules,
+            &shared.clock,
+            endpoint,
+            &attempt,
+            &mut tokens_attempt,
+        )
+        .await;
+    waited.map_err(|refusal| match refusal {
+        Refusal::Rejected(reason) => Box::new(reason) as BoxError,
         other => Box::new(other),
-    }
+    })
 }

@@ -3,9 +3,11 @@
 //!
 //! Two calls carry a request through it:
 //!
-//! - **before the send**, [`Engine::hold`]: how long the endpoint's server state asks the
-//!   request to wait, and why (a server-ordered stop, or the proactive algorithm's delay); and
-//!   [`Engine::tokens_wait`] / [`Engine::tokens_take`] for quotas in other units (tokens);
+//! - **before the send**, [`Engine::wait`]: every wait of an [`Attempt`] in one order and one
+//!   `MaxWait` budget. Its steps can be called alone: [`Engine::hold`] (how long the endpoint's
+//!   server state asks the request to wait, and why: a server-ordered stop, or the proactive
+//!   algorithm's delay), [`Engine::tokens_wait`] / [`Engine::tokens_take`] for quotas in other
+//!   units (tokens), [`WindowLimit`] for strict windows;
 //! - **after the response**, [`Rules::read`] (pure: status, headers, what the body said → a
 //!   [`Reading`]) and [`Engine::after`], which applies the reading to the endpoint (its adaptive
 //!   limiter, the server's numbers, its budgets) and says whether the request may be sent
@@ -54,6 +56,7 @@ mod key;
 mod reject;
 mod server_state;
 mod units;
+mod wait;
 mod window_limit;
 
 pub use choices::{Cost, EndpointKey, MaxWait};
@@ -65,7 +68,8 @@ pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
 pub use reject::RejectReason;
 pub use server_state::ServerState;
-pub use window_limit::{DEFAULT_FRAMES, WindowAnswer, WindowLimit, WindowRefusal};
+pub use wait::Attempt;
+pub use window_limit::{DEFAULT_FRAMES, Refusal, WindowAnswer, WindowLimit};
 
 use crate::{
     Changes, CostAboveLimit, EndpointSnapshot, Feedback, Limiter, Percentage, Policy,

@@ -1,5 +1,5 @@
 use super::*;
-use crate::{Global, LimiterOptions, RateChange, RateChangeReason};
+use crate::{Clock, Global, LimiterOptions, RateChange, RateChangeReason};
 
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
@@ -319,4 +319,82 @@ fn merged_changes_run_from_the_first_rate_to_the_last() {
     assert_eq!(changes.paused_until, Some(at(3)));
     changes.merge(Changes::default());
     assert_eq!(changes.rate, Some(change(100.0, 60.0)));
+}
+
+#[tokio::test]
+async fn wait_holds_for_the_stop_then_refuses_what_would_outlast_max_wait() {
+    use crate::ManualClock;
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let rules = Rules::default();
+    let _ = engine.after(
+        &endpoint,
+        &read(429, &[("retry-after", "5")]),
+        1,
+        at(0),
+        at(0),
+    );
+    let manual = ManualClock::new();
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let attempt = Attempt::new(1, at(0), secs(30)).max_retry_after(MAX_RETRY_AFTER);
+    let mut tokens = 0;
+    let went = manual
+        .drive(engine.wait(&rules, &clock, &endpoint, &attempt, &mut tokens))
+        .await;
+    assert!(went.unwrap() >= at(5), "held for the Retry-After");
+    let _ = engine.after(
+        &endpoint,
+        &read(429, &[("retry-after", "50")]),
+        1,
+        at(5),
+        at(5),
+    );
+    let short = Attempt::new(1, manual.now(), secs(30)).max_retry_after(MAX_RETRY_AFTER);
+    let refused = manual
+        .drive(engine.wait(&rules, &clock, &endpoint, &short, &mut tokens))
+        .await;
+    match refused {
+        Err(Refusal::Rejected(RejectReason::WaitTooLong { cause, needed, .. })) => {
+            assert_eq!(cause, WaitCause::ServerStop);
+            assert_eq!(needed, secs(50));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn wait_takes_a_window_s_units_and_waits_for_its_room() {
+    use crate::{ManualClock, MemoryWindowStore};
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let manual = ManualClock::new();
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let window =
+        WindowLimit::new("w", 2, secs(10), MemoryWindowStore::new(manual.clone())).unwrap();
+    let windows = [(&window, "w:a".to_owned())];
+    let rules = Rules::default();
+    let mut tokens = 0;
+    let mut sent = Vec::new();
+    for _ in 0..3 {
+        let attempt = Attempt::new(1, manual.now(), secs(30)).windows(&windows);
+        let at = manual
+            .drive(engine.wait(&rules, &clock, &endpoint, &attempt, &mut tokens))
+            .await
+            .unwrap();
+        sent.push(at);
+    }
+    assert_eq!(sent[0], sent[1], "two fit at once");
+    assert!(
+        sent[2] - sent[0] >= secs(9),
+        "the third waits for the window: {sent:?}"
+    );
+    let above = Attempt::new(3, manual.now(), secs(30)).windows(&windows);
+    let refused = manual
+        .drive(engine.wait(&rules, &clock, &endpoint, &above, &mut tokens))
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(Refusal::Rejected(RejectReason::AboveWindowLimit { .. }))
+        ),
+        "{refused:?}"
+    );
 }

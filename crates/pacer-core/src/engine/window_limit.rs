@@ -63,29 +63,37 @@ pub enum WindowAnswer {
     Wait(Duration),
 }
 
-/// Why a window refused a request.
+/// Why a request was not sent: refused for a reason ([`RejectReason`]), or a strict window's
+/// store failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum WindowRefusal {
-    /// The request could never fit ([`RejectReason::AboveWindowLimit`]).
+pub enum Refusal {
+    /// Refused: it would wait too long, could never fit, or the queue is full.
     Rejected(RejectReason),
-    /// The store failed, and the window's [`StoreFailure`] does not send without it.
+    /// A strict window's store failed, and the window's [`StoreFailure`] does not send without
+    /// it.
     Store {
         /// What failed, naming the window.
         message: String,
     },
 }
 
-impl fmt::Display for WindowRefusal {
+impl From<RejectReason> for Refusal {
+    fn from(reason: RejectReason) -> Self {
+        Refusal::Rejected(reason)
+    }
+}
+
+impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            WindowRefusal::Rejected(reason) => write!(f, "refused: {reason}"),
-            WindowRefusal::Store { message } => write!(f, "strict window store: {message}"),
+            Refusal::Rejected(reason) => write!(f, "refused: {reason}"),
+            Refusal::Store { message } => write!(f, "strict window store: {message}"),
         }
     }
 }
 
-impl std::error::Error for WindowRefusal {}
+impl std::error::Error for Refusal {}
 
 /// Where one call goes: the window's store, or the fallback with its share of the limit.
 struct Target<'a> {
@@ -175,7 +183,7 @@ impl WindowLimit {
     ///
     /// # Errors
     ///
-    /// [`WindowRefusal::Rejected`] when they could never fit; [`WindowRefusal::Store`] when
+    /// [`Refusal::Rejected`] when they could never fit; [`Refusal::Store`] when
     /// the store failed and the window does not send without it (or is still quarantined after
     /// an outage).
     pub async fn eta(
@@ -184,7 +192,7 @@ impl WindowLimit {
         units: u64,
         clock: &Arc<dyn Clock>,
         instance_count: u32,
-    ) -> Result<WindowAnswer, WindowRefusal> {
+    ) -> Result<WindowAnswer, Refusal> {
         self.check_quarantine(clock)?;
         let primary = self.store.eta(key, self.geometry, self.limit, units).await;
         let outcome = match self.on(primary, clock, instance_count, units)? {
@@ -215,7 +223,7 @@ impl WindowLimit {
         units: u64,
         clock: &Arc<dyn Clock>,
         instance_count: u32,
-    ) -> Result<WindowAnswer, WindowRefusal> {
+    ) -> Result<WindowAnswer, Refusal> {
         let primary = self
             .store
             .try_take(key, self.geometry, self.limit, units)
@@ -245,7 +253,7 @@ impl WindowLimit {
         clock: &Arc<dyn Clock>,
         instance_count: u32,
         units: u64,
-    ) -> Result<Result<T, Option<Target<'_>>>, WindowRefusal> {
+    ) -> Result<Result<T, Option<Target<'_>>>, Refusal> {
         match result {
             Ok(outcome) => {
                 self.recovered();
@@ -307,9 +315,9 @@ impl WindowLimit {
         }
     }
 
-    fn check_quarantine(&self, clock: &Arc<dyn Clock>) -> Result<(), WindowRefusal> {
+    fn check_quarantine(&self, clock: &Arc<dyn Clock>) -> Result<(), Refusal> {
         match self.quarantined(clock.now()) {
-            Some(left) => Err(WindowRefusal::Store {
+            Some(left) => Err(Refusal::Store {
                 message: format!(
                     "window {:?} refuses for {:.3} s more after an outage of its store, so that \
                      no span of the window can exceed its limit",
@@ -321,17 +329,17 @@ impl WindowLimit {
         }
     }
 
-    fn failed(&self, e: &WindowError, units: u64, limit: u64) -> WindowRefusal {
+    fn failed(&self, e: &WindowError, units: u64, limit: u64) -> Refusal {
         if e.is_never() {
             return self.never(units, limit);
         }
-        WindowRefusal::Store {
+        Refusal::Store {
             message: format!("window {:?}: {e}", &*self.name),
         }
     }
 
-    fn never(&self, units: u64, limit: u64) -> WindowRefusal {
-        WindowRefusal::Rejected(RejectReason::AboveWindowLimit {
+    fn never(&self, units: u64, limit: u64) -> Refusal {
+        Refusal::Rejected(RejectReason::AboveWindowLimit {
             window: self.name.to_string(),
             limit,
             units,

@@ -1,0 +1,250 @@
+//! Every wait before a send, in one `MaxWait` budget, in one order for every driver.
+
+use super::{Endpoint, Engine, Refusal, RejectReason, Rules, WaitCause, WindowAnswer, WindowLimit};
+use crate::{Clock, Priority, Rejected, Timestamp};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One attempt of a request, as [`Engine::wait`] needs it: its units, its tokens, its keyed
+/// strict windows and its limits.
+///
+/// ```
+/// use pacer_core::{Attempt, Timestamp};
+/// use std::time::Duration;
+///
+/// let attempt = Attempt::new(1, Timestamp::ZERO, Duration::from_secs(30)).tokens(Some(500));
+/// # let _ = attempt;
+/// ```
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Attempt<'a> {
+    units: u64,
+    tokens: Option<u64>,
+    windows: &'a [(&'a WindowLimit, String)],
+    max_wait: Duration,
+    priority: Priority,
+    timeout: Option<(Timestamp, Duration)>,
+    start: Timestamp,
+    instance_count: u32,
+    max_retry_after: Duration,
+}
+
+impl<'a> Attempt<'a> {
+    /// An attempt of `units` that came in at `start` and may wait `max_wait`, with no tokens,
+    /// no window, the default lane, no timeout, one instance and no cap on a `Retry-After`
+    /// beyond `max_wait`'s.
+    pub fn new(units: u64, start: Timestamp, max_wait: Duration) -> Self {
+        Attempt {
+            units,
+            tokens: None,
+            windows: &[],
+            max_wait,
+            priority: Priority::default(),
+            timeout: None,
+            start,
+            instance_count: 1,
+            max_retry_after: Duration::MAX,
+        }
+    }
+
+    /// Its cost in tokens, if known (for the quotas in tokens).
+    pub fn tokens(mut self, tokens: Option<u64>) -> Self {
+        self.tokens = tokens;
+        self
+    }
+
+    /// Its strict windows, each with the request's key in it.
+    pub fn windows(mut self, windows: &'a [(&'a WindowLimit, String)]) -> Self {
+        self.windows = windows;
+        self
+    }
+
+    /// Its lane in the adaptive limiter's queue.
+    pub fn priority(mut self, priority: Priority) -> Self {
+        self.priority = priority;
+        self
+    }
+
+    /// When its whole request must end, and that timeout (the middleware's `TotalTimeout`): a
+    /// wait that would end after it is refused at once.
+    pub fn timeout(mut self, timeout: Option<(Timestamp, Duration)>) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The number of processes sharing the limit (a window's fallback takes its share).
+    pub fn instance_count(mut self, count: u32) -> Self {
+        self.instance_count = count;
+        self
+    }
+
+    /// The cap on a server's `Retry-After` (`MaxRetryAfter`).
+    pub fn max_retry_after(mut self, cap: Duration) -> Self {
+        self.max_retry_after = cap;
+        self
+    }
+}
+
+impl Engine {
+    /// Every wait of one attempt before its send, within one `MaxWait` from its start, in this
+    /// order:
+    ///
+    /// 1. a cost the limiter could never repay is refused;
+    /// 2. the quotas in tokens (a cost above one's limit is refused; a wait for a refill is
+    ///    capped like an exhausted stop);
+    /// 3. the server-ordered stop ([`Engine::hold`]);
+    /// 4. each strict window's ETA, then the proactive delay (without windows, step 3 gives it);
+    /// 5. the adaptive limiter's units, in the attempt's lane;
+    /// 6. each window's units are taken, then the tokens (waiting again if another request or
+    ///    process took them meanwhile).
+    ///
+    /// Sleeps on `clock`; returns when the attempt may go, the send recorded
+    /// ([`Engine::sent`]). `tokens_attempt` carries the number under which the request's tokens
+    /// are in flight (0 at first; see [`Engine::tokens_take`]). A refused attempt takes nothing,
+    /// but the units of a window taken before another window refused it.
+    ///
+    /// # Errors
+    ///
+    /// [`Refusal::Rejected`] with the reason; [`Refusal::Store`] when a strict window's store
+    /// failed and its policy does not send without it.
+    pub async fn wait(
+        &self,
+        rules: &Rules,
+        clock: &Arc<dyn Clock>,
+        endpoint: &Endpoint,
+        attempt: &Attempt<'_>,
+        tokens_attempt: &mut u64,
+    ) -> Result<Timestamp, Refusal> {
+        let (units, start, max_wait) = (attempt.units, attempt.start, attempt.max_wait);
+        let limiter = endpoint.limiter();
+        let past_timeout = |cause| {
+            attempt
+                .timeout
+                .map(|(_, timeout)| Refusal::Rejected(RejectReason::PastTimeout { cause, timeout }))
+        };
+        // Sleeps `wait` more if the budget allows.
+        let sleep = |wait: Duration, cause| async move {
+            let needed = (clock.now() - start) + wait;
+            if needed > max_wait {
+                return Err(Refusal::Rejected(RejectReason::WaitTooLong {
+                    cause,
+                    needed,
+                    max_wait,
+                }));
+            }
+            if let Some((end, _)) = attempt.timeout
+                && clock.now().saturating_add(wait) > end
+            {
+                return Err(past_timeout(cause).expect("a timeout"));
+            }
+            if !wait.is_zero() {
+                clock.sleep_until(clock.now() + wait).await;
+            }
+            Ok(())
+        };
+        // 1. A cost the limiter could never repay within MaxWait.
+        let max_cost = limiter.max_cost();
+        if units > max_cost {
+            return Err(Refusal::Rejected(RejectReason::CostAboveLimit {
+                cost: units,
+                max: max_cost,
+            }));
+        }
+        // 2. The quotas in tokens.
+        let cap = rules.server_stop().max_exhausted_delay();
+        let mut unit_waited = Duration::ZERO;
+        while let Some(wait) = self
+            .tokens_wait(endpoint, attempt.tokens, clock.now())
+            .map_err(|e| Refusal::Rejected(e.into()))?
+        {
+            let wait = wait.min(cap.saturating_sub(unit_waited));
+            if wait.is_zero() {
+                break;
+            }
+            sleep(wait, WaitCause::UnitQuota).await?;
+            unit_waited += wait;
+        }
+        // 3. The server-ordered stop (and, without windows to wait for first, the proactive
+        // delay: one look at the server's state serves both).
+        let windows = attempt.windows;
+        let hold = self.hold(
+            rules,
+            endpoint,
+            start,
+            attempt.max_retry_after,
+            !windows.is_empty(),
+        );
+        sleep(hold.wait, hold.cause).await?;
+        // 4. Each strict window's ETA, without taking anything yet, then the proactive delay on
+        // the state as it is now.
+        if !windows.is_empty() {
+            for (w, key) in windows {
+                let answer = w.eta(key, units, clock, attempt.instance_count).await?;
+                if let WindowAnswer::Wait(wait) = answer {
+                    sleep(wait, WaitCause::Window).await?;
+                }
+            }
+            let hold = self.hold(rules, endpoint, clock.now(), attempt.max_retry_after, false);
+            sleep(hold.wait, hold.cause).await?;
+        }
+        // 5. The adaptive limiter's queue, in the attempt's lane, with what is left of the
+        // budget (and of the timeout).
+        let now = clock.now();
+        let waited = now - start;
+        let left = max_wait.saturating_sub(waited);
+        let timeout_left = attempt.timeout.map(|(end, _)| end - now);
+        let _permit = limiter
+            .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
+            .priority(attempt.priority)
+            .await
+            .map_err(|r| match (&r, timeout_left) {
+                (Rejected::WaitTooLong { needed, .. }, Some(t)) if t < left && *needed <= left => {
+                    past_timeout(WaitCause::Queue).expect("a timeout")
+                }
+                _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),
+            })?;
+        // 6. Take the windows' units, then the tokens; if others took them meanwhile, wait
+        // again (the tokens still within the exhausted-stop cap).
+        for (w, key) in windows {
+            loop {
+                let answer = match w.take(key, units, clock, attempt.instance_count).await {
+                    Ok(answer) => answer,
+                    Err(e) => {
+                        limiter.refund(units);
+                        return Err(e);
+                    }
+                };
+                match answer {
+                    WindowAnswer::Go => break,
+                    WindowAnswer::Wait(wait) => {
+                        if let Err(e) = sleep(wait, WaitCause::Window).await {
+                            limiter.refund(units);
+                            return Err(e);
+                        }
+                    }
+                }
+            }
+        }
+        loop {
+            let force = unit_waited >= cap;
+            let taken =
+                self.tokens_take(endpoint, attempt.tokens, clock.now(), tokens_attempt, force);
+            let wait = match taken {
+                Ok(None) => break,
+                Ok(Some(wait)) => wait.min(cap.saturating_sub(unit_waited)),
+                Err(e) => {
+                    limiter.refund(units);
+                    return Err(Refusal::Rejected(e.into()));
+                }
+            };
+            if let Err(e) = sleep(wait, WaitCause::UnitQuota).await {
+                limiter.refund(units);
+                return Err(e);
+            }
+            unit_waited += wait;
+        }
+        let now = clock.now();
+        self.sent(endpoint, now);
+        Ok(now)
+    }
+}
