@@ -197,26 +197,3 @@ impl PacerResponseExt for reqwest::Response {
         self.extensions().get::<Paced>()
     }
 }
-
-/// The request's cost in tokens, for the quotas that count tokens (OpenAI's `tokens`,
-/// Anthropic's `tokens` and `input-tokens`), instead of what the limiter's token estimator
-/// says ([`LimiterConfig::token_estimator`](crate::LimiterConfig::token_estimator)).
-///
-/// A tokens quota the server reports then holds the request until its tokens are there, and
-/// the tokens are debited from it when the request is sent. It never changes the request's
-/// [`Cost`](crate::Cost) in the adaptive limiter's units. A request without a token cost is held by a tokens
-/// quota only while that quota is exhausted. `docs/headers.md` ("Quotas in other units") has
-/// the rules.
-///
-/// ```no_run
-/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
-/// use reqwest_pacer::TokenCost;
-/// client
-///     .post("https://api.openai.com/v1/chat/completions")
-///     .with_extension(TokenCost(1_200))
-///     .send()
-///     .await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TokenCost(pub u64);

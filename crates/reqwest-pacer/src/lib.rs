@@ -99,9 +99,7 @@ mod window;
 pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, Rejection};
-pub use extensions::{
-    Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout, UseLimiter,
-};
+pub use extensions::{Paced, PacerResponseExt, QuotaExhausted, TotalTimeout, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
@@ -112,7 +110,7 @@ pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, RejectReason, ThrottleClassifier, WaitCause,
     insufficient_quota,
 };
-pub use pacer_core::{Cost, EndpointKey, MaxWait};
+pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{KeyMode, UnknownKeyMode};
 pub use window::{StrictWindow, WindowKeyFn};

@@ -17,13 +17,14 @@
 //! as with the middleware.
 //!
 //! A request may choose for itself in its extensions, as with the middleware: [`Cost`],
-//! [`EndpointKey`], [`MaxWait`] and [`Priority`].
+//! [`EndpointKey`], [`MaxWait`], [`Priority`] and [`TokenCost`] (for the quotas in tokens the
+//! server reports, OpenAI's and Anthropic's).
 //!
 //! Strict windows ([`pacer_core::WindowLimit`], [`PacerLayerBuilder::window`]) are waited for
 //! as the middleware waits for them, keyed by the endpoint key.
 //!
-//! What the middleware does and this layer does not (yet): windows keyed otherwise, quotas in
-//! tokens, `TotalTimeout`, named limiters, metrics, and the classification of a 429's body
+//! What the middleware does and this layer does not (yet): windows keyed otherwise, a token
+//! estimator, `TotalTimeout`, named limiters, metrics, and the classification of a 429's body
 //! (OpenAI's `insufficient_quota`): the layer reads the status and the headers only, and leaves
 //! the response body untouched.
 //!
@@ -67,7 +68,8 @@ pub use layer::{PacerLayer, PacerLayerBuilder};
 pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{
-    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Priority, RejectReason, Rules, WaitCause,
+    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Priority, RejectReason, Rules, TokenCost,
+    WaitCause,
 };
 
 /// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it

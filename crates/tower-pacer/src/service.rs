@@ -4,7 +4,8 @@ use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
 use pacer_core::{
-    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Timestamp, WindowLimit,
+    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Timestamp, TokenCost,
+    WindowLimit,
 };
 use std::fmt;
 use std::future::Future;
@@ -108,8 +109,16 @@ where
             .get::<MaxWait>()
             .map_or(shared.options.max_wait, |m| m.0),
         priority: extensions.get::<Priority>().copied().unwrap_or_default(),
+        tokens: extensions.get::<TokenCost>().map(|t| t.0),
     };
     let endpoint = shared.endpoint(&key, start);
+    // The number under which the request's tokens are in flight; given back when it ends,
+    // however it ends.
+    let mut tokens = InFlight {
+        shared: Arc::clone(&shared),
+        endpoint: Arc::clone(&endpoint),
+        attempt: 0,
+    };
     let max_attempts = shared.options.max_attempts.max(1);
     let mut request = request;
     let mut attempt = 1;
@@ -125,7 +134,7 @@ where
             clock.now()
         } else {
             let begin = if attempt == 1 { start } else { clock.now() };
-            match wait(&shared, &endpoint, units, own, begin).await {
+            match wait(&shared, &endpoint, units, own, begin, &mut tokens.attempt).await {
                 Ok(at) => at,
                 Err(refused) => {
                     tracing::info!(attempt, endpoint = %key, "request not sent: {refused}");
@@ -182,11 +191,27 @@ where
     }
 }
 
-/// What a request chose for itself ([`MaxWait`], [`Priority`]), or the limiter's.
+/// What a request chose for itself ([`MaxWait`], [`Priority`], [`TokenCost`]), or the
+/// limiter's.
 #[derive(Clone, Copy)]
 struct Own {
     max_wait: Duration,
     priority: Priority,
+    tokens: Option<u64>,
+}
+
+/// A request's tokens in flight (attempt 0: none), given back to the endpoint's budgets when
+/// the request's future ends or is dropped.
+struct InFlight {
+    shared: Arc<Shared>,
+    endpoint: Arc<Endpoint>,
+    attempt: u64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.shared.engine.landed(&self.endpoint, self.attempt);
+    }
 }
 
 /// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the
@@ -198,6 +223,7 @@ async fn wait(
     units: u64,
     own: Own,
     start: Timestamp,
+    tokens_attempt: &mut u64,
 ) -> Result<Timestamp, BoxError> {
     let windows: Vec<(&WindowLimit, String)> = shared
         .windows
@@ -205,11 +231,11 @@ async fn wait(
         .map(|w| (w, format!("{}:{}", w.name(), endpoint.key())))
         .collect();
     let attempt = Attempt::new(units, start, own.max_wait)
+        .tokens(own.tokens)
         .windows(&windows)
         .priority(own.priority)
         .instance_count(shared.options.instance_count)
         .max_retry_after(shared.options.max_retry_after);
-    let mut tokens_attempt = 0;
     let waited = shared
         .engine
         .wait(
@@ -217,7 +243,7 @@ async fn wait(
             &shared.clock,
             endpoint,
             &attempt,
-            &mut tokens_attempt,
+            tokens_attempt,
         )
         .await;
     waited.map_err(|refusal| match refusal {

@@ -57,3 +57,23 @@ impl EndpointKey {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MaxWait(pub Duration);
+
+/// The request's cost in tokens, for the quotas that count tokens (OpenAI's `tokens`,
+/// Anthropic's `tokens` and `input-tokens`), instead of what a token estimator says (the
+/// middleware's `LimiterConfig::token_estimator`).
+///
+/// A tokens quota the server reports then holds the request until its tokens are there, and
+/// the tokens are debited from it when the request is sent. It never changes the request's
+/// [`Cost`] in the adaptive limiter's units. A request without a token cost is held by a tokens
+/// quota only while that quota is exhausted. `docs/headers.md` ("Quotas in other units") has
+/// the rules.
+///
+/// ```
+/// use pacer_core::TokenCost;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(TokenCost(1_200));
+/// # assert!(request.extensions().get::<TokenCost>().is_some());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TokenCost(pub u64);

@@ -59,7 +59,7 @@ mod units;
 mod wait;
 mod window_limit;
 
-pub use choices::{Cost, EndpointKey, MaxWait};
+pub use choices::{Cost, EndpointKey, MaxWait, TokenCost};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,
     insufficient_quota, is_json,

@@ -296,3 +296,44 @@ async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
     let reason = err.downcast_ref::<RejectReason>().expect("a refusal");
     assert_eq!(reason.kind(), "above_window_limit");
 }
+
+#[tokio::test]
+async fn a_request_whose_tokens_are_not_there_waits_for_the_refill() {
+    // OpenAI's fields: 100 of 1,000 tokens left, full in 9 s: 100 come back a second, so 300
+    // are there 2 s later.
+    let openai = vec![
+        ("x-ratelimit-limit-requests", "6000"),
+        ("x-ratelimit-remaining-requests", "5999"),
+        ("x-ratelimit-reset-requests", "1s"),
+        ("x-ratelimit-limit-tokens", "1000"),
+        ("x-ratelimit-remaining-tokens", "100"),
+        ("x-ratelimit-reset-tokens", "9s"),
+    ];
+    let base = serve(vec![(200, openai)]).await;
+    let clock = ManualClock::new();
+    let mut opts = options();
+    opts.initial_units_per_minute = Some(60_000.0);
+    opts.max_units_per_minute = 60_000.0;
+    let layer = PacerLayer::builder(opts)
+        .rules(tower_pacer::Rules::default().with_algorithm(None))
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let (mut service, sent) = recorded(&layer, &clock);
+    drive(&clock, service.call(get(&base))).await.unwrap();
+    let mut costly = get(&base);
+    costly.extensions_mut().insert(tower_pacer::TokenCost(300));
+    drive(&clock, service.call(costly)).await.unwrap();
+    let sent = sent.lock().unwrap().clone();
+    let gap = sent[1] - sent[0];
+    assert!(
+        gap >= Duration::from_millis(1_990) && gap <= Duration::from_millis(2_010),
+        "{sent:?}"
+    );
+    // More than the quota ever holds: refused unsent.
+    let mut huge = get(&base);
+    huge.extensions_mut().insert(tower_pacer::TokenCost(5_000));
+    let err = drive(&clock, service.call(huge)).await.unwrap_err();
+    let reason = err.downcast_ref::<RejectReason>().expect("a refusal");
+    assert_eq!(reason.kind(), "above_quota_limit");
+}
