@@ -52,7 +52,6 @@ mod window;
 pub use window::conformance;
 pub use window::{
     BoxError, EtaOutcome, EventsOutcome, FallbackWindowStore, FillOutcome, GeometryError,
-    HEADER_BYTES, MAX_COUNTER_WIDTH_BITS, MAX_FRAMES, MAX_WINDOW_MICROS, MemoryWindowStore,
-    StoreFailure, TryOutcome, WindowError, WindowFuture, WindowGeometry, WindowStore, WindowTime,
-    check_limit, check_limited_call,
+    MemoryWindowStore, StoreFailure, TryOutcome, WindowError, WindowFuture, WindowGeometry,
+    WindowStore, WindowTime, check_limit, check_limited_call,
 };

@@ -10,18 +10,19 @@ use std::time::Duration;
 
 /// The largest frame count: beyond it the extra delay (one frame in N) is below 0.001 % and a key
 /// would outgrow a small Redis string.
-pub const MAX_FRAMES: u32 = 100_000;
+pub(crate) const MAX_FRAMES: u32 = 100_000;
 
 /// The widest counter. Lua 5.1 (the Redis store) holds integers exactly below 2^53; 48-bit
 /// counters leave room for sums of a total and a count, and are a whole number of bytes.
-pub const MAX_COUNTER_WIDTH_BITS: u8 = 48;
+pub(crate) const MAX_COUNTER_WIDTH_BITS: u8 = 48;
 
 /// The longest span `(frames + 1) · frame_length` in microseconds: 2^52 µs, about 142 years,
 /// keeps `now + window` below 2^53 µs (the year 2255).
-pub const MAX_WINDOW_MICROS: u64 = 1 << 52;
+pub(crate) const MAX_WINDOW_MICROS: u64 = 1 << 52;
 
-/// Bytes of the key header: the newest frame (7), the base count (6), the geometry tag (3).
-pub const HEADER_BYTES: usize = 16;
+/// Bytes of the key header: the newest frame (7), the base count (6), the geometry tag (3). The
+/// stores' byte layout: not part of the public API.
+pub(crate) const HEADER_BYTES: usize = 16;
 
 /// A validated window geometry: `frames` frames (N) of `frame_length` each, with counters of
 /// `counter_width_bits` bits.
@@ -53,7 +54,7 @@ pub struct WindowGeometry {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum GeometryError {
-    /// `frames` is 0 or above [`MAX_FRAMES`].
+    /// `frames` is 0 or above [`WindowGeometry::MAX_FRAMES`].
     #[error("frames must be in 1..={max}, got {frames}", max = MAX_FRAMES)]
     Frames {
         /// The value given.
@@ -67,13 +68,13 @@ pub enum GeometryError {
         /// The value given.
         frame_length: Duration,
     },
-    /// `counter_width_bits` is 0 or above [`MAX_COUNTER_WIDTH_BITS`].
+    /// `counter_width_bits` is 0 or above [`WindowGeometry::MAX_COUNTER_WIDTH_BITS`].
     #[error("counter_width_bits must be in 1..={max}, got {bits}", max = MAX_COUNTER_WIDTH_BITS)]
     CounterWidth {
         /// The value given.
         bits: u8,
     },
-    /// `(frames + 1) · frame_length` is above [`MAX_WINDOW_MICROS`].
+    /// `(frames + 1) · frame_length` is above [`WindowGeometry::MAX_WINDOW_MICROS`].
     #[error(
         "(frames + 1) * frame_length must be at most 2^52 µs, got ({frames} + 1) * {frame_length:?}"
     )]
@@ -83,7 +84,7 @@ pub enum GeometryError {
         /// The frame length given.
         frame_length: Duration,
     },
-    /// `limit` needs counters wider than [`MAX_COUNTER_WIDTH_BITS`].
+    /// `limit` needs counters wider than [`WindowGeometry::MAX_COUNTER_WIDTH_BITS`].
     #[error("limit must be below 2^{max}, got {limit}", max = MAX_COUNTER_WIDTH_BITS)]
     Limit {
         /// The value given.
@@ -98,6 +99,18 @@ pub enum GeometryError {
 }
 
 impl WindowGeometry {
+    /// The largest frame count: beyond it the extra delay (one frame in N) is below 0.001 %
+    /// and a key would outgrow a small Redis string.
+    pub const MAX_FRAMES: u32 = MAX_FRAMES;
+
+    /// The widest counter, in bits. Lua 5.1 (the Redis store) holds integers exactly below
+    /// 2^53; 48-bit counters leave room for sums of a total and a count.
+    pub const MAX_COUNTER_WIDTH_BITS: u8 = MAX_COUNTER_WIDTH_BITS;
+
+    /// The longest span `(frames + 1) · frame_length`, in microseconds: 2^52 µs, about 142
+    /// years, keeps `now + window` below 2^53 µs.
+    pub const MAX_WINDOW_MICROS: u64 = MAX_WINDOW_MICROS;
+
     /// A geometry of `frames` frames of `frame_length`, with `counter_width_bits`-bit counters.
     ///
     /// # Errors

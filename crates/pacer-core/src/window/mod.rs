@@ -21,10 +21,7 @@ mod time;
 pub use error::{BoxError, WindowError, check_limit, check_limited_call};
 pub use failure::StoreFailure;
 pub use fallback::FallbackWindowStore;
-pub use geometry::{
-    GeometryError, HEADER_BYTES, MAX_COUNTER_WIDTH_BITS, MAX_FRAMES, MAX_WINDOW_MICROS,
-    WindowGeometry,
-};
+pub use geometry::{GeometryError, WindowGeometry};
 pub use memory::MemoryWindowStore;
 pub use outcome::{EtaOutcome, EventsOutcome, FillOutcome, TryOutcome};
 pub use store::{WindowFuture, WindowStore};
