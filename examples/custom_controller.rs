@@ -1,4 +1,5 @@
-//! Your own rate controller: the step controller of the seed, plugged into a named limiter.
+//! Your own rate controller: the `StepController` of the .NET adaptive limiter's docs, plugged
+//! into a named limiter.
 //!
 //! It halves the rate on a throttle and climbs a fixed step every 30 s while requests wait. The
 //! limiter does the rest: the lock, the clock, the bounds, the instance share, the cooldown, the

@@ -1,4 +1,5 @@
-//! Limiters from a configuration file: the seed's `appsettings.json` shape, loaded unchanged.
+//! Limiters from a configuration file: the .NET adaptive limiter's `appsettings.json` shape,
+//! loaded unchanged.
 //!
 //! Loads `config/appsettings.json` (two limiters: `orders-api` with AIMD, `search-api` with
 //! CUBIC), prints what each limiter got, then sends requests through the default limiter to a

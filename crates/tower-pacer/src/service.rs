@@ -115,8 +115,8 @@ where
     // The number under which the request's tokens are in flight; given back when it ends,
     // however it ends.
     let mut tokens = InFlight {
-        shared: Arc::clone(&shared),
-        endpoint: Arc::clone(&endpoint),
+        shared: &shared,
+        endpoint: &endpoint,
         attempt: 0,
     };
     let max_attempts = shared.options.max_attempts.max(1);
@@ -202,15 +202,15 @@ struct Own {
 
 /// A request's tokens in flight (attempt 0: none), given back to the endpoint's budgets when
 /// the request's future ends or is dropped.
-struct InFlight {
-    shared: Arc<Shared>,
-    endpoint: Arc<Endpoint>,
+struct InFlight<'a> {
+    shared: &'a Shared,
+    endpoint: &'a Endpoint,
     attempt: u64,
 }
 
-impl Drop for InFlight {
+impl Drop for InFlight<'_> {
     fn drop(&mut self) {
-        self.shared.engine.landed(&self.endpoint, self.attempt);
+        self.shared.engine.landed(self.endpoint, self.attempt);
     }
 }
 

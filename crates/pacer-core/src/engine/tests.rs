@@ -1,5 +1,7 @@
 use super::*;
 use crate::{Clock, Global, LimiterOptions, RateChange, RateChangeReason};
+use http::{HeaderMap, StatusCode};
+use std::time::SystemTime;
 
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 

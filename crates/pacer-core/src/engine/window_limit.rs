@@ -4,7 +4,7 @@
 
 use crate::{
     Clock, GeometryError, MemoryWindowStore, RejectReason, StoreFailure, Timestamp, WindowError,
-    WindowGeometry, WindowStore,
+    WindowFuture, WindowGeometry, WindowStore,
 };
 use parking_lot::Mutex;
 use std::fmt;
@@ -186,23 +186,18 @@ impl WindowLimit {
     /// [`Refusal::Rejected`] when they could never fit; [`Refusal::Store`] when
     /// the store failed and the window does not send without it (or is still quarantined after
     /// an outage).
-    pub async fn eta(
-        &self,
-        key: &str,
+    pub async fn eta<'a>(
+        &'a self,
+        key: &'a str,
         units: u64,
         clock: &Arc<dyn Clock>,
         instance_count: u32,
     ) -> Result<WindowAnswer, Refusal> {
         self.check_quarantine(clock)?;
-        let primary = self.store.eta(key, self.geometry, self.limit, units).await;
-        let outcome = match self.on(primary, clock, instance_count, units)? {
-            Ok(outcome) => outcome,
-            Err(None) => return Ok(WindowAnswer::Go),
-            Err(Some(t)) => t
-                .store
-                .eta(key, self.geometry, t.limit, units)
-                .await
-                .map_err(|e| self.failed(&e, units, t.limit))?,
+        let geometry = self.geometry;
+        let eta = |store: &'a dyn WindowStore, limit| store.eta(key, geometry, limit, units);
+        let Some(outcome) = self.call(clock, instance_count, units, eta).await? else {
+            return Ok(WindowAnswer::Go);
         };
         match outcome.wait() {
             None => Err(self.never(units, self.limit)),
@@ -217,30 +212,42 @@ impl WindowLimit {
     /// # Errors
     ///
     /// As [`eta`](Self::eta).
-    pub async fn take(
-        &self,
-        key: &str,
+    pub async fn take<'a>(
+        &'a self,
+        key: &'a str,
         units: u64,
         clock: &Arc<dyn Clock>,
         instance_count: u32,
     ) -> Result<WindowAnswer, Refusal> {
-        let primary = self
-            .store
-            .try_take(key, self.geometry, self.limit, units)
-            .await;
-        let outcome = match self.on(primary, clock, instance_count, units)? {
-            Ok(outcome) => outcome,
-            Err(None) => return Ok(WindowAnswer::Go),
-            Err(Some(t)) => t
-                .store
-                .try_take(key, self.geometry, t.limit, units)
-                .await
-                .map_err(|e| self.failed(&e, units, t.limit))?,
+        let geometry = self.geometry;
+        let take = |store: &'a dyn WindowStore, limit| store.try_take(key, geometry, limit, units);
+        let Some(outcome) = self.call(clock, instance_count, units, take).await? else {
+            return Ok(WindowAnswer::Go);
         };
         if outcome.is_acquired() {
             Ok(WindowAnswer::Go)
         } else {
             Ok(WindowAnswer::Wait(outcome.wait()))
+        }
+    }
+
+    /// One call to the store (`op`, given a store and the limit there), and, when the store is
+    /// unavailable, to the fallback instead. `None`: send without the window.
+    async fn call<'a, T>(
+        &'a self,
+        clock: &Arc<dyn Clock>,
+        instance_count: u32,
+        units: u64,
+        op: impl Fn(&'a dyn WindowStore, u64) -> WindowFuture<'a, T>,
+    ) -> Result<Option<T>, Refusal> {
+        let primary = op(&*self.store, self.limit).await;
+        match self.on(primary, clock, instance_count, units)? {
+            Ok(outcome) => Ok(Some(outcome)),
+            Err(None) => Ok(None),
+            Err(Some(t)) => op(t.store, t.limit)
+                .await
+                .map(Some)
+                .map_err(|e| self.failed(&e, units, t.limit)),
         }
     }
 

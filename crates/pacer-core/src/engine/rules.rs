@@ -1,0 +1,315 @@
+//! The engine's rules: how it reads a response ([`Rules::read`] → [`Reading`]) and what the
+//! server's state asks of a request before its send ([`Rules::hold`] → [`Hold`]).
+
+use super::classify::{BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry};
+use super::units;
+use crate::{
+    EndpointSnapshot, Percentage, Policy, RateLimitInfo, RateLimitStateProvider, ServerStopPolicy,
+    Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext,
+};
+use http::{HeaderMap, StatusCode};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// What held a request back before its send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum WaitCause {
+    /// The server ordered a stop: a `Retry-After`, or no quota left until the reset.
+    ServerStop,
+    /// A strict window has no room in time.
+    Window,
+    /// The proactive throttling algorithm's delay.
+    Throttling,
+    /// The adaptive limiter's queue: the rate is too low for the units in time.
+    Queue,
+    /// A quota in another unit than requests (tokens) has not enough left for the request's
+    /// cost in time.
+    UnitQuota,
+}
+
+impl WaitCause {
+    /// A short, stable name for logs and metric labels.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WaitCause::ServerStop => "server_stop",
+            WaitCause::Window => "window",
+            WaitCause::Throttling => "throttling",
+            WaitCause::Queue => "queue",
+            WaitCause::UnitQuota => "unit_quota",
+        }
+    }
+}
+
+/// How long the server's state asks a request to wait before its send, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hold {
+    /// The wait (zero: go).
+    pub wait: Duration,
+    /// What asks for it.
+    pub cause: WaitCause,
+}
+
+impl Hold {
+    /// No wait.
+    pub const NONE: Hold = Hold {
+        wait: Duration::ZERO,
+        cause: WaitCause::Throttling,
+    };
+}
+
+/// How the engine reads a response and what it waits for before a send: the classifier, the
+/// server-stop policy and the proactive throttling algorithm. Cheap to clone.
+///
+/// The default is the middleware's: [`DefaultClassifier`], [`ServerStopPolicy::default`] and
+/// [`Percentage::default`].
+#[derive(Clone)]
+pub struct Rules {
+    classifier: Arc<dyn ThrottleClassifier>,
+    server_stop: ServerStopPolicy,
+    algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Rules {
+            classifier: Arc::new(DefaultClassifier::default()),
+            server_stop: ServerStopPolicy::default(),
+            algorithm: Some(Arc::new(Percentage::default())),
+        }
+    }
+}
+
+impl fmt::Debug for Rules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Rules")
+            .field("classifier", &self.classifier)
+            .field("server_stop", &self.server_stop)
+            .field("algorithm", &self.algorithm)
+            .finish()
+    }
+}
+
+impl Rules {
+    /// Replaces the classifier.
+    #[must_use]
+    pub fn with_classifier(mut self, classifier: Arc<dyn ThrottleClassifier>) -> Self {
+        self.classifier = classifier;
+        self
+    }
+
+    /// Replaces the server-stop policy.
+    #[must_use]
+    pub fn with_server_stop(mut self, policy: ServerStopPolicy) -> Self {
+        self.server_stop = policy;
+        self
+    }
+
+    /// Replaces the proactive throttling algorithm (`None`: no proactive delay; the server's
+    /// stops still hold).
+    #[must_use]
+    pub fn with_algorithm(mut self, algorithm: Option<Arc<dyn ThrottlingAlgorithm>>) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// The classifier.
+    #[must_use]
+    pub fn classifier(&self) -> &Arc<dyn ThrottleClassifier> {
+        &self.classifier
+    }
+
+    /// The server-stop policy.
+    #[must_use]
+    pub fn server_stop(&self) -> &ServerStopPolicy {
+        &self.server_stop
+    }
+
+    /// The proactive throttling algorithm, if any.
+    #[must_use]
+    pub fn algorithm(&self) -> Option<&Arc<dyn ThrottlingAlgorithm>> {
+        self.algorithm.as_ref()
+    }
+
+    /// Reads a response: its signal for the rate, the rate-limit state it reports (bounded by
+    /// `max_retry_after` and the exhausted-stop cap; advisory unless it is a throttle), and
+    /// whether the server allows it to be sent again. Pure.
+    ///
+    /// `body` is what [`ThrottleClassifier::classify_body`] said of a 429's body, if the driver
+    /// read it. `wall` resolves the dates in the fields (`Retry-After` as an HTTP date).
+    #[must_use]
+    pub fn read(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: Option<&BodyVerdict>,
+        wall: SystemTime,
+        max_retry_after: Duration,
+    ) -> Reading {
+        let info = RateLimitInfo::from_headers(headers, wall);
+        let quota_exhausted = matches!(body, Some(BodyVerdict::QuotaExhausted { .. }));
+        // An account out of credit is not a throttle: waiting will not help.
+        let signal = if quota_exhausted {
+            Signal::Neutral
+        } else {
+            self.classifier.classify(status, headers, &info)
+        };
+        // The quotas in other units (tokens) as the server sent them: advice bounds an exhausted
+        // policy's reset to one unit's interval, which is not the time its tokens take to return.
+        let unit_policies = units::unit_policies(&info);
+        // Only a throttle can stop the endpoint: on any other response a Retry-After is a hint
+        // (RFC 9110 §10.2.3) and the rate-limit fields are advice on the pace.
+        let info = if matches!(signal, Signal::Throttled { .. }) {
+            info
+        } else {
+            info.into_advisory()
+        };
+        let reports = !info.is_empty();
+        // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
+        let info = if reports {
+            info.bounded(max_retry_after, self.server_stop.max_exhausted_delay())
+        } else {
+            info
+        };
+        let throttled = matches!(signal, Signal::Throttled { .. });
+        Reading {
+            signal,
+            reports,
+            // Only a reading that reports fields has anything a cache could have made stale.
+            from_cache: reports && from_cache(headers),
+            info,
+            unit_policies,
+            // Only a throttle is sent again: the other responses need no look at the header.
+            retry_refused: throttled
+                && (matches!(body, Some(BodyVerdict::NoRetry)) || forbids_retry(headers)),
+            quota_exhausted,
+        }
+    }
+
+    /// What an endpoint's server state asks of the next request: a server-ordered stop (a
+    /// `Retry-After` capped by `max_retry_after`, or an exhausted quota until its reset), else
+    /// (unless `stop_only`) the proactive algorithm's delay. `states` is every endpoint's state,
+    /// for the algorithms that look across endpoints. Pure.
+    #[must_use]
+    pub fn hold(
+        &self,
+        key: &str,
+        snapshot: &EndpointSnapshot,
+        states: &dyn RateLimitStateProvider,
+        max_retry_after: Duration,
+        stop_only: bool,
+    ) -> Hold {
+        let Some(info) = snapshot.info() else {
+            return Hold::NONE;
+        };
+        // Quotas in other units (tokens) are paced by their budgets, with the request's cost.
+        let requests_only = units::without_budget_units(info);
+        let info = requests_only.as_ref().unwrap_or(info);
+        if info.is_empty() {
+            return Hold::NONE;
+        }
+        if let Some(stop) = self.server_stop.evaluate(info) {
+            let wait = match stop.cause() {
+                StopCause::RetryAfter => stop.delay().min(max_retry_after),
+                _ => stop.delay(),
+            };
+            return Hold {
+                wait,
+                cause: WaitCause::ServerStop,
+            };
+        }
+        if stop_only {
+            return Hold {
+                wait: Duration::ZERO,
+                cause: WaitCause::ServerStop,
+            };
+        }
+        let Some(algorithm) = &self.algorithm else {
+            return Hold::NONE;
+        };
+        let ctx = ThrottlingContext::new(info, key)
+            .with_since_observed(snapshot.since_observed())
+            .with_since_last_request(snapshot.since_last_request())
+            .with_states(states);
+        let result = algorithm.evaluate(&ctx);
+        if result.should_throttle() {
+            tracing::debug!(
+                delay_ms = result.delay().as_millis() as u64,
+                reason = result.reason().unwrap_or(""),
+                "proactive delay"
+            );
+        }
+        Hold {
+            wait: result.delay(),
+            cause: WaitCause::Throttling,
+        }
+    }
+}
+
+/// A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers):
+/// an `Age` above zero.
+fn from_cache(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::AGE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .is_some_and(|age| age > 0)
+}
+
+/// What a response says, read by [`Rules::read`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reading {
+    pub(super) signal: Signal,
+    pub(super) reports: bool,
+    pub(super) from_cache: bool,
+    pub(super) info: RateLimitInfo,
+    pub(super) unit_policies: Option<Vec<Policy>>,
+    pub(super) retry_refused: bool,
+    pub(super) quota_exhausted: bool,
+}
+
+impl Reading {
+    /// The response's signal for the rate.
+    #[must_use]
+    pub fn signal(&self) -> Signal {
+        self.signal
+    }
+
+    /// The rate-limit state it reports, bounded (advisory unless the response is a throttle).
+    #[must_use]
+    pub fn info(&self) -> &RateLimitInfo {
+        &self.info
+    }
+
+    /// True if the response reported rate-limit fields and came from a cache (`Age` above
+    /// zero): its fields tell nothing of the quota now and are not kept.
+    #[must_use]
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
+    }
+
+    /// True if the server asked that the request not be sent again (`x-should-retry: false`,
+    /// or a body the classifier says is not to be retried).
+    #[must_use]
+    pub fn retry_refused(&self) -> bool {
+        self.retry_refused
+    }
+
+    /// True if the body said the account is out of credit: not a throttle, not retried.
+    #[must_use]
+    pub fn quota_exhausted(&self) -> bool {
+        self.quota_exhausted
+    }
+
+    /// True if the endpoint's server state keeps this reading, `seen` saying whether any
+    /// response of the driver has carried rate-limit fields: one that reports fields, or any
+    /// once some did (an empty one then counts a response without them), and never one from a
+    /// cache. A driver that reads the time only when it is needed asks this first.
+    #[must_use]
+    pub fn kept(&self, seen: bool) -> bool {
+        (self.reports || seen) && !self.from_cache
+    }
+}
