@@ -1,8 +1,9 @@
 //! Your own rate controller: the `StepController` of the .NET adaptive limiter's docs, plugged
 //! into a named limiter.
 //!
-//! It halves the rate on a throttle and climbs a fixed step every 30 s while requests wait. The
-//! limiter does the rest: the lock, the clock, the bounds, the instance share, the cooldown, the
+//! It halves the rate on a throttle and climbs a fixed step every 30 s while requests wait. It is
+//! written against the .NET adaptive limiter's pure contract (`RateController`: the whole state
+//! in, a rate out), so it runs in a `PureController`. The limiter does the rest: the lock, the clock, the bounds, the instance share, the cooldown, the
 //! pause and the rule that a request sent before the last cut does not cut again.
 //!
 //! Run: `cargo run --example custom_controller`
@@ -10,7 +11,7 @@
 #[path = "support/demo_api.rs"]
 mod demo_api;
 
-use pacer::{LimiterConfig, PacerMiddleware, RateController, RateControllerState};
+use pacer::{LimiterConfig, PacerMiddleware, PureController, RateController, RateControllerState};
 use reqwest_middleware::ClientBuilder;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -40,7 +41,8 @@ async fn main() {
     let pacer = PacerMiddleware::builder()
         .limiter(
             "billing-api",
-            LimiterConfig::default().controller(|| StepController { step: 30.0 }),
+            LimiterConfig::default()
+                .controller(|| PureController::new(StepController { step: 30.0 })),
         )
         .build()
         .unwrap();

@@ -53,10 +53,11 @@ pub use pacer_core::{
     LimiterBuilder, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority, RateChange,
     RateChangeReason, Rejected, ServerQuota, Signal, UnknownController,
 };
-// Rate controllers, and the contract for one of your own.
+// Rate controllers, and the contracts for one of your own: events in and its own state
+// (`Controller`), or the whole state in (`RateController`, run in a `PureController`).
 pub use pacer_core::{
-    Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions,
-    RateController, RateControllerState,
+    Aimd, AimdOptions, Controller, ControllerContext, ControllerFactory, Cubic, CubicOptions,
+    PacerController, PacerControllerOptions, PureController, RateController, RateControllerState,
 };
 // Time.
 #[cfg(feature = "test-util")]

@@ -36,8 +36,8 @@ pub use throttling::{
 pub use clock::ManualClock;
 pub use clock::{Clock, RealClock, Sleep, Timestamp};
 pub use controller::{
-    Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions,
-    RateController, RateControllerState,
+    Aimd, AimdOptions, Controller, ControllerContext, ControllerFactory, Cubic, CubicOptions,
+    PacerController, PacerControllerOptions, PureController, RateController, RateControllerState,
 };
 pub use limiter::{
     Acquire, Acquired, Changes, ControllerKind, Feedback, INTERACTIVE_PER_BATCH, Limiter,

@@ -3,13 +3,12 @@
 use crate::{
     CostEstimator, EndpointKeyExtractor, KeyMode, StrictWindow, ThrottleClassifier, UnitCost,
 };
-use pacer_core::{LimiterOptions, RateController, Rules, ServerStopPolicy, ThrottlingAlgorithm};
+use pacer_core::{
+    Controller, ControllerFactory, LimiterOptions, Rules, ServerStopPolicy, ThrottlingAlgorithm,
+};
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Makes a new controller for each endpoint a limiter meets.
-pub type ControllerFactory = Arc<dyn Fn() -> Box<dyn RateController> + Send + Sync>;
 
 /// Says how many tokens a request costs before it is sent, or `None` when it cannot tell (see
 /// [`LimiterConfig::token_estimator`]).
@@ -77,15 +76,14 @@ impl LimiterConfig {
     }
 
     /// A controller of your own, made anew for each endpoint (the `Controller` option is then
-    /// ignored).
+    /// ignored). A [`RateController`](pacer_core::RateController) runs in a
+    /// [`PureController`](pacer_core::PureController): `.controller(|| PureController::new(Mine))`.
     pub fn controller<F, C>(mut self, make: F) -> Self
     where
         F: Fn() -> C + Send + Sync + 'static,
-        C: RateController,
+        C: Controller,
     {
-        self.controller = Some(Arc::new(move || {
-            Box::new(make()) as Box<dyn RateController>
-        }));
+        self.controller = Some(Arc::new(move || Box::new(make()) as Box<dyn Controller>));
         self
     }
 

@@ -96,7 +96,7 @@ mod named;
 mod observe;
 mod window;
 
-pub use config::{ControllerFactory, LimiterConfig, TokenEstimator};
+pub use config::{LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, Rejection};
 pub use extensions::{Paced, PacerResponseExt, QuotaExhausted, TotalTimeout, UseLimiter};
@@ -110,7 +110,7 @@ pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, RejectReason, ThrottleClassifier, WaitCause,
     insufficient_quota,
 };
+pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
 pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
-pub use pacer_core::{KeyMode, UnknownKeyMode};
 pub use window::{StrictWindow, WindowKeyFn};

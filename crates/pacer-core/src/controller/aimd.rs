@@ -1,6 +1,6 @@
 //! AIMD: additive increase, multiplicative decrease.
 
-use super::{RateController, RateControllerState};
+use super::{Controller, ControllerContext, RateController, RateControllerState};
 use crate::validation::{Checker, InvalidOptions};
 use std::time::Duration;
 
@@ -67,23 +67,65 @@ impl Aimd {
     }
 }
 
+impl Aimd {
+    fn cut(&self, rate: f64, min_rate: f64) -> f64 {
+        (rate * self.options.decrease_factor).max(min_rate)
+    }
+
+    fn climb(
+        &self,
+        rate: f64,
+        max_rate: f64,
+        waited: bool,
+        since_last_increase: Duration,
+        instance_count: u32,
+    ) -> Option<f64> {
+        if !waited || since_last_increase < self.options.increase_interval {
+            return None;
+        }
+        let step = self.options.increase_step / f64::from(instance_count.max(1));
+        Some((rate + step).min(max_rate))
+    }
+}
+
+/// AIMD needs nothing but the limiter's own bookkeeping: it keeps no state.
+impl Controller for Aimd {
+    fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
+        self.cut(cx.rate, cx.min_rate)
+    }
+
+    fn on_success(&mut self, cx: &ControllerContext) -> Option<f64> {
+        self.climb(
+            cx.rate,
+            cx.max_rate,
+            cx.waited,
+            cx.since_last_increase,
+            cx.instance_count,
+        )
+    }
+}
+
 impl RateController for Aimd {
     fn on_throttled(&mut self, state: &RateControllerState) -> f64 {
-        (state.rate * self.options.decrease_factor).max(state.min_rate)
+        self.cut(state.rate, state.min_rate)
     }
 
     fn on_success(&mut self, state: &RateControllerState) -> Option<f64> {
-        if !state.waited || state.since_last_increase < self.options.increase_interval {
-            return None;
-        }
-        let step = self.options.increase_step / f64::from(state.instance_count.max(1));
-        Some((state.rate + step).min(state.max_rate))
+        self.climb(
+            state.rate,
+            state.max_rate,
+            state.waited,
+            state.since_last_increase,
+            state.instance_count,
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    // The pure contract: the state in, a rate out (the `Controller` side is tested through
+    // the limiter).
+    use super::{Aimd, AimdOptions, Duration, RateController, RateControllerState};
 
     fn state(rate: f64, instances: u32) -> RateControllerState {
         let mut s = RateControllerState::new(rate, 60.0 / f64::from(instances), 6000.0);

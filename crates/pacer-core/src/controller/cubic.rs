@@ -1,6 +1,8 @@
 //! CUBIC: the window curve of RFC 8312 applied to a rate, with the AWS SDK's constants.
 
-use super::{RateController, RateControllerState};
+use super::paused::PausedTime;
+use super::{Controller, ControllerContext, RateController, RateControllerState};
+use crate::Timestamp;
 use crate::validation::{Checker, InvalidOptions};
 use std::time::Duration;
 
@@ -54,6 +56,8 @@ pub struct Cubic {
     options: CubicOptions,
     /// `W`, units per minute for this process, from the last cut; `None` before the first cut.
     last_max_rate: Option<f64>,
+    /// The time paused since the last cut, which `t` leaves out (as a [`Controller`]).
+    paused: PausedTime,
 }
 
 impl Cubic {
@@ -63,6 +67,7 @@ impl Cubic {
         Ok(Cubic {
             options,
             last_max_rate: None,
+            paused: PausedTime::default(),
         })
     }
 
@@ -104,36 +109,100 @@ impl Cubic {
     }
 }
 
-impl RateController for Cubic {
-    fn on_throttled(&mut self, state: &RateControllerState) -> f64 {
-        let w = match state.measured_send_rate {
-            Some(measured) => state.rate.min(measured),
-            None => state.rate,
+impl Cubic {
+    fn cut(&mut self, rate: f64, min_rate: f64, measured: Option<f64>) -> f64 {
+        let w = match measured {
+            Some(measured) => rate.min(measured),
+            None => rate,
         };
         self.last_max_rate = Some(w);
-        (w * self.options.beta).max(state.min_rate)
+        (w * self.options.beta).max(min_rate)
+    }
+
+    /// The curve at `t` (since the cut, without pauses), capped at twice the measured send
+    /// rate and the maximum, if above the rate.
+    fn climb(&self, at: Climb, t: Duration) -> Option<f64> {
+        if !at.waited {
+            return None;
+        }
+        let mut rate = self.curve(t, at.initial_rate, at.instance_count);
+        if let Some(measured) = at.measured_send_rate {
+            rate = rate.min(2.0 * measured);
+        }
+        rate = rate.min(at.max_rate);
+        (rate > at.rate).then_some(rate)
+    }
+}
+
+/// What a climb reads of the limiter, from either contract.
+#[derive(Clone, Copy)]
+struct Climb {
+    rate: f64,
+    max_rate: f64,
+    initial_rate: f64,
+    instance_count: u32,
+    measured_send_rate: Option<f64>,
+    waited: bool,
+}
+
+impl From<&ControllerContext> for Climb {
+    fn from(cx: &ControllerContext) -> Self {
+        Climb {
+            rate: cx.rate,
+            max_rate: cx.max_rate,
+            initial_rate: cx.initial_rate,
+            instance_count: cx.instance_count,
+            measured_send_rate: cx.measured_send_rate,
+            waited: cx.waited,
+        }
+    }
+}
+
+impl From<&RateControllerState> for Climb {
+    fn from(s: &RateControllerState) -> Self {
+        Climb {
+            rate: s.rate,
+            max_rate: s.max_rate,
+            initial_rate: s.initial_rate,
+            instance_count: s.instance_count,
+            measured_send_rate: s.measured_send_rate,
+            waited: s.waited,
+        }
+    }
+}
+
+/// As a [`Controller`], CUBIC keeps the time paused since its last cut itself.
+impl Controller for Cubic {
+    fn on_pause(&mut self, from: Timestamp, until: Timestamp) {
+        self.paused.on_pause(from, until);
+    }
+
+    fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
+        let rate = self.cut(cx.rate, cx.min_rate, cx.measured_send_rate);
+        self.paused.on_cut(cx);
+        rate
+    }
+
+    fn on_success(&mut self, cx: &ControllerContext) -> Option<f64> {
+        self.climb(cx.into(), self.paused.unpaused_since_cut(cx))
+    }
+}
+
+impl RateController for Cubic {
+    fn on_throttled(&mut self, state: &RateControllerState) -> f64 {
+        self.cut(state.rate, state.min_rate, state.measured_send_rate)
     }
 
     fn on_success(&mut self, state: &RateControllerState) -> Option<f64> {
-        if !state.waited {
-            return None;
-        }
-        let mut rate = self.curve(
-            state.since_last_decrease_unpaused,
-            state.initial_rate,
-            state.instance_count,
-        );
-        if let Some(measured) = state.measured_send_rate {
-            rate = rate.min(2.0 * measured);
-        }
-        rate = rate.min(state.max_rate);
-        (rate > state.rate).then_some(rate)
+        self.climb(state.into(), state.since_last_decrease_unpaused)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    // The pure contract: the state in, a rate out (the `Controller` side is tested through
+    // the limiter).
+    use super::{Cubic, CubicOptions, Duration, RateController, RateControllerState};
 
     fn waited(rate: f64, min: f64, max: f64) -> RateControllerState {
         let mut s = RateControllerState::new(rate, min, max);

@@ -8,8 +8,10 @@
 //! that estimate and holds the rate just under it; it probes above it only after holding long
 //! without a throttle, and less often each time a probe finds nothing new.
 
-use super::{RateController, RateControllerState};
+use super::pure::StateCounts;
+use super::{Controller, ControllerContext, RateController, RateControllerState};
 use crate::validation::InvalidOptions;
+use crate::{Feedback, LimiterOptions, Timestamp};
 use std::time::Duration;
 
 mod options;
@@ -169,6 +171,9 @@ pub struct PacerController {
     /// After a young throttle: what it measured, to scale the estimate by if the server turns
     /// out to count over a shorter window than `QuotaWindow`.
     young: Option<Young>,
+    /// As a [`Controller`]: the units the server accepted over the last `QuotaWindow` and the
+    /// time paused since the last cut, which the state it reasons on holds.
+    counts: StateCounts,
 }
 
 /// What a throttle before the limiter was a window old measured.
@@ -227,6 +232,7 @@ impl PacerController {
             instances: None,
             suspended: None,
             young: None,
+            counts: StateCounts::default(),
         }
     }
 
@@ -353,6 +359,34 @@ struct Throttle {
     fell: bool,
     age: Duration,
     window: Duration,
+}
+
+/// As a [`Controller`], the Pacer controller counts the units the server accepted over the last
+/// `QuotaWindow` and the time paused since the last cut itself.
+impl Controller for PacerController {
+    fn on_options(&mut self, options: &LimiterOptions, now: Timestamp) {
+        self.counts.on_options(options, now);
+    }
+
+    fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
+        self.counts.on_response(feedback, now);
+    }
+
+    fn on_pause(&mut self, from: Timestamp, until: Timestamp) {
+        self.counts.on_pause(from, until);
+    }
+
+    fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
+        let state = self.counts.state(cx);
+        let rate = RateController::on_throttled(self, &state);
+        self.counts.on_cut(cx);
+        rate
+    }
+
+    fn on_success(&mut self, cx: &ControllerContext) -> Option<f64> {
+        let state = self.counts.state(cx);
+        RateController::on_success(self, &state)
+    }
 }
 
 impl RateController for PacerController {

@@ -1,9 +1,13 @@
-//! The contract between the limiter and a rate controller.
+//! The .NET adaptive limiter's contract between the limiter and a rate controller: the whole
+//! state in, a rate out.
 
 use super::RateControllerState;
 use std::fmt;
 
-/// Decides the next rate. The limiter calls it on each throttle and on each success.
+/// Decides the next rate from the whole state: the .NET adaptive limiter's `IRateController`.
+/// Run one in a limiter through [`PureController`](crate::PureController), which keeps the
+/// counts its state needs; a controller that keeps its own implements
+/// [`Controller`](crate::Controller) instead. The built-in controllers implement both.
 ///
 /// A controller only returns numbers; the limiter does the rest: the lock, the clock, the minimum
 /// and maximum, the instance share, the cooldown, the pause, and the rule that a request sent

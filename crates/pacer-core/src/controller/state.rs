@@ -1,5 +1,6 @@
 //! What the limiter tells a rate controller.
 
+use super::ControllerContext;
 use std::time::Duration;
 
 /// The limiter's state, as a rate controller sees it on each throttle and each success.
@@ -93,6 +94,33 @@ impl RateControllerState {
             decreases: 0,
             accepted_per_minute: 0.0,
             quota_window: Duration::from_secs(60),
+        }
+    }
+
+    /// The state for `cx`, with the two counts the limiter does not keep: the time since the
+    /// last cut without pauses, and the units accepted over the last window per minute.
+    pub(crate) fn from_context(
+        cx: &ControllerContext,
+        since_last_decrease_unpaused: Duration,
+        accepted_per_minute: f64,
+    ) -> Self {
+        RateControllerState {
+            rate: cx.rate,
+            min_rate: cx.min_rate,
+            max_rate: cx.max_rate,
+            rate_before_last_decrease: cx.rate_before_last_decrease,
+            since_last_decrease: cx.since_last_decrease,
+            since_last_increase: cx.since_last_increase,
+            waited: cx.waited,
+            instance_count: cx.instance_count,
+            initial_rate: cx.initial_rate,
+            since_last_decrease_unpaused,
+            measured_send_rate: cx.measured_send_rate,
+            retry_after: cx.retry_after,
+            queued_units: cx.queued_units,
+            decreases: cx.decreases,
+            accepted_per_minute,
+            quota_window: cx.quota_window,
         }
     }
 }

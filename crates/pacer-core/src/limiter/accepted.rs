@@ -30,6 +30,8 @@ pub(crate) struct AcceptedMeter {
     /// success) is not a sum of 60 numbers each time. Summed anew when a slot starts, so no
     /// rounding can build up.
     total: f64,
+    /// The window counted over.
+    window: Duration,
 }
 
 impl AcceptedMeter {
@@ -41,6 +43,7 @@ impl AcceptedMeter {
             slot_nanos,
             per_minute: MINUTE_SECS / window.as_secs_f64(),
             total: 0.0,
+            window,
         };
         m.newest = m.slot_of(now);
         m
@@ -104,6 +107,43 @@ impl AcceptedMeter {
 
     fn slot_of(&self, t: Timestamp) -> u64 {
         t.as_nanos() / self.slot_nanos
+    }
+}
+
+/// An [`AcceptedMeter`] over the limiter's `QuotaWindow`, for the parts that count what the
+/// server accepted (a controller, header-following): made when the window is first known, made
+/// anew when it changes. Counts nothing before.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct QuotaWindowMeter(Option<AcceptedMeter>);
+
+impl QuotaWindowMeter {
+    /// A meter over `window` from `now`.
+    pub(crate) fn new(window: Duration, now: Timestamp) -> Self {
+        QuotaWindowMeter(Some(AcceptedMeter::new(window, now)))
+    }
+
+    /// Counts over `window` from now on; a count over another window starts again.
+    pub(crate) fn set_window(&mut self, window: Duration, now: Timestamp) {
+        if self.0.as_ref().is_none_or(|m| m.window != window) {
+            self.0 = Some(AcceptedMeter::new(window, now));
+        }
+    }
+
+    /// Counts `units` accepted at `now`.
+    pub(crate) fn record(&mut self, units: f64, now: Timestamp) {
+        if let Some(m) = &mut self.0 {
+            m.record(units, now);
+        }
+    }
+
+    /// [`AcceptedMeter::per_minute`]; 0 before the window is known.
+    pub(crate) fn per_minute(&self, now: Timestamp) -> f64 {
+        self.0.as_ref().map_or(0.0, |m| m.per_minute(now))
+    }
+
+    /// [`AcceptedMeter::leaving_per_minute`]; 0 before the window is known.
+    pub(crate) fn leaving_per_minute(&self, now: Timestamp) -> f64 {
+        self.0.as_ref().map_or(0.0, |m| m.leaving_per_minute(now))
     }
 }
 

@@ -1,6 +1,5 @@
 //! The limiter as a state machine: pure data and decisions, driven by `now`.
 
-use super::accepted::AcceptedMeter;
 use super::bucket::Bucket;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
@@ -8,7 +7,7 @@ use super::{
     Acquired, Changes, LimiterOptions, Priority, RateChange, RateChangeReason, Rejected, Ticket,
 };
 use crate::Timestamp;
-use crate::controller::{RateController, RateControllerState};
+use crate::controller::{Controller, ControllerContext};
 use crate::validation::InvalidOptions;
 use std::time::Duration;
 
@@ -44,7 +43,7 @@ pub struct LimiterCore {
     /// The instance count in force (the options' value unless set live).
     pub(super) instance_count: u32,
     pub(super) instance_count_is_live: bool,
-    pub(super) controller: Box<dyn RateController>,
+    pub(super) controller: Box<dyn Controller>,
     pub(super) controller_is_custom: bool,
     /// Units per minute for this process.
     pub(super) rate: f64,
@@ -55,18 +54,12 @@ pub struct LimiterCore {
     pub(super) last_decrease_at: Option<Timestamp>,
     pub(super) rate_before_last_decrease: f64,
     pub(super) last_increase_at: Timestamp,
-    /// Pause time ordered since the last cut (or since creation), for CUBIC's `t`.
-    pub(super) paused_since_decrease: Duration,
     pub(super) pause_until: Timestamp,
     pub(super) waited: bool,
     pub(super) decreases: u64,
     pub(super) meter: SendRateMeter,
-    /// Units of successful responses in the last minute.
-    pub(super) accepted: AcceptedMeter,
-    /// The server's rate-limit numbers, while the rate follows them.
-    pub(super) following: Option<super::server::Following>,
-    /// The largest cost of a request lately (the margin of a short window's pace).
-    pub(super) costs: super::cost_ceiling::CostCeiling,
+    /// Following the server's numbers, and what that reads of every response.
+    pub(super) server: super::server::ServerPace,
     pub(super) stats: super::LimiterStats,
     /// False while `InitialUnitsPerMinute` is unset and no throttle signal has come yet: the
     /// rate is then the maximum and nothing is held back.
@@ -84,10 +77,12 @@ impl LimiterCore {
         Ok(Self::build(options, controller, false, now))
     }
 
-    /// A limiter with a controller of your own; the `Controller` option is then ignored.
+    /// A limiter with a controller of your own; the `Controller` option is then ignored. (A
+    /// [`RateController`](crate::RateController) runs in a
+    /// [`PureController`](crate::PureController).)
     pub fn with_controller(
         options: LimiterOptions,
-        controller: Box<dyn RateController>,
+        controller: Box<dyn Controller>,
         now: Timestamp,
     ) -> Result<Self, InvalidOptions> {
         options.validate()?;
@@ -96,12 +91,13 @@ impl LimiterCore {
 
     fn build(
         options: LimiterOptions,
-        controller: Box<dyn RateController>,
+        mut controller: Box<dyn Controller>,
         controller_is_custom: bool,
         now: Timestamp,
     ) -> Self {
+        controller.on_options(&options, now);
         let instance_count = options.instance_count;
-        let quota_window = options.quota_window;
+        let server = super::server::ServerPace::new(options.quota_window, now);
         let initial_whole = options.rate_at_start();
         let limiting = options.initial_units_per_minute.is_some();
         let rate = options.share(initial_whole, instance_count);
@@ -119,14 +115,11 @@ impl LimiterCore {
             last_decrease_at: None,
             rate_before_last_decrease: rate,
             last_increase_at: now,
-            paused_since_decrease: Duration::ZERO,
             pause_until: Timestamp::ZERO,
             waited: false,
             decreases: 0,
             meter: SendRateMeter::new(now),
-            accepted: AcceptedMeter::new(quota_window, now),
-            following: None,
-            costs: super::cost_ceiling::CostCeiling::new(quota_window, now),
+            server,
             stats: super::LimiterStats::default(),
             limiting,
             initial_whole,
@@ -438,36 +431,32 @@ impl LimiterCore {
         self.share(self.options.max_units_per_minute)
     }
 
-    /// The state handed to the controller.
-    pub(super) fn controller_state(
+    /// What the controller is told at `now` (on a throttle, with its `Retry-After`).
+    pub(super) fn context(
         &self,
         now: Timestamp,
         retry_after: Option<Duration>,
-    ) -> RateControllerState {
+    ) -> ControllerContext {
         let decreased_at = self.last_decrease_at.unwrap_or(self.created_at);
-        let since_last_decrease = now - decreased_at;
-        let pause_still_ahead = self.pause_until - now;
-        let paused = self.paused_since_decrease.saturating_sub(pause_still_ahead);
         let increase_clock = if self.pause_until <= now {
             self.last_increase_at.max(self.pause_until)
         } else {
             now
         };
-        let mut s = RateControllerState::new(self.rate, self.min_rate(), self.max_rate());
-        s.rate_before_last_decrease = self.rate_before_last_decrease;
-        s.since_last_decrease = since_last_decrease;
-        s.since_last_increase = now - increase_clock;
-        s.waited = self.waited;
-        s.instance_count = self.instance_count;
-        s.initial_rate = self.share(self.initial_whole);
-        s.since_last_decrease_unpaused = since_last_decrease.saturating_sub(paused);
-        s.measured_send_rate = self.meter.per_minute();
-        s.retry_after = retry_after;
-        s.queued_units = self.queue.units();
-        s.decreases = self.decreases;
-        s.accepted_per_minute = self.accepted.per_minute(now);
-        s.quota_window = self.options.quota_window;
-        s
+        let mut cx = ControllerContext::new(now, self.rate, self.min_rate(), self.max_rate());
+        cx.initial_rate = self.share(self.initial_whole);
+        cx.rate_before_last_decrease = self.rate_before_last_decrease;
+        cx.since_last_decrease = now - decreased_at;
+        cx.since_last_increase = now - increase_clock;
+        cx.waited = self.waited;
+        cx.instance_count = self.instance_count;
+        cx.measured_send_rate = self.meter.per_minute();
+        cx.retry_after = retry_after;
+        cx.queued_units = self.queue.units();
+        cx.decreases = self.decreases;
+        cx.pause_until = self.pause_until;
+        cx.quota_window = self.options.quota_window;
+        cx
     }
 
     /// The options in force.

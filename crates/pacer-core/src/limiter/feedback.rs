@@ -24,13 +24,13 @@ impl LimiterCore {
     pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
         self.meter.record(feedback.units as f64, now);
-        self.costs.record(feedback.units, now);
+        self.server.record(&feedback, now);
+        self.controller.on_response(&feedback, now);
         let following = self.follow_or_hand_over(now, &mut changes);
         match feedback.signal {
             Signal::Neutral => {}
             Signal::Success => {
                 self.stats.successes += 1;
-                self.accepted.record(feedback.units as f64, now);
                 if !following && self.limiting {
                     self.on_success(now, &mut changes);
                 }
@@ -48,8 +48,8 @@ impl LimiterCore {
         if now < self.pause_until {
             return;
         }
-        let state = self.controller_state(now, None);
-        let Some(proposed) = self.controller.on_success(&state) else {
+        let cx = self.context(now, None);
+        let Some(proposed) = self.controller.on_success(&cx) else {
             return;
         };
         self.last_increase_at = now;
@@ -80,8 +80,8 @@ impl LimiterCore {
             Some(cut) => now - cut >= self.options.decrease_cooldown && sent_at >= cut,
         };
         if may_cut {
-            let state = self.controller_state(now, retry_after);
-            let proposed = self.controller.on_throttled(&state);
+            let cx = self.context(now, retry_after);
+            let proposed = self.controller.on_throttled(&cx);
             let rate = if proposed.is_nan() {
                 self.rate
             } else {
@@ -91,8 +91,6 @@ impl LimiterCore {
             self.last_decrease_at = Some(now);
             self.decreases += 1;
             self.waited = false;
-            // Only the part of a running pause that is still ahead counts after this cut.
-            self.paused_since_decrease = self.pause_until - now;
             if rate != self.rate {
                 changes.rate = Some(RateChange {
                     previous: self.rate,
@@ -131,7 +129,7 @@ impl LimiterCore {
         if until <= self.pause_until || until <= now {
             return;
         }
-        self.paused_since_decrease += until - now.max(self.pause_until);
+        self.controller.on_pause(now.max(self.pause_until), until);
         self.pause_until = until;
         // Nothing flows into the bucket during the pause: when it ends, every instance would
         // otherwise release a full burst at the same moment into a window that just drained.
@@ -173,14 +171,13 @@ impl LimiterCore {
         if new_controller {
             self.controller = options.build_controller();
         }
+        self.controller.on_options(&options, now);
         let count = if self.instance_count_is_live {
             self.instance_count
         } else {
             options.instance_count
         };
-        if options.quota_window != self.options.quota_window {
-            self.accepted = super::accepted::AcceptedMeter::new(options.quota_window, now);
-        }
+        self.server.set_window(options.quota_window, now);
         self.options = options;
         self.bucket.refill(now);
         Ok(self.rescale(count, now))

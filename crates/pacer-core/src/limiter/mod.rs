@@ -1,7 +1,7 @@
 //! The adaptive limiter: a token bucket of units per minute whose rate a controller moves, a FIFO
 //! queue with a bounded wait, and the Retry-After pause.
 
-mod accepted;
+pub(crate) mod accepted;
 mod bucket;
 mod core;
 mod cost_ceiling;

@@ -1,7 +1,7 @@
 //! The adaptive limiter's options, with the .NET adaptive limiter's names and Pacer's defaults.
 
 use crate::controller::{
-    Aimd, AimdOptions, Cubic, CubicOptions, PacerController, PacerControllerOptions, RateController,
+    Aimd, AimdOptions, Controller, Cubic, CubicOptions, PacerController, PacerControllerOptions,
 };
 use crate::validation::{Checker, InvalidOptions, format_duration};
 use std::fmt;
@@ -234,7 +234,7 @@ impl LimiterOptions {
 
     /// A new instance of the built-in controller these options select.
     #[must_use]
-    pub fn build_controller(&self) -> Box<dyn RateController> {
+    pub fn build_controller(&self) -> Box<dyn Controller> {
         match self.controller {
             ControllerKind::Aimd => Box::new(Aimd::new(self.aimd).unwrap_or_default()),
             ControllerKind::Cubic => Box::new(Cubic::new(self.cubic).unwrap_or_default()),

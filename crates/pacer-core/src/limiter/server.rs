@@ -1,9 +1,11 @@
 //! Header-aware control: while the server says how much quota is left and when it resets, the
 //! limiter's rate follows those numbers; when they stop coming, the controller takes over again.
 
+use super::accepted::QuotaWindowMeter;
+use super::cost_ceiling::CostCeiling;
 use super::server_quota::ServerQuota;
 use super::{Changes, LimiterCore, RateChangeReason};
-use crate::Timestamp;
+use crate::{Feedback, Signal, Timestamp};
 use std::time::Duration;
 
 /// Room a sliding window holds beyond what it gives back is spread over the window ÷ this
@@ -12,9 +14,46 @@ use std::time::Duration;
 /// gave up more of the room a long stop frees; docs/controllers.md has the figures.
 const SURPLUS_SPREAD_DIVISOR: f64 = 10.0;
 
+/// What following the server's numbers keeps: the numbers while they are fresh, and what its
+/// paces read of every response.
+#[derive(Debug, Clone)]
+pub(super) struct ServerPace {
+    /// The last numbers, while the rate follows them.
+    following: Option<Following>,
+    /// The largest cost of a request lately (the margin of a short window's pace).
+    costs: CostCeiling,
+    /// The units the server accepted over the last `QuotaWindow` (what a sliding window gives
+    /// back).
+    accepted: QuotaWindowMeter,
+}
+
+impl ServerPace {
+    /// Counting over `window` from `now`.
+    pub(super) fn new(window: Duration, now: Timestamp) -> Self {
+        ServerPace {
+            following: None,
+            costs: CostCeiling::new(window, now),
+            accepted: QuotaWindowMeter::new(window, now),
+        }
+    }
+
+    /// Counts a response at `now`.
+    pub(super) fn record(&mut self, feedback: &Feedback, now: Timestamp) {
+        self.costs.record(feedback.units, now);
+        if feedback.signal == Signal::Success {
+            self.accepted.record(feedback.units as f64, now);
+        }
+    }
+
+    /// The limiter's `QuotaWindow` is now `window`.
+    pub(super) fn set_window(&mut self, window: Duration, now: Timestamp) {
+        self.accepted.set_window(window, now);
+    }
+}
+
 /// The state of following the server's last numbers.
 #[derive(Debug, Clone)]
-pub(super) struct Following {
+struct Following {
     /// The numbers are stale from this moment (their reset).
     until: Timestamp,
     /// Responses since the numbers came.
@@ -72,7 +111,7 @@ impl LimiterCore {
         let stop = quota.remaining == 0;
         // This process's part of what the server has left.
         let ours = quota.remaining as f64 / n;
-        self.following = Some(Following {
+        self.server.following = Some(Following {
             until: now + quota.reset_after.max(ServerQuota::MIN_SPREAD),
             responses: 0,
             handover: policy,
@@ -115,7 +154,7 @@ impl LimiterCore {
     /// that doubles) still comes back as a burst every window: docs/controllers.md measures it.
     fn level_pace(&self, remaining: f64, window: Duration, now: Timestamp) -> f64 {
         let surplus_spread = window.as_secs_f64() / SURPLUS_SPREAD_DIVISOR;
-        self.accepted.leaving_per_minute(now) + remaining * 60.0 / surplus_spread
+        self.server.accepted.leaving_per_minute(now) + remaining * 60.0 / surplus_spread
     }
 
     /// In a window of at most [`ServerQuota::SHORT_WINDOW`], this process's share of the
@@ -133,14 +172,15 @@ impl LimiterCore {
         let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
         let limit = quota.limit.filter(|l| *l > 0)? as f64;
         let n = f64::from(self.instance_count.max(1));
-        let margin = 1.0 - n * self.costs.largest(now) as f64 / limit;
+        let margin = 1.0 - n * self.server.costs.largest(now) as f64 / limit;
         (margin > 0.0).then(|| limit * 60.0 / window.as_secs_f64() / n * margin)
     }
 
     /// Whether the rate follows the server's numbers at `now`.
     #[must_use]
     pub fn is_following_server(&self, now: Timestamp) -> bool {
-        self.following
+        self.server
+            .following
             .as_ref()
             .is_some_and(|f| now < f.until && f.responses < ServerQuota::STALE_AFTER_RESPONSES)
     }
@@ -148,14 +188,14 @@ impl LimiterCore {
     /// Counts a response against the server's numbers and, once they are stale, hands the rate
     /// back to the controller. Returns whether they are still fresh.
     pub(super) fn follow_or_hand_over(&mut self, now: Timestamp, changes: &mut Changes) -> bool {
-        let Some(f) = self.following.as_mut() else {
+        let Some(f) = self.server.following.as_mut() else {
             return false;
         };
         f.responses += 1;
         if self.is_following_server(now) {
             return true;
         }
-        let handover = self.following.take().and_then(|f| f.handover);
+        let handover = self.server.following.take().and_then(|f| f.handover);
         if let Some(rate) = handover {
             self.set_rate_for(rate, RateChangeReason::Server, now, changes);
         }

@@ -4,7 +4,7 @@ use super::{
     Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason, Rejected,
     ServerQuota, Ticket,
 };
-use crate::controller::RateController;
+use crate::controller::Controller;
 use crate::validation::{InvalidOption, InvalidOptions};
 use crate::{Clock, RealClock, Timestamp};
 use parking_lot::Mutex;
@@ -72,7 +72,7 @@ struct Slot {
 pub struct LimiterBuilder {
     options: LimiterOptions,
     clock: Option<Arc<dyn Clock>>,
-    controller: Option<Box<dyn RateController>>,
+    controller: Option<Box<dyn Controller>>,
     name: Arc<str>,
 }
 
@@ -92,8 +92,10 @@ impl LimiterBuilder {
         self
     }
 
-    /// A controller of your own instead of the one the `Controller` option selects.
-    pub fn controller(mut self, controller: Box<dyn RateController>) -> Self {
+    /// A controller of your own instead of the one the `Controller` option selects. (A
+    /// [`RateController`](crate::RateController) runs in a
+    /// [`PureController`](crate::PureController).)
+    pub fn controller(mut self, controller: Box<dyn Controller>) -> Self {
         self.controller = Some(controller);
         self
     }

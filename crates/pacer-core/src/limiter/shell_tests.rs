@@ -2,7 +2,7 @@
 
 use super::tests::options;
 use super::*;
-use crate::controller::{RateController, RateControllerState};
+use crate::controller::{PureController, RateController, RateControllerState};
 use crate::{Clock, ManualClock, Timestamp};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -64,7 +64,7 @@ async fn a_raised_rate_wakes_the_first_waiter_earlier() {
     let clock = ManualClock::new();
     let l = Limiter::builder(options())
         .clock(Arc::new(clock.clone()))
-        .controller(Box::new(RaiseTo(1200.0)))
+        .controller(Box::new(PureController::new(RaiseTo(1200.0))))
         .build()
         .unwrap();
     drain(&l);

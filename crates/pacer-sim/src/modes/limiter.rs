@@ -6,15 +6,12 @@ use super::headers::{http_response, wall};
 use super::{Client, ClientSetup, Mode, ModeError, Response};
 use crate::model::Verdict;
 use pacer_core::{
-    Acquired, Changes, ControllerKind, Feedback, LimiterCore, LimiterOptions, RateController,
-    Rejected, Rules, ServerState, Signal, Ticket, Timestamp,
+    Acquired, Changes, Controller, ControllerFactory, ControllerKind, Feedback, LimiterCore,
+    LimiterOptions, Rejected, Rules, ServerState, Signal, Ticket, Timestamp,
 };
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// Makes a new controller for each instance (each limiter owns its controller).
-pub type ControllerFactory = Arc<dyn Fn() -> Box<dyn RateController> + Send + Sync>;
 
 /// Turns the run's limiter options into this mode's.
 pub type OptionsAdjust = Arc<dyn Fn(&mut LimiterOptions) + Send + Sync>;
@@ -109,7 +106,7 @@ impl LimiterMode {
     #[must_use]
     pub fn with_controller(
         name: impl Into<String>,
-        factory: impl Fn() -> Box<dyn RateController> + Send + Sync + 'static,
+        factory: impl Fn() -> Box<dyn Controller> + Send + Sync + 'static,
     ) -> Self {
         LimiterMode {
             name: name.into(),

@@ -7,7 +7,7 @@ mod none;
 mod registry;
 
 pub use headers::{HeadersMode, header_map, server_quota};
-pub use limiter::{ControllerFactory, LimiterClient, LimiterMode, OptionsAdjust, signal_of};
+pub use limiter::{LimiterClient, LimiterMode, OptionsAdjust, signal_of};
 pub use mode::{Client, ClientSetup, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response};
 pub use none::NoLimiter;
 pub use registry::{LIBRARY_DEFAULT_MODES, MODE_NAMES, default_modes, mode_by_name};

@@ -3,7 +3,8 @@
 
 use crate::short;
 use pacer_core::{
-    Acquired, Changes, RateController, RateControllerState, Rejected, Ticket, Timestamp,
+    Acquired, Changes, PureController, RateController, RateControllerState, Rejected, Ticket,
+    Timestamp,
 };
 use pacer_sim::model::{Arrivals, Verdict};
 use pacer_sim::{
@@ -198,7 +199,9 @@ impl RateController for Step {
 #[test]
 fn a_controller_of_one_s_own_runs_as_a_mode() {
     let modes: Vec<Box<dyn Mode>> = vec![
-        Box::new(LimiterMode::with_controller("step", || Box::new(Step))),
+        Box::new(LimiterMode::with_controller("step", || {
+            Box::new(PureController::new(Step))
+        })),
         mode_by_name("aimd").unwrap(),
     ];
     let c = compare(&short(10), &[Story::by_name("free-run").unwrap()], &modes).unwrap();

@@ -1,6 +1,10 @@
 //! The Pacer controller's rules, one test each.
 
-use super::*;
+// The pure contract: the state in, a rate out (the `Controller` side is tested through the
+// limiter).
+use super::{
+    Duration, PacerController, PacerControllerOptions, RateController, RateControllerState,
+};
 
 const SEC: Duration = Duration::from_secs(1);
 

@@ -133,7 +133,7 @@ fn the_state_handed_to_the_controller_on_a_throttle() {
             max_units_per_minute: 2400.0,
             ..options()
         },
-        Box::new(rec),
+        Box::new(PureController::new(rec)),
         Timestamp::ZERO,
     )
     .unwrap();

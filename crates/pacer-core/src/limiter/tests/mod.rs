@@ -2,6 +2,7 @@
 //! (`cost`), and how
 //! responses, pauses and new options move the rate (`feedback`). The helpers are here.
 
+mod controllers;
 mod cost;
 mod feedback;
 mod priority;
@@ -9,7 +10,7 @@ mod queue;
 mod unthrottled;
 
 use super::*;
-use crate::controller::{RateController, RateControllerState};
+use crate::controller::{PureController, RateController, RateControllerState};
 use crate::{ControllerKind, Timestamp};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -79,8 +80,12 @@ impl Recorder {
     /// A limiter with [`options`] and this recorder as its controller, and what it will see.
     fn limiter(self) -> (LimiterCore, Seen) {
         let seen = Arc::clone(&self.seen);
-        let core =
-            LimiterCore::with_controller(options(), Box::new(self), Timestamp::ZERO).unwrap();
+        let core = LimiterCore::with_controller(
+            options(),
+            Box::new(PureController::new(self)),
+            Timestamp::ZERO,
+        )
+        .unwrap();
         (core, seen)
     }
 }
