@@ -258,10 +258,12 @@ async fn the_exporter_serves_pacer_s_metrics_in_the_text_format() {
     let api = demo_api::start(3, Duration::from_secs(60), false).await;
     let mut options = LimiterOptions::default();
     options.initial_units_per_minute = Some(600.0);
-    options.max_attempts = 1;
     options.max_wait = Duration::from_secs(1);
     let pacer = PacerMiddleware::builder()
-        .limiter("orders", LimiterConfig::new(options))
+        .limiter(
+            "orders",
+            LimiterConfig::new(options).max_attempts(std::num::NonZeroU32::MIN),
+        )
         .build()
         .unwrap();
     let client = ClientBuilder::new(reqwest::Client::new())

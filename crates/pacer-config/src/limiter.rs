@@ -15,6 +15,7 @@ use http::StatusCode;
 use pacer_core::KeyMode;
 use pacer_core::{ControllerKind, InvalidOption, LimiterOptions, ServerStopPolicy};
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 
 /// Every key of a limiter, for unknown-key suggestions (and the docs' order).
 pub(crate) const LIMITER_KEYS: &[&str] = &[
@@ -135,6 +136,19 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     {
         s.classifier = read_classifier(p, c, s.classifier);
     }
+    if let Some(f) = t.get(p, "MaxAttempts")
+        && let Some(n) = f.uint(p, u64::from(u32::MAX))
+    {
+        match NonZeroU32::new(u32::try_from(n).unwrap_or(u32::MAX)) {
+            Some(n) => s.max_attempts = n,
+            None => p.push(
+                f.path.clone(),
+                Some(f.shown()),
+                "must be at least 1",
+                ProblemKind::OutOfRange,
+            ),
+        }
+    }
     if let Some(f) = t.get(p, "MaxEndpoints")
         && let Some(n) = f.uint(p, u64::MAX)
     {
@@ -226,9 +240,6 @@ fn read_options(
     set!("DecreaseCooldown", duration, |v| o.decrease_cooldown = v);
     set!("InstanceCount", uint(u64::from(u32::MAX)), |v| {
         o.instance_count = u32::try_from(v).unwrap_or(u32::MAX)
-    });
-    set!("MaxAttempts", uint(u64::from(u32::MAX)), |v| {
-        o.max_attempts = u32::try_from(v).unwrap_or(u32::MAX)
     });
     set!("MaxRetryAfter", duration, |v| o.max_retry_after = v);
     set!("QuotaWindow", duration, |v| o.quota_window = v);

@@ -10,6 +10,7 @@ use pacer_core::{
 };
 #[cfg(feature = "reqwest")]
 use reqwest_pacer::{BuildError, LimiterConfig, PacerBuilder, PacerMiddleware};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -117,6 +118,9 @@ impl ThrottlingSettings {
 pub struct LimiterSettings {
     /// The adaptive options (`Enabled`, `Controller`, the rates, `Aimd.*`, `Cubic.*`, …).
     pub options: LimiterOptions,
+    /// `MaxAttempts`: how many times a throttled request is sent in all, counting the first.
+    /// Default 4 ([`Rules::DEFAULT_MAX_ATTEMPTS`]).
+    pub max_attempts: NonZeroU32,
     /// `Throttling`: the proactive algorithm. Default [`Percentage`].
     pub throttling: ThrottlingSettings,
     /// `MaxExhaustedDelay`: the cap on a stop for an exhausted quota. Default 5 min; above zero
@@ -143,6 +147,7 @@ impl Default for LimiterSettings {
     fn default() -> Self {
         LimiterSettings {
             options: LimiterOptions::default(),
+            max_attempts: Rules::DEFAULT_MAX_ATTEMPTS,
             throttling: ThrottlingSettings::default(),
             max_exhausted_delay: ServerStopPolicy::DEFAULT_MAX_EXHAUSTED_DELAY,
             endpoint_key: KeyMode::default(),
@@ -188,7 +193,8 @@ impl LimiterSettings {
         Ok(Rules::default()
             .with_classifier(Arc::new(self.classifier.clone()))
             .with_server_stop(stop)
-            .with_algorithm(self.throttling.algorithm().map(Arc::from)))
+            .with_algorithm(self.throttling.algorithm().map(Arc::from))
+            .with_max_attempts(self.max_attempts))
     }
 
     /// The middleware's settings for this limiter.

@@ -57,6 +57,7 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
     let codes =
         |list: &[http::StatusCode]| Node::List(list.iter().map(|c| int(c.as_u16())).collect());
     let rest = [
+        ("MaxAttempts", int(s.max_attempts.get())),
         ("Throttling", throttling(&s.throttling)),
         ("MaxExhaustedDelay", time(s.max_exhausted_delay)),
         ("EndpointKey", Node::Str(s.endpoint_key.as_str().to_owned())),
@@ -127,7 +128,6 @@ fn options(o: &LimiterOptions) -> Node {
                 ("RecoveryTime", time(p.recovery_time)),
             ]),
         ),
-        ("MaxAttempts", int(o.max_attempts)),
         ("MaxRetryAfter", time(o.max_retry_after)),
     ]);
     Node::Table(

@@ -20,7 +20,7 @@ pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
     After, Attempt, BODY_LIMIT, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier, Endpoint,
-    EndpointKey, Engine, Hold, KeyMode, MaxWait, Reading, Refusal, RejectReason, Rules,
+    EndpointKey, Engine, Hold, KeyMode, MaxWait, Reading, Refusal, RejectReason, Retries, Rules,
     ServerState, ThrottleClassifier, TokenCost, UnknownKeyMode, WaitCause, WindowAnswer,
     WindowLimit, forbids_retry, insufficient_quota, is_json,
 };

@@ -6,6 +6,7 @@
 
 use crate::model::{Costs, QUOTA_WINDOW, ServerShape, window_units};
 use pacer_core::LimiterOptions;
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 /// `InitialUnitsPerMinute` in the simulator: the .NET adaptive limiter's fixed row accepted 1,516 units per minute,
@@ -22,7 +23,7 @@ pub const SIM_MAX_WAIT: Duration = Duration::from_secs(120);
 
 /// The limiter options every limiter mode starts from: the library's defaults with the four
 /// simulator values above. The rest are the library's: `MinUnitsPerMinute` 60, `Burst` 1 s,
-/// `DecreaseCooldown` 5 s, AIMD 0.7 / 10 s / 120, CUBIC 0.7 / 0.4, `MaxAttempts` 4,
+/// `DecreaseCooldown` 5 s, AIMD 0.7 / 10 s / 120, CUBIC 0.7 / 0.4,
 /// `MaxRetryAfter` 5 min.
 #[must_use]
 pub fn sim_limiter_defaults() -> LimiterOptions {
@@ -60,6 +61,9 @@ pub struct SimOptions {
     pub server: ServerShape,
     /// What each request costs (`--costs`): SharePoint's 1, 2 or 5 units unless set.
     pub costs: Costs,
+    /// How many times a client sends a throttled request in all, counting the first: the
+    /// middleware's `MaxAttempts`, for every mode. 4 unless set.
+    pub max_attempts: NonZeroU32,
 }
 
 impl Default for SimOptions {
@@ -74,6 +78,7 @@ impl Default for SimOptions {
             window: QUOTA_WINDOW,
             server: ServerShape::Sliding,
             costs: Costs::SharePoint,
+            max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
         }
     }
 }

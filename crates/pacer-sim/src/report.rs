@@ -280,7 +280,7 @@ pub fn json(c: &Comparison) -> String {
             max_units_per_minute: o.limiter.max_units_per_minute,
             queue_limit: o.limiter.queue_limit,
             max_wait_s: o.limiter.max_wait.as_secs_f64(),
-            max_attempts: o.limiter.max_attempts,
+            max_attempts: o.max_attempts.get(),
         },
         rows: c
             .rows

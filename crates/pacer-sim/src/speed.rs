@@ -208,10 +208,7 @@ mod tests {
             "Pacer's fixed timings run 10 times faster"
         );
         assert!((o.cubic.scale_constant - 4000.0).abs() < 1e-9);
-        assert_eq!(
-            (o.queue_limit, o.max_attempts),
-            (story.queue_limit, story.max_attempts)
-        );
+        assert_eq!(o.queue_limit, story.queue_limit);
         o.validate().unwrap();
     }
 

@@ -95,10 +95,12 @@ fn clients() -> [(&'static str, ClientWithMiddleware); 4] {
     let reqwest = reqwest::Client::new();
     let plain = ClientBuilder::new(reqwest.clone()).build();
     let paced = |max_attempts| {
-        let mut options = far_above();
-        options.max_attempts = max_attempts;
+        let max_attempts = std::num::NonZeroU32::new(max_attempts).expect("at least 1");
         let pacer = PacerMiddleware::builder()
-            .limiter("bench", LimiterConfig::new(options))
+            .limiter(
+                "bench",
+                LimiterConfig::new(far_above()).max_attempts(max_attempts),
+            )
             .build()
             .unwrap();
         ClientBuilder::new(reqwest.clone()).with(pacer).build()

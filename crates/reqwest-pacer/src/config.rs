@@ -7,6 +7,7 @@ use pacer_core::{
     Controller, ControllerFactory, LimiterOptions, Rules, ServerStopPolicy, ThrottlingAlgorithm,
 };
 use std::fmt;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -94,9 +95,18 @@ impl LimiterConfig {
         self
     }
 
-    /// Replaces the engine's rules whole: the classifier, the server-stop policy and the
-    /// proactive algorithm (what [`classifier`](Self::classifier),
-    /// [`server_stop`](Self::server_stop) and [`throttling`](Self::throttling) set one by one).
+    /// `MaxAttempts`: how many times a throttled request is sent in all, counting the first.
+    /// Default 4 ([`Rules::DEFAULT_MAX_ATTEMPTS`]); 1 never sends one again (and keeps no copy
+    /// of a request for it).
+    pub fn max_attempts(mut self, max_attempts: NonZeroU32) -> Self {
+        self.rules = self.rules.with_max_attempts(max_attempts);
+        self
+    }
+
+    /// Replaces the engine's rules whole: the classifier, the server-stop policy, the
+    /// proactive algorithm and `MaxAttempts` (what [`classifier`](Self::classifier),
+    /// [`server_stop`](Self::server_stop), [`throttling`](Self::throttling) and
+    /// [`max_attempts`](Self::max_attempts) set one by one).
     pub fn rules(mut self, rules: Rules) -> Self {
         self.rules = rules;
         self

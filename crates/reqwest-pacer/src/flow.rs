@@ -6,7 +6,7 @@ use crate::{
     TotalTimeout, UseLimiter,
 };
 use http::Extensions;
-use pacer_core::{Endpoint, Priority, Signal, Timestamp, WindowLimit};
+use pacer_core::{Endpoint, Priority, Retries, Signal, Timestamp, WindowLimit};
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use std::cell::RefCell;
@@ -209,15 +209,15 @@ impl<'a> Request<'a> {
                 .iter()
                 .filter_map(|w| Some((w.window_limit(), w.key_of(&req, key)?)))
                 .collect();
-            let max_attempts = config.options.max_attempts.max(1);
-            let mut attempt = 1;
+            let mut retries = Retries::new(&config.rules);
             let mut last: Option<Response> = None;
             // What the caller is told (`Paced`, built at the end: its names are not kept across
             // the awaits): the waits of all attempts, the rate at the last send.
             let mut waited_in_all = Duration::ZERO;
             let mut rate;
             loop {
-                let retry_copy = if attempt < max_attempts {
+                let attempt = retries.attempt();
+                let retry_copy = if retries.keeps_copy() {
                     req.try_clone()
                 } else {
                     None
@@ -299,7 +299,7 @@ impl<'a> Request<'a> {
                     Some(e) => Err(e),
                     None => Ok(last.take().expect("parked above")),
                 };
-                let (signal, retry) = match &result {
+                let (signal, after) = match &result {
                     Ok(response) => {
                         let endpoint = &self.endpoint;
                         let (reading, after) = observe(
@@ -311,11 +311,11 @@ impl<'a> Request<'a> {
                             units,
                             sent_at,
                         );
-                        (reading.signal(), after.retry)
+                        (reading.signal(), after)
                     }
                     Err(_) => {
                         named.record(&named.engine.failed(&self.endpoint, units, sent_at));
-                        (Signal::Neutral, false)
+                        (Signal::Neutral, pacer_core::After::default())
                     }
                 };
                 drop(body);
@@ -323,18 +323,11 @@ impl<'a> Request<'a> {
                     return result.map(|r| mark(r, self.paced(attempt, waited_in_all, rate)));
                 }
                 named.metrics.throttled();
-                // 7. Retry a throttled request whose body can be sent again, unless the server
-                // said not to.
+                // 7. Retry as the engine says (a throttle the server allows to be sent again,
+                // with attempts left), if the body could be copied.
+                let refused = !after.retry;
                 match (result, retry_copy) {
-                    (Ok(response), _) if !retry => {
-                        tracing::debug!(
-                            attempt,
-                            status = response.status().as_u16(),
-                            "throttled, not retried: the server said not to"
-                        );
-                        return Ok(mark(response, self.paced(attempt, waited_in_all, rate)));
-                    }
-                    (Ok(response), Some(copy)) => {
+                    (Ok(response), Some(copy)) if retries.again(&after) => {
                         tracing::debug!(
                             attempt,
                             status = response.status().as_u16(),
@@ -342,7 +335,14 @@ impl<'a> Request<'a> {
                         );
                         last = Some(response);
                         req = copy;
-                        attempt += 1;
+                    }
+                    (Ok(response), _) if refused => {
+                        tracing::debug!(
+                            attempt,
+                            status = response.status().as_u16(),
+                            "throttled, not retried: the server said not to"
+                        );
+                        return Ok(mark(response, self.paced(attempt, waited_in_all, rate)));
                     }
                     (result, _) => {
                         return result.map(|r| mark(r, self.paced(attempt, waited_in_all, rate)));

@@ -56,7 +56,6 @@ async fn serve(per_second: u32) -> String {
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let base = serve(4).await;
     let mut options = LimiterOptions::default();
-    options.max_attempts = 4;
     options.max_wait = Duration::from_secs(30);
     let layer = PacerLayer::new(options)?;
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();

@@ -21,11 +21,11 @@ type CostFn = dyn Fn(&Method, &Uri, &HeaderMap) -> u64 + Send + Sync;
 ///
 /// ```
 /// use pacer_core::{KeyMode, LimiterOptions};
+/// use std::num::NonZeroU32;
 /// use tower_pacer::PacerLayer;
 ///
-/// let mut options = LimiterOptions::default();
-/// options.max_attempts = 3;
-/// let layer = PacerLayer::builder(options)
+/// let layer = PacerLayer::builder(LimiterOptions::default())
+///     .max_attempts(NonZeroU32::new(3).unwrap())
 ///     .endpoint_key(KeyMode::HostAndFirstSegment)
 ///     .cost(|method, _uri, _headers| if method == http::Method::POST { 5 } else { 1 })
 ///     .build()
@@ -173,10 +173,18 @@ impl fmt::Debug for PacerLayerBuilder {
 }
 
 impl PacerLayerBuilder {
-    /// How the engine reads responses and what it waits for (the classifier, the server-stop
-    /// policy, the proactive algorithm). Default [`Rules::default`].
+    /// How the engine reads responses, what it waits for and how often it sends a throttled
+    /// request (the classifier, the server-stop policy, the proactive algorithm,
+    /// `MaxAttempts`). Default [`Rules::default`].
     pub fn rules(mut self, rules: Rules) -> Self {
         self.rules = rules;
+        self
+    }
+
+    /// `MaxAttempts`: how many times a throttled request is sent in all, counting the first,
+    /// while its body can be sent again. Default 4 ([`Rules::DEFAULT_MAX_ATTEMPTS`]).
+    pub fn max_attempts(mut self, max_attempts: std::num::NonZeroU32) -> Self {
+        self.rules = self.rules.with_max_attempts(max_attempts);
         self
     }
 

@@ -4,8 +4,8 @@ use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
 use pacer_core::{
-    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Timestamp, TokenCost,
-    WindowLimit,
+    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Retries, Timestamp,
+    TokenCost, WindowLimit,
 };
 use std::fmt;
 use std::future::Future;
@@ -119,13 +119,13 @@ where
         endpoint: &endpoint,
         attempt: 0,
     };
-    let max_attempts = shared.options.max_attempts.max(1);
+    let mut retries = Retries::new(&shared.rules);
     let mut request = request;
-    let mut attempt = 1;
     // The last throttled answer, given back if a retry cannot get through its wait.
     let mut last: Option<Response<R>> = None;
     loop {
-        let copy = if attempt < max_attempts && units > 0 {
+        let attempt = retries.attempt();
+        let copy = if retries.keeps_copy() && units > 0 {
             replay(&request)
         } else {
             None
@@ -176,7 +176,7 @@ where
             .engine
             .after(&endpoint, &reading, units, sent_at, now);
         match copy {
-            Some(copy) if after.retry => {
+            Some(copy) if retries.again(&after) => {
                 tracing::debug!(
                     attempt,
                     status = response.status().as_u16(),
@@ -184,7 +184,6 @@ where
                 );
                 last = Some(response);
                 request = copy;
-                attempt += 1;
             }
             _ => return Ok(response),
         }

@@ -59,7 +59,7 @@ fn every_value_of_the_samples_is_read() {
     assert_eq!(o.aimd.decrease_factor, 0.7); // not given: the default
     assert_eq!(o.queue_limit, 50);
     assert_eq!(o.max_wait, Duration::from_secs(30));
-    assert_eq!(o.max_attempts, 4);
+    assert_eq!(orders.max_attempts.get(), 4);
     assert_eq!(o.max_retry_after, Duration::from_secs(300));
     assert_eq!(
         orders.throttling,

@@ -54,6 +54,7 @@ mod classify;
 mod endpoints;
 mod key;
 mod reject;
+mod retries;
 mod rules;
 mod server_state;
 mod units;
@@ -68,6 +69,7 @@ pub use classify::{
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
 pub use reject::RejectReason;
+pub use retries::Retries;
 pub use rules::{Hold, Reading, Rules, WaitCause};
 pub use server_state::ServerState;
 pub use wait::Attempt;

@@ -9,6 +9,7 @@ use crate::{
 };
 use http::{HeaderMap, StatusCode};
 use std::fmt;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -61,16 +62,18 @@ impl Hold {
     };
 }
 
-/// How the engine reads a response and what it waits for before a send: the classifier, the
-/// server-stop policy and the proactive throttling algorithm. Cheap to clone.
+/// How the engine reads a response, what it waits for before a send, and how often it sends a
+/// throttled request: the classifier, the server-stop policy, the proactive throttling
+/// algorithm and `MaxAttempts`. Cheap to clone.
 ///
-/// The default is the middleware's: [`DefaultClassifier`], [`ServerStopPolicy::default`] and
-/// [`Percentage::default`].
+/// The default is the middleware's: [`DefaultClassifier`], [`ServerStopPolicy::default`],
+/// [`Percentage::default`] and [`Rules::DEFAULT_MAX_ATTEMPTS`].
 #[derive(Clone)]
 pub struct Rules {
     classifier: Arc<dyn ThrottleClassifier>,
     server_stop: ServerStopPolicy,
     algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
+    max_attempts: NonZeroU32,
 }
 
 impl Default for Rules {
@@ -79,6 +82,7 @@ impl Default for Rules {
             classifier: Arc::new(DefaultClassifier::default()),
             server_stop: ServerStopPolicy::default(),
             algorithm: Some(Arc::new(Percentage::default())),
+            max_attempts: Rules::DEFAULT_MAX_ATTEMPTS,
         }
     }
 }
@@ -89,11 +93,29 @@ impl fmt::Debug for Rules {
             .field("classifier", &self.classifier)
             .field("server_stop", &self.server_stop)
             .field("algorithm", &self.algorithm)
+            .field("max_attempts", &self.max_attempts)
             .finish()
     }
 }
 
 impl Rules {
+    /// `MaxAttempts` unless set: a throttled request is sent 4 times in all.
+    pub const DEFAULT_MAX_ATTEMPTS: NonZeroU32 = NonZeroU32::new(4).expect("4 is not 0");
+
+    /// Replaces `MaxAttempts`: how many times a throttled request is sent in all, counting the
+    /// first (1: never again).
+    #[must_use]
+    pub fn with_max_attempts(mut self, max_attempts: NonZeroU32) -> Self {
+        self.max_attempts = max_attempts;
+        self
+    }
+
+    /// `MaxAttempts`.
+    #[must_use]
+    pub fn max_attempts(&self) -> NonZeroU32 {
+        self.max_attempts
+    }
+
     /// Replaces the classifier.
     #[must_use]
     pub fn with_classifier(mut self, classifier: Arc<dyn ThrottleClassifier>) -> Self {

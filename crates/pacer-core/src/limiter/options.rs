@@ -144,9 +144,6 @@ pub struct LimiterOptions {
     pub cubic: CubicOptions,
     /// `Pacer.*`: the Pacer controller's options.
     pub pacer: PacerControllerOptions,
-    /// `MaxAttempts`: how many times a throttled request is sent in all, counting the first.
-    /// Default 4; at least 1. Used by the middleware.
-    pub max_attempts: u32,
     /// `MaxRetryAfter`: the longest pause a server's `Retry-After` can order. Default 5 min; must
     /// be greater than 0.
     pub max_retry_after: Duration,
@@ -169,7 +166,6 @@ impl Default for LimiterOptions {
             aimd: AimdOptions::default(),
             cubic: CubicOptions::default(),
             pacer: PacerControllerOptions::default(),
-            max_attempts: 4,
             max_retry_after: Duration::from_secs(300),
         }
     }
@@ -224,7 +220,6 @@ impl LimiterOptions {
         c.nonzero_duration("Burst", self.burst);
         c.at_least("InstanceCount", u64::from(self.instance_count), 1);
         c.nonzero_duration("QuotaWindow", self.quota_window);
-        c.at_least("MaxAttempts", u64::from(self.max_attempts), 1);
         c.nonzero_duration("MaxRetryAfter", self.max_retry_after);
         c.nested(self.aimd.validate().map_err(|e| e.prefixed("Aimd")));
         c.nested(self.cubic.validate().map_err(|e| e.prefixed("Cubic")));
@@ -312,10 +307,6 @@ mod tests {
             (
                 |o| o.quota_window = Duration::ZERO,
                 "QuotaWindow = 0s: must be greater than 0",
-            ),
-            (
-                |o| o.max_attempts = 0,
-                "MaxAttempts = 0: must be at least 1",
             ),
             (
                 |o| o.max_retry_after = Duration::ZERO,

@@ -66,7 +66,7 @@ pub fn run(
         requests: &arrivals.requests,
         mode,
         wants_headers: mode.wants_headers(),
-        max_attempts: options.limiter.max_attempts.max(1),
+        max_attempts: options.max_attempts.get(),
         api: ModelApi::with_shape(options.quota, story.clone(), options.window, options.server),
         clients: Vec::new(),
         waiting: Vec::new(),

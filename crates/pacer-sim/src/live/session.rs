@@ -98,6 +98,7 @@ impl LiveSession {
             window: crate::model::QUOTA_WINDOW,
             server: crate::model::ServerShape::Sliding,
             costs: options.costs,
+            max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),
@@ -258,7 +259,7 @@ impl LiveSession {
             instances.push(Instance::new(
                 ctx,
                 config,
-                self.sim.limiter.max_attempts,
+                self.sim.max_attempts.get(),
                 start,
             )?);
         }

@@ -137,9 +137,7 @@ async fn a_quota_body_longer_than_the_limit_is_an_ordinary_429_and_reaches_the_c
         ResponseTemplate::new(429).set_body_raw(long.clone(), "application/json"),
     ]);
     let server = serving(&script).await;
-    let mut options = generous();
-    options.max_attempts = 2;
-    let pacer = pacer(options);
+    let pacer = pacer_with(LimiterConfig::new(generous()).max_attempts(attempts(2)));
     let response = client(&pacer).get(server.uri()).send().await.unwrap();
     assert_eq!(response.status(), 429);
     assert_eq!(script.calls(), 2, "retried");

@@ -106,9 +106,11 @@ async fn a_capped_stop_counts_down_and_ends_instead_of_restarting_at_every_look(
     .await;
     let mut options = generous();
     options.max_retry_after = Duration::from_secs(1);
-    options.max_attempts = 1;
     let clock = pacer_core::ManualClock::new();
-    let pacer = pacer_on(&clock, reqwest_pacer::LimiterConfig::new(options));
+    let pacer = pacer_on(
+        &clock,
+        reqwest_pacer::LimiterConfig::new(options).max_attempts(attempts(1)),
+    );
     let first = drive(&clock, client(&pacer).get(&url).send()).await;
     assert_eq!(first.unwrap().status(), 429);
     let r = drive(&clock, client(&pacer).get(&url).send())

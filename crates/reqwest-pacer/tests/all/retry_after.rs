@@ -55,9 +55,7 @@ async fn after_the_last_attempt_the_caller_gets_the_servers_last_response_unchan
         .respond_with(script.clone())
         .mount(&server)
         .await;
-    let mut options = generous();
-    options.max_attempts = 3;
-    let pacer = pacer(options);
+    let pacer = pacer_with(LimiterConfig::new(generous()).max_attempts(attempts(3)));
     let response = client(&pacer).get(server.uri()).send().await.unwrap();
     assert_eq!(script.calls(), 3);
     assert_eq!(response.status(), 429);

@@ -34,10 +34,20 @@ pub(crate) fn fixed_rate(units_per_minute: f64) -> LimiterOptions {
 }
 
 pub(crate) fn pacer(options: LimiterOptions) -> PacerMiddleware {
+    pacer_with(LimiterConfig::new(options))
+}
+
+/// The limiter `api` with `config`.
+pub(crate) fn pacer_with(config: LimiterConfig) -> PacerMiddleware {
     PacerMiddleware::builder()
-        .limiter("api", LimiterConfig::new(options))
+        .limiter("api", config)
         .build()
         .unwrap()
+}
+
+/// `MaxAttempts` of `n`.
+pub(crate) fn attempts(n: u32) -> std::num::NonZeroU32 {
+    std::num::NonZeroU32::new(n).expect("at least 1")
 }
 
 /// The limiter `api` with `config`, on `clock`: for a test that asserts a duration, whose time

@@ -4,18 +4,23 @@ use crate::support::{Recorded, drive, hyper_client, recorded, serve};
 use bytes::Bytes;
 use http_body_util::Full;
 use pacer_core::{LimiterOptions, ManualClock, WaitCause};
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_layer::Layer;
-use tower_pacer::{Cost, EndpointKey, MaxWait, PacerLayer, RejectReason};
+use tower_pacer::{Cost, EndpointKey, MaxWait, PacerLayer, PacerLayerBuilder, RejectReason};
 use tower_service::Service;
 
 fn options() -> LimiterOptions {
     let mut options = LimiterOptions::default();
     options.initial_units_per_minute = Some(60.0);
-    options.max_attempts = 3;
     options.max_wait = Duration::from_secs(30);
     options
+}
+
+/// A layer of `options` that sends a throttled request 3 times in all.
+fn builder(options: LimiterOptions) -> PacerLayerBuilder {
+    PacerLayer::builder(options).max_attempts(NonZeroU32::new(3).unwrap())
 }
 
 fn get(base: &str) -> http::Request<Full<Bytes>> {
@@ -28,7 +33,7 @@ fn get(base: &str) -> http::Request<Full<Bytes>> {
 async fn a_throttle_is_retried_after_its_retry_after_and_the_caller_gets_the_success() {
     let base = serve(vec![(429, vec![("retry-after", "4")]), (200, vec![])]).await;
     let clock = ManualClock::new();
-    let layer = PacerLayer::builder(options())
+    let layer = builder(options())
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
@@ -50,9 +55,9 @@ async fn a_retry_after_beyond_max_wait_refuses_the_next_request_before_it_is_sen
     let base = serve(vec![(429, vec![("retry-after", "600")]), (200, vec![])]).await;
     let clock = ManualClock::new();
     let mut opts = options();
-    opts.max_attempts = 1;
     opts.max_retry_after = Duration::from_secs(3600);
     let layer = PacerLayer::builder(opts)
+        .max_attempts(NonZeroU32::MIN)
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
@@ -102,7 +107,7 @@ async fn a_body_that_cannot_be_sent_again_is_sent_once() {
     let base = serve(vec![(429, vec![("retry-after", "1")]), (200, vec![])]).await;
     let clock = ManualClock::new();
     let sent = Arc::new(Mutex::new(Vec::new()));
-    let layer = PacerLayer::builder(options())
+    let layer = builder(options())
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
@@ -129,7 +134,7 @@ async fn x_should_retry_false_is_not_sent_again() {
     ])
     .await;
     let clock = ManualClock::new();
-    let layer = PacerLayer::builder(options())
+    let layer = builder(options())
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
@@ -152,7 +157,7 @@ async fn requests_are_paced_at_the_limiter_s_rate() {
     opts.min_units_per_minute = 30.0;
     opts.max_units_per_minute = 30.0;
     opts.initial_units_per_minute = Some(30.0);
-    let layer = PacerLayer::builder(opts)
+    let layer = builder(opts)
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
@@ -171,7 +176,7 @@ async fn requests_are_paced_at_the_limiter_s_rate() {
 async fn requests_of_no_units_neither_wait_nor_move_the_rate() {
     let base = serve(vec![(429, vec![("retry-after", "5")]), (200, vec![])]).await;
     let clock = ManualClock::new();
-    let layer = PacerLayer::builder(options())
+    let layer = builder(options())
         .cost(|method, _, _| u64::from(method != http::Method::HEAD))
         .clock(Arc::new(clock.clone()))
         .build()
@@ -212,7 +217,7 @@ async fn a_request_s_own_cost_key_and_max_wait_are_honoured() {
     opts.min_units_per_minute = 60.0;
     opts.max_units_per_minute = 60.0;
     opts.burst = Duration::from_secs(1);
-    let layer = PacerLayer::builder(opts)
+    let layer = builder(opts)
         .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
@@ -270,7 +275,7 @@ async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
     let mut opts = options();
     opts.initial_units_per_minute = Some(60_000.0);
     opts.max_units_per_minute = 60_000.0;
-    let layer = PacerLayer::builder(opts)
+    let layer = builder(opts)
         .window(window)
         .clock(Arc::new(clock.clone()))
         .build()
@@ -314,7 +319,7 @@ async fn a_request_whose_tokens_are_not_there_waits_for_the_refill() {
     let mut opts = options();
     opts.initial_units_per_minute = Some(60_000.0);
     opts.max_units_per_minute = 60_000.0;
-    let layer = PacerLayer::builder(opts)
+    let layer = builder(opts)
         .rules(tower_pacer::Rules::default().with_algorithm(None))
         .clock(Arc::new(clock.clone()))
         .build()

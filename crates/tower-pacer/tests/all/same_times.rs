@@ -9,6 +9,7 @@ use http_body_util::Full;
 use pacer_core::{LimiterOptions, ManualClock};
 use reqwest_middleware::{ClientBuilder, Middleware, Next};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_pacer::PacerLayer;
@@ -41,9 +42,13 @@ fn script() -> Vec<Answer> {
 fn options() -> LimiterOptions {
     let mut options = LimiterOptions::default();
     options.initial_units_per_minute = Some(120.0);
-    options.max_attempts = 3;
     options.max_wait = Duration::from_secs(60);
     options
+}
+
+/// A throttled request is sent 3 times in all, on both sides.
+fn three() -> NonZeroU32 {
+    NonZeroU32::new(3).unwrap()
 }
 
 /// Notes the clock's time as the middleware chain sends a request.
@@ -118,7 +123,10 @@ async fn through_the_layer(
 async fn the_layer_and_the_middleware_send_the_same_requests_at_the_same_times() {
     let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
         PacerMiddleware::builder()
-            .limiter("default", LimiterConfig::new(options()))
+            .limiter(
+                "default",
+                LimiterConfig::new(options()).max_attempts(three()),
+            )
             .clock(Arc::new(clock.clone()))
             .build()
             .unwrap()
@@ -126,6 +134,7 @@ async fn the_layer_and_the_middleware_send_the_same_requests_at_the_same_times()
     .await;
     let (layer_statuses, layer_sent) = through_the_layer(|clock| {
         PacerLayer::builder(options())
+            .max_attempts(three())
             .clock(Arc::new(clock.clone()))
             .build()
             .unwrap()
@@ -242,7 +251,9 @@ async fn with_a_strict_window_the_layer_and_the_middleware_send_at_the_same_time
         PacerMiddleware::builder()
             .limiter(
                 "default",
-                LimiterConfig::new(options()).window(window(clock).into()),
+                LimiterConfig::new(options())
+                    .max_attempts(three())
+                    .window(window(clock).into()),
             )
             .clock(Arc::new(clock.clone()))
             .build()
@@ -251,6 +262,7 @@ async fn with_a_strict_window_the_layer_and_the_middleware_send_at_the_same_time
     .await;
     let (layer_statuses, layer_sent) = through_the_layer(|clock| {
         PacerLayer::builder(options())
+            .max_attempts(three())
             .window(window(clock))
             .clock(Arc::new(clock.clone()))
             .build()
