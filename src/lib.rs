@@ -51,7 +51,7 @@ pub use pacer_core as core;
 pub use pacer_core::{
     ControllerKind, Feedback, INTERACTIVE_PER_BATCH, InvalidOption, InvalidOptions, Limiter,
     LimiterBuilder, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority, RateChange,
-    RateChangeReason, Rejected, ServerQuota, Signal, UnknownController,
+    RateChangeReason, ServerQuota, Signal, UnknownController,
 };
 // Rate controllers, and the contracts for one of your own: events in and its own state
 // (`Controller`), or the whole state in (`RateController`, run in a `PureController`).

@@ -42,7 +42,7 @@ pub use controller::{
 pub use limiter::{
     Acquire, Acquired, Changes, ControllerKind, Feedback, INTERACTIVE_PER_BATCH, Limiter,
     LimiterBuilder, LimiterCore, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority,
-    RateChange, RateChangeReason, Rejected, ServerQuota, Signal, Ticket, UnknownController,
+    RateChange, RateChangeReason, ServerQuota, Signal, Ticket, UnknownController,
 };
 pub use validation::{InvalidOption, InvalidOptions};
 

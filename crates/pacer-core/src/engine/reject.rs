@@ -1,6 +1,6 @@
 //! Why a request was refused before it was sent: one reason for every driver.
 
-use crate::{CostAboveLimit, QuotaUnit, Rejected, WaitCause};
+use crate::{CostAboveLimit, QuotaUnit, WaitCause};
 use std::fmt;
 use std::time::Duration;
 
@@ -94,14 +94,17 @@ impl RejectReason {
         }
     }
 
-    /// The reason a refusal of the adaptive limiter's queue gives, after `waited` of other waits
-    /// within a budget of `max_wait`.
+    /// The reason a refusal of the adaptive limiter gives for a request's whole wait, after
+    /// `waited` of its other waits within a budget of `max_wait`: the queue's wait counts from
+    /// the start of the request's, against its whole budget. Any other reason is unchanged.
     ///
     /// ```
-    /// use pacer_core::{RejectReason, Rejected, WaitCause};
+    /// use pacer_core::{RejectReason, WaitCause};
     /// use std::time::Duration;
     ///
-    /// let queue = Rejected::WaitTooLong {
+    /// // The limiter had 25 s of the 30 left and would have needed 20.
+    /// let queue = RejectReason::WaitTooLong {
+    ///     cause: WaitCause::Queue,
     ///     needed: Duration::from_secs(20),
     ///     max_wait: Duration::from_secs(25),
     /// };
@@ -116,18 +119,14 @@ impl RejectReason {
     /// );
     /// ```
     #[must_use]
-    pub fn from_limiter(r: &Rejected, waited: Duration, max_wait: Duration) -> RejectReason {
+    pub fn from_limiter(r: &RejectReason, waited: Duration, max_wait: Duration) -> RejectReason {
         match r {
-            Rejected::QueueFull { limit } => RejectReason::QueueFull { limit: *limit },
-            Rejected::CostAboveLimit { cost, max } => RejectReason::CostAboveLimit {
-                cost: *cost,
-                max: *max,
-            },
-            other => RejectReason::WaitTooLong {
-                cause: WaitCause::Queue,
-                needed: waited + other.needed_wait().unwrap_or(max_wait),
+            RejectReason::WaitTooLong { cause, needed, .. } => RejectReason::WaitTooLong {
+                cause: *cause,
+                needed: waited + *needed,
                 max_wait,
             },
+            other => other.clone(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Every wait before a send, in one `MaxWait` budget, in one order for every driver.
 
 use super::{Endpoint, Engine, Refusal, RejectReason, Rules, WaitCause, WindowAnswer, WindowLimit};
-use crate::{Clock, Priority, Rejected, Timestamp};
+use crate::{Clock, Priority, Timestamp};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -198,7 +198,14 @@ impl Engine {
             .priority(attempt.priority)
             .await
             .map_err(|r| match (&r, timeout_left) {
-                (Rejected::WaitTooLong { needed, .. }, Some(t)) if t < left && *needed <= left => {
+                (
+                    RejectReason::WaitTooLong {
+                        cause: WaitCause::Queue,
+                        needed,
+                        ..
+                    },
+                    Some(t),
+                ) if t < left && *needed <= left => {
                     past_timeout(WaitCause::Queue).expect("a timeout")
                 }
                 _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),

@@ -3,12 +3,10 @@
 use super::bucket::Bucket;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
-use super::{
-    Acquired, Changes, LimiterOptions, Priority, RateChange, RateChangeReason, Rejected, Ticket,
-};
-use crate::Timestamp;
+use super::{Acquired, Changes, LimiterOptions, Priority, RateChange, RateChangeReason, Ticket};
 use crate::controller::{Controller, ControllerContext};
 use crate::validation::InvalidOptions;
+use crate::{RejectReason, Timestamp, WaitCause};
 use std::time::Duration;
 
 /// The adaptive limiter without any clock, lock or sleep: every method takes `now` and returns a
@@ -127,7 +125,7 @@ impl LimiterCore {
     }
 
     /// Asks for `units`, waiting at most `MaxWait`.
-    pub fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
+    pub fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
         self.acquire_within(units, self.options.max_wait, now)
     }
 
@@ -141,7 +139,7 @@ impl LimiterCore {
         units: u64,
         max_wait: Duration,
         now: Timestamp,
-    ) -> Result<Acquired, Rejected> {
+    ) -> Result<Acquired, RejectReason> {
         self.acquire_with_priority(units, max_wait, Priority::Interactive, now)
     }
 
@@ -158,7 +156,7 @@ impl LimiterCore {
         max_wait: Duration,
         priority: Priority,
         now: Timestamp,
-    ) -> Result<Acquired, Rejected> {
+    ) -> Result<Acquired, RejectReason> {
         let mut needed = match self.try_take(units, now) {
             Ok(()) => return Ok(Acquired::Now),
             Err(needed) => needed,
@@ -166,7 +164,7 @@ impl LimiterCore {
         let max = self.max_cost();
         if units > max {
             self.stats.rejected_cost += 1;
-            return Err(Rejected::CostAboveLimit { cost: units, max });
+            return Err(RejectReason::CostAboveLimit { cost: units, max });
         }
         // A cost whose debt outlasts `MaxWait` at the current rate may not wait longer than
         // `MaxWait` either, whatever the caller's own budget: it is refused now.
@@ -177,7 +175,7 @@ impl LimiterCore {
         };
         if self.queue.len() >= self.options.queue_limit {
             self.stats.rejected_queue_full += 1;
-            return Err(Rejected::QueueFull {
+            return Err(RejectReason::QueueFull {
                 limit: self.options.queue_limit,
             });
         }
@@ -192,7 +190,11 @@ impl LimiterCore {
         }
         if needed > max_wait {
             self.stats.rejected_wait += 1;
-            return Err(Rejected::WaitTooLong { needed, max_wait });
+            return Err(RejectReason::WaitTooLong {
+                cause: WaitCause::Queue,
+                needed,
+                max_wait,
+            });
         }
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
@@ -268,7 +270,7 @@ impl LimiterCore {
     /// back). A request of that cost, sent from a full bucket at the maximum rate, leaves a debt
     /// the limiter repays in `MaxWait`; a dearer one could not be repaid within `MaxWait` at any
     /// rate, so [`acquire_within`](Self::acquire_within) refuses it with
-    /// [`Rejected::CostAboveLimit`] before anything else. Raise `MaxWait` (or
+    /// [`RejectReason::CostAboveLimit`] before anything else. Raise `MaxWait` (or
     /// `MaxUnitsPerMinute`) to admit dearer requests.
     #[must_use]
     pub fn max_cost(&self) -> u64 {
@@ -380,7 +382,8 @@ impl LimiterCore {
             self.stats.rejected_wait += 1;
             changes.rejected.push((
                 w.ticket,
-                Rejected::WaitTooLong {
+                RejectReason::WaitTooLong {
+                    cause: WaitCause::Queue,
                     needed: at - w.enqueued_at,
                     max_wait: w.deadline - w.enqueued_at,
                 },

@@ -17,7 +17,7 @@ mod snapshot;
 
 pub use self::core::LimiterCore;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
-pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Rejected, Signal};
+pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Signal};
 pub use queue::{INTERACTIVE_PER_BATCH, Priority, Ticket};
 pub use server_quota::ServerQuota;
 pub use shell::{Acquire, Limiter, LimiterBuilder, Permit};

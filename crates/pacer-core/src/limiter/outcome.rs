@@ -1,62 +1,8 @@
 //! What the limiter answers, and what it is told about responses.
 
 use super::Ticket;
-use crate::Timestamp;
+use crate::{RejectReason, Timestamp};
 use std::time::Duration;
-
-/// A request was refused before it was sent. It took nothing: no units, no place in the queue.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum Rejected {
-    /// `QueueLimit` requests were already waiting.
-    #[error("rejected: the queue is full ({limit} requests are waiting)")]
-    QueueFull {
-        /// The queue limit that was reached.
-        limit: usize,
-    },
-    /// The request would have waited longer than it may.
-    #[error("rejected: it would wait {needed:?}, longer than the {max_wait:?} it may wait")]
-    WaitTooLong {
-        /// The wait it would have needed, from the time it asked.
-        needed: Duration,
-        /// The longest it could wait (`MaxWait`, or what was left of it).
-        max_wait: Duration,
-    },
-    /// The request costs more than the limiter could ever give it and repay within `MaxWait`:
-    /// more than [`LimiterCore::max_cost`](super::LimiterCore::max_cost). It could never go.
-    #[error(
-        "rejected: it costs {cost} units, more than the {max} one request may cost \
-         (MaxUnitsPerMinute × (Burst + MaxWait), this process's share)"
-    )]
-    CostAboveLimit {
-        /// The request's cost.
-        cost: u64,
-        /// The most one request may cost.
-        max: u64,
-    },
-}
-
-impl Rejected {
-    /// The wait the request would have needed, when that is what refused it.
-    #[must_use]
-    pub fn needed_wait(&self) -> Option<Duration> {
-        match self {
-            Rejected::WaitTooLong { needed, .. } => Some(*needed),
-            Rejected::QueueFull { .. } | Rejected::CostAboveLimit { .. } => None,
-        }
-    }
-
-    /// A short, stable name for logs and metric labels: `queue_full`, `wait_too_long` or
-    /// `cost_above_limit`.
-    #[must_use]
-    pub fn reason(&self) -> &'static str {
-        match self {
-            Rejected::QueueFull { .. } => "queue_full",
-            Rejected::WaitTooLong { .. } => "wait_too_long",
-            Rejected::CostAboveLimit { .. } => "cost_above_limit",
-        }
-    }
-}
 
 /// The answer to a request for units that was not refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +103,7 @@ pub struct Changes {
     /// A Retry-After pause started or was extended until this time.
     pub paused_until: Option<Timestamp>,
     /// Waiting requests that can no longer get their units within their wait, refused now.
-    pub rejected: Vec<(Ticket, Rejected)>,
+    pub rejected: Vec<(Ticket, RejectReason)>,
 }
 
 impl Changes {

@@ -1,12 +1,12 @@
 //! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
 
 use super::{
-    Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason, Rejected,
-    ServerQuota, Ticket,
+    Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason, ServerQuota,
+    Ticket,
 };
 use crate::controller::Controller;
 use crate::validation::{InvalidOption, InvalidOptions};
-use crate::{Clock, RealClock, Timestamp};
+use crate::{Clock, RealClock, RejectReason, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -64,7 +64,7 @@ struct State {
 
 struct Slot {
     waker: Waker,
-    outcome: Option<Result<Duration, Rejected>>,
+    outcome: Option<Result<Duration, RejectReason>>,
 }
 
 /// Builds a [`Limiter`] with a clock, a controller or a name of your choice.
@@ -246,7 +246,7 @@ impl Limiter {
     }
 
     /// The most one request may cost now (see [`LimiterCore::max_cost`]); a dearer one is
-    /// refused with [`Rejected::CostAboveLimit`].
+    /// refused with [`RejectReason::CostAboveLimit`].
     #[must_use]
     pub fn max_cost(&self) -> u64 {
         self.shared.state.lock().core.max_cost()
@@ -333,7 +333,7 @@ impl Limiter {
         for (_, rejected) in &changes.rejected {
             tracing::debug!(
                 limiter = %self.shared.name,
-                reason = rejected.reason(),
+                reason = rejected.kind(),
                 "waiting request refused: {rejected}"
             );
         }
@@ -374,7 +374,7 @@ impl State {
     fn finish(
         &mut self,
         ticket: Ticket,
-        outcome: Result<Duration, Rejected>,
+        outcome: Result<Duration, RejectReason>,
         wake: &mut Vec<Waker>,
     ) {
         if self.armed == Some(ticket) {

@@ -3,7 +3,7 @@
 use super::tests::options;
 use super::*;
 use crate::controller::{PureController, RateController, RateControllerState};
-use crate::{Clock, ManualClock, Timestamp};
+use crate::{Clock, ManualClock, RejectReason, Timestamp, WaitCause};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -147,7 +147,7 @@ async fn waiters_that_a_cut_makes_late_are_refused_at_once() {
         "refused at the cut, not at the deadline"
     );
     let rejected = task.await.unwrap().unwrap_err();
-    assert_eq!(rejected.reason(), "wait_too_long");
+    assert_eq!(rejected.kind(), "wait_too_long:queue");
     assert_eq!(l.snapshot().queue_len, 0);
 }
 
@@ -166,7 +166,8 @@ async fn a_refused_request_resolves_at_once_and_takes_nothing() {
     let r = l.acquire(1).await;
     assert_eq!(
         r,
-        Err(Rejected::WaitTooLong {
+        Err(RejectReason::WaitTooLong {
+            cause: WaitCause::Queue,
             needed: Duration::from_millis(100),
             max_wait: Duration::from_millis(50)
         })
@@ -351,7 +352,7 @@ async fn a_batch_waiter_pushed_past_its_time_is_refused_when_the_interactive_req
     assert!(batch.is_finished());
     assert!(matches!(
         batch.await.unwrap(),
-        Err(Rejected::WaitTooLong { .. })
+        Err(RejectReason::WaitTooLong { .. })
     ));
     clock.advance(Duration::from_millis(100));
     assert!(first.await.unwrap().is_ok());

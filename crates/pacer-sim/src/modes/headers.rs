@@ -144,7 +144,7 @@ mod tests {
         );
     }
 
-    use pacer_core::Rejected;
+    use pacer_core::{RejectReason, WaitCause};
 
     /// The model API's one endpoint, as the engine keys it.
     const KEY: &str = "model-api";
@@ -199,7 +199,8 @@ mod tests {
         let _ = c.on_response(&long, at(10));
         assert_eq!(
             c.hold(at(10)),
-            Err(Rejected::WaitTooLong {
+            Err(RejectReason::WaitTooLong {
+                cause: WaitCause::ServerStop,
                 needed: Duration::from_secs(45),
                 max_wait: Duration::from_secs(30),
             })

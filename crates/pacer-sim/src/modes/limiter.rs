@@ -7,7 +7,7 @@ use super::{Client, ClientSetup, Mode, ModeError, Response};
 use crate::model::Verdict;
 use pacer_core::{
     Acquired, Changes, Controller, ControllerFactory, ControllerKind, Feedback, LimiterCore,
-    LimiterOptions, Rejected, Rules, ServerState, Signal, Ticket, Timestamp,
+    LimiterOptions, RejectReason, Rules, ServerState, Signal, Ticket, Timestamp,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -194,7 +194,7 @@ pub fn signal_of(verdict: Verdict) -> Signal {
 }
 
 impl Client for LimiterClient {
-    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
         self.core.acquire(units, now)
     }
 
@@ -206,7 +206,7 @@ impl Client for LimiterClient {
         self.core.next_grant_at(now)
     }
 
-    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
         if !self.seen {
             return Ok(Duration::ZERO);
         }
@@ -216,7 +216,8 @@ impl Client for LimiterClient {
             .server
             .hold(&self.rules, KEY, now, max_retry_after, false);
         if hold.wait > max_wait {
-            return Err(Rejected::WaitTooLong {
+            return Err(RejectReason::WaitTooLong {
+                cause: hold.cause,
                 needed: hold.wait,
                 max_wait,
             });

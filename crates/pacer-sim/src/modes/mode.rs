@@ -6,7 +6,7 @@
 //! new [`Client`]; the engine does not change.
 
 use crate::model::{ModelHeaders, Verdict};
-use pacer_core::{Acquired, Changes, LimiterOptions, Rejected, Ticket, Timestamp};
+use pacer_core::{Acquired, Changes, LimiterOptions, RejectReason, Ticket, Timestamp};
 use std::fmt;
 use std::time::Duration;
 
@@ -95,12 +95,12 @@ pub trait Mode: fmt::Debug + Send + Sync {
 /// [`pacer_core::LimiterCore`], which a limiter client simply forwards to.
 pub trait Client: fmt::Debug {
     /// Asks for the units of one attempt: go now, wait in the queue with a ticket, or refused.
-    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected>;
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason>;
 
     /// What the client's state asks of an attempt before it queues: a wait (zero: none), or a
     /// refusal when the wait is longer than it may wait. Default: no wait. The `headers` mode's
     /// is the engine's ([`pacer_core::Rules::hold`]): the server's stop and the proactive delay.
-    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
         let _ = now;
         Ok(Duration::ZERO)
     }

@@ -2,7 +2,7 @@
 //! request sleeps its `Retry-After` and is sent again, up to 4 attempts in all.
 
 use super::{Client, ClientSetup, Mode, ModeError, Response};
-use pacer_core::{Acquired, Changes, Rejected, Ticket, Timestamp};
+use pacer_core::{Acquired, Changes, RejectReason, Ticket, Timestamp};
 use std::time::Duration;
 
 /// The `none` mode: a retry loop that honours `Retry-After` and nothing else.
@@ -20,7 +20,7 @@ impl Mode for NoLimiter {
 }
 
 impl Client for NoLimiter {
-    fn acquire(&mut self, _units: u64, _now: Timestamp) -> Result<Acquired, Rejected> {
+    fn acquire(&mut self, _units: u64, _now: Timestamp) -> Result<Acquired, RejectReason> {
         Ok(Acquired::Now)
     }
 

@@ -3,7 +3,7 @@
 
 use crate::short;
 use pacer_core::{
-    Acquired, Changes, PureController, RateController, RateControllerState, Rejected, Ticket,
+    Acquired, Changes, PureController, RateController, RateControllerState, RejectReason, Ticket,
     Timestamp,
 };
 use pacer_sim::model::{Arrivals, Verdict};
@@ -45,9 +45,9 @@ impl Mode for Recording {
 }
 
 impl Client for RecordingClient {
-    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
         self.asked.lock().unwrap().push((self.instance, now, units));
-        Err(Rejected::QueueFull { limit: 0 })
+        Err(RejectReason::QueueFull { limit: 0 })
     }
     fn pop_ready(&mut self, _now: Timestamp) -> Option<(Ticket, Duration)> {
         None
@@ -105,7 +105,7 @@ struct HeaderChecking {
 }
 
 impl Client for HeaderChecking {
-    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, Rejected> {
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
         self.inner.acquire(units, now)
     }
     fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
@@ -114,7 +114,7 @@ impl Client for HeaderChecking {
     fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
         self.inner.next_grant_at(now)
     }
-    fn hold(&mut self, now: Timestamp) -> Result<Duration, Rejected> {
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
         self.inner.hold(now)
     }
     fn sent(&mut self, now: Timestamp) {

@@ -1,8 +1,9 @@
 //! The future that waits for a request's units ([`Acquire`]) and the proof that it got them
 //! ([`Permit`]).
 
-use super::super::{Acquired, Changes, Priority, Rejected, Ticket};
+use super::super::{Acquired, Changes, Priority, Ticket};
 use super::{Limiter, Shared, Slot};
+use crate::RejectReason;
 use crate::{Sleep, Timestamp};
 use std::fmt;
 use std::future::Future;
@@ -106,7 +107,7 @@ impl fmt::Debug for Acquire<'_> {
 }
 
 impl Future for Acquire<'_> {
-    type Output = Result<Permit, Rejected>;
+    type Output = Result<Permit, RejectReason>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
@@ -136,7 +137,7 @@ impl Future for Acquire<'_> {
                             drop(st);
                             tracing::debug!(
                                 limiter = %shared.name,
-                                reason = rejected.reason(),
+                                reason = rejected.kind(),
                                 "request refused: {rejected}"
                             );
                             return Poll::Ready(Err(rejected));

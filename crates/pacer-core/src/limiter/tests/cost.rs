@@ -40,7 +40,7 @@ fn a_cost_above_the_limit_is_refused_having_taken_nothing() {
         let before = c.snapshot(ms(0)).available_units;
         assert_eq!(
             c.acquire(cost, ms(0)),
-            Err(Rejected::CostAboveLimit { cost, max: 620 })
+            Err(RejectReason::CostAboveLimit { cost, max: 620 })
         );
         let after = c.snapshot(ms(0));
         assert_eq!(after.available_units, before, "cost {cost}");
@@ -58,9 +58,9 @@ fn at_every_rate_an_accepted_cost_leaves_a_debt_repaid_within_max_wait() {
     // (rate units/min, the dearest request that goes now, what one unit more gets)
     // MaxWait 30 s, burst 1 s: a request goes if cost ≤ rate/60 × 31.
     let table: [(f64, u64, &str); 4] = [
-        (60.0, 31, "wait_too_long"),
-        (600.0, 310, "wait_too_long"),
-        (900.0, 465, "wait_too_long"),
+        (60.0, 31, "wait_too_long:queue"),
+        (600.0, 310, "wait_too_long:queue"),
+        (900.0, 465, "wait_too_long:queue"),
         (1200.0, 620, "cost_above_limit"), // the maximum rate: the bound is max_cost
     ];
     for (rate, dearest, refusal) in table {
@@ -70,7 +70,7 @@ fn at_every_rate_an_accepted_cost_leaves_a_debt_repaid_within_max_wait() {
         };
         let mut c = core(o.clone());
         let refused = c.acquire(dearest + 1, ms(0)).unwrap_err();
-        assert_eq!(refused.reason(), refusal, "rate {rate}");
+        assert_eq!(refused.kind(), refusal, "rate {rate}");
         if let Some(needed) = refused.needed_wait() {
             assert!(needed > o.max_wait, "rate {rate}: {needed:?}");
         }
@@ -91,7 +91,8 @@ fn try_take_answers_a_wait_longer_than_max_wait_for_a_debt_that_outlasts_it() {
     assert_eq!(c.snapshot(ms(0)).available_units, 10.0, "nothing taken");
     assert_eq!(
         c.acquire(620, ms(0)),
-        Err(Rejected::WaitTooLong {
+        Err(RejectReason::WaitTooLong {
+            cause: WaitCause::Queue,
             needed: Duration::from_secs(61),
             max_wait: Duration::from_secs(30),
         })
@@ -99,7 +100,7 @@ fn try_take_answers_a_wait_longer_than_max_wait_for_a_debt_that_outlasts_it() {
     // A caller's own longer budget does not let it wait past MaxWait.
     let refused = c.acquire_within(620, Duration::from_secs(3600), ms(0));
     assert!(
-        matches!(refused, Err(Rejected::WaitTooLong { max_wait, .. }) if max_wait == Duration::from_secs(30))
+        matches!(refused, Err(RejectReason::WaitTooLong { max_wait, .. }) if max_wait == Duration::from_secs(30))
     );
     assert_eq!(c.queue_len(), 0);
 }
@@ -116,8 +117,8 @@ fn a_cut_refuses_a_waiting_request_whose_debt_would_then_outlast_max_wait() {
     let refused: Vec<_> = changes
         .rejected
         .iter()
-        .map(|(t, r)| (*t, r.reason()))
+        .map(|(t, r)| (*t, r.kind()))
         .collect();
-    assert_eq!(refused, vec![(big, "wait_too_long")]);
+    assert_eq!(refused, vec![(big, "wait_too_long:queue")]);
     assert!(c.is_waiting(small), "the request behind it moves up");
 }

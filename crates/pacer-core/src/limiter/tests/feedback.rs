@@ -347,7 +347,11 @@ fn a_cut_refuses_at_once_the_waiters_that_can_no_longer_make_their_deadline() {
     let refused: Vec<_> = ch.rejected.iter().map(|(t, _)| *t).collect();
     assert_eq!(refused, [b]);
     match &ch.rejected[0].1 {
-        Rejected::WaitTooLong { needed, max_wait } => {
+        RejectReason::WaitTooLong {
+            cause: WaitCause::Queue,
+            needed,
+            max_wait,
+        } => {
             assert_eq!(*max_wait, Duration::from_millis(1600));
             assert_eq!(needed.as_millis(), 1671);
         }

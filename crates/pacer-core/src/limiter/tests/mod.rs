@@ -11,7 +11,7 @@ mod unthrottled;
 
 use super::*;
 use crate::controller::{PureController, RateController, RateControllerState};
-use crate::{ControllerKind, Timestamp};
+use crate::{ControllerKind, RejectReason, Timestamp, WaitCause};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -55,7 +55,7 @@ fn throttled(sent_at: Timestamp, retry_after: Option<Duration>) -> Feedback {
     }
 }
 
-fn queued(a: Result<Acquired, Rejected>) -> (Ticket, Timestamp) {
+fn queued(a: Result<Acquired, RejectReason>) -> (Ticket, Timestamp) {
     match a {
         Ok(Acquired::Queued {
             ticket,

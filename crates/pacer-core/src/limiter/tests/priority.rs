@@ -84,7 +84,8 @@ fn a_batch_request_pushed_past_its_time_by_interactive_requests_is_refused() {
         changes.rejected,
         [(
             batch,
-            Rejected::WaitTooLong {
+            RejectReason::WaitTooLong {
+                cause: WaitCause::Queue,
                 needed: Duration::from_millis(300),
                 max_wait: Duration::from_millis(250),
             }
@@ -102,7 +103,8 @@ fn a_batch_request_that_could_not_wait_behind_the_interactive_ones_is_refused_at
     }
     assert_eq!(
         c.acquire_with_priority(1, Duration::from_millis(450), Batch, ms(0)),
-        Err(Rejected::WaitTooLong {
+        Err(RejectReason::WaitTooLong {
+            cause: WaitCause::Queue,
             needed: Duration::from_millis(500),
             max_wait: Duration::from_millis(450),
         })

@@ -57,7 +57,10 @@ fn a_full_queue_refuses_and_the_refused_request_takes_nothing() {
     queued(c.acquire(1, ms(0)));
     queued(c.acquire(1, ms(0)));
     let before = c.snapshot(ms(0));
-    assert_eq!(c.acquire(1, ms(0)), Err(Rejected::QueueFull { limit: 2 }));
+    assert_eq!(
+        c.acquire(1, ms(0)),
+        Err(RejectReason::QueueFull { limit: 2 })
+    );
     let mut after = c.snapshot(ms(0));
     assert_eq!(after.stats.rejected_queue_full, 1);
     after.stats.rejected_queue_full = 0;
@@ -79,7 +82,8 @@ fn a_request_that_would_wait_longer_than_max_wait_is_refused_with_the_wait_it_ne
     let r = c.acquire(15, ms(0));
     assert_eq!(
         r,
-        Err(Rejected::WaitTooLong {
+        Err(RejectReason::WaitTooLong {
+            cause: WaitCause::Queue,
             needed: Duration::from_secs(3),
             max_wait: Duration::from_secs(2),
         })
