@@ -21,8 +21,8 @@ pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, Endpoi
 pub use engine::{
     After, Attempt, BODY_LIMIT, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier, Endpoint,
     EndpointKey, Engine, Hold, KeyMode, MaxWait, Reading, Refusal, RejectReason, Retries, Rules,
-    ServerState, ThrottleClassifier, TokenCost, UnknownKeyMode, WaitCause, WindowAnswer,
-    WindowLimit, forbids_retry, insufficient_quota, is_json,
+    ServerState, ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause,
+    WindowAnswer, WindowLimit, forbids_retry, insufficient_quota, is_json,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

@@ -59,30 +59,6 @@ impl QuotaExhausted {
     }
 }
 
-/// The most the whole request may take in the middleware, from the moment it enters it: every
-/// wait, every send and every retry. The middleware waits only while the time is not up (a wait
-/// that would end after it is refused at once, [`RejectReason::PastTimeout`](crate::RejectReason::PastTimeout)),
-/// and bounds each send with the time left; a send still running then is abandoned with
-/// [`PacerError::TimedOut`](crate::PacerError::TimedOut).
-///
-/// reqwest's own `RequestBuilder::timeout` (and `ClientBuilder::timeout`) starts inside the send,
-/// below every middleware: Pacer's wait comes on top of it, so with a `MaxWait` of 30 s a 5 s
-/// reqwest timeout can take 35 s. Use `TotalTimeout` for a bound on what the caller waits.
-///
-/// ```no_run
-/// # async fn run(client: reqwest_middleware::ClientWithMiddleware) -> reqwest_middleware::Result<()> {
-/// use reqwest_pacer::TotalTimeout;
-/// use std::time::Duration;
-/// client
-///     .get("https://api.example.com/search")
-///     .with_extension(TotalTimeout(Duration::from_secs(5)))
-///     .send()
-///     .await?;
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct TotalTimeout(pub Duration);
-
 /// What Pacer did with a request: on every response the middleware hands on (read it with
 /// [`PacerResponseExt::paced`]) and on a refusal ([`Rejection::paced`](crate::Rejection::paced)).
 #[derive(Debug, Clone)]

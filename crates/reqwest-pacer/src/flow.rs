@@ -14,6 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
+use std::task::Poll;
 use std::time::Duration;
 use tracing::Instrument;
 
@@ -259,20 +260,27 @@ impl<'a> Request<'a> {
                 drop(last.take());
                 waited_in_all += sent_at - start;
                 rate = limiter.rate();
-                // 4. Send (within the request's TotalTimeout, if it has one: a timed-out send
-                // comes back as the `TimedOut` error, neutral to the rate).
+                // 4. Send (within the request's TotalTimeout, if it has one, on Pacer's clock: a
+                // timed-out send comes back as the `TimedOut` error, neutral to the rate).
                 let mut sending = next.clone().run(req, extensions);
                 if let Some((end, timeout)) = self.timeout() {
-                    let left = end - named.clock.now();
-                    let paced = self.paced(attempt, waited_in_all, rate);
+                    let mut paced = Some(self.paced(attempt, waited_in_all, rate));
+                    let mut deadline = named.clock.sleep_until(end);
                     sending = Box::pin(async move {
-                        match tokio::time::timeout(left, sending).await {
-                            Ok(sent) => sent,
-                            Err(_) => {
-                                tracing::info!(attempt, "request timed out (TotalTimeout)");
-                                Err(Error::middleware(PacerError::TimedOut { paced, timeout }))
+                        let mut sending = sending;
+                        std::future::poll_fn(|cx| {
+                            if let Poll::Ready(sent) = sending.as_mut().poll(cx) {
+                                return Poll::Ready(sent);
                             }
-                        }
+                            deadline.as_mut().poll(cx).map(|()| {
+                                tracing::info!(attempt, "request timed out (TotalTimeout)");
+                                Err(Error::middleware(PacerError::TimedOut {
+                                    paced: paced.take().expect("the send ends once"),
+                                    timeout,
+                                }))
+                            })
+                        })
+                        .await
                     });
                 }
                 let failed = match sending.await {

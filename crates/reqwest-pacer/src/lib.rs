@@ -99,7 +99,7 @@ mod window;
 pub use config::{LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, Rejection};
-pub use extensions::{Paced, PacerResponseExt, QuotaExhausted, TotalTimeout, UseLimiter};
+pub use extensions::{Paced, PacerResponseExt, QuotaExhausted, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
@@ -111,6 +111,6 @@ pub use pacer_core::{
     insufficient_quota,
 };
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
-pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost};
+pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use window::{StrictWindow, WindowKeyFn};

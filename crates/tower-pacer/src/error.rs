@@ -1,4 +1,17 @@
-//! Why a layer cannot be made from a configuration.
+//! Why a request failed in the layer, and why a layer cannot be made from a configuration.
+
+use std::time::Duration;
+
+/// A request's [`TotalTimeout`](crate::TotalTimeout) ran out while it was being sent: the send
+/// was abandoned. (One that would run out while waiting is refused before it is sent, with
+/// [`RejectReason::PastTimeout`](crate::RejectReason::PastTimeout).)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the request's TotalTimeout of {:.3} s ran out during its send", timeout.as_secs_f64())]
+#[non_exhaustive]
+pub struct TimedOut {
+    /// The request's `TotalTimeout`.
+    pub timeout: Duration,
+}
 
 /// A layer cannot be made from a limiter's settings ([`PacerLayer::from_settings`]).
 ///

@@ -16,6 +16,9 @@ use tower_layer::Layer;
 /// What a request costs, in units, from its method, URI and headers.
 type CostFn = dyn Fn(&Method, &Uri, &HeaderMap) -> u64 + Send + Sync;
 
+/// What a request costs in tokens, from its method, URI and headers, if it can tell.
+type TokensFn = dyn Fn(&Method, &Uri, &HeaderMap) -> Option<u64> + Send + Sync;
+
 /// Client-side rate limiting as a tower [`Layer`]. Cheap to clone: clones, and every service
 /// they make, share one engine (one adaptive rate and one server state per endpoint key).
 ///
@@ -63,6 +66,7 @@ impl PacerLayer {
             rules: Rules::default(),
             key: KeyMode::default(),
             cost: None,
+            tokens: None,
             clock: None,
             name: Arc::from("default"),
             max_endpoints: 10_000,
@@ -154,6 +158,7 @@ pub struct PacerLayerBuilder {
     rules: Rules,
     key: KeyMode,
     cost: Option<Arc<CostFn>>,
+    tokens: Option<Arc<TokensFn>>,
     clock: Option<Arc<dyn Clock>>,
     name: Arc<str>,
     max_endpoints: usize,
@@ -204,6 +209,19 @@ impl PacerLayerBuilder {
         self
     }
 
+    /// What a request costs in tokens, for the quotas in tokens a server reports (OpenAI's,
+    /// Anthropic's), when its [`TokenCost`](pacer_core::TokenCost) does not say: from its
+    /// method, URI and headers, or `None` when it cannot tell. Default none. A request with a
+    /// cost in tokens waits for them and has them taken when it is sent; one without is held by
+    /// a tokens quota only while that quota is exhausted.
+    pub fn token_estimator<F>(mut self, tokens: F) -> Self
+    where
+        F: Fn(&Method, &Uri, &HeaderMap) -> Option<u64> + Send + Sync + 'static,
+    {
+        self.tokens = Some(Arc::new(tokens));
+        self
+    }
+
     /// The clock. Default [`RealClock`]; tests give a `ManualClock`.
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = Some(clock);
@@ -247,6 +265,7 @@ impl PacerLayerBuilder {
                 rules: self.rules,
                 key: self.key,
                 cost: self.cost,
+                tokens: self.tokens,
                 clock: self.clock.unwrap_or_else(|| Arc::new(RealClock::new())),
                 name: self.name,
                 windows: self.windows,
@@ -262,6 +281,7 @@ pub(crate) struct Shared {
     pub(crate) rules: Rules,
     pub(crate) key: KeyMode,
     cost: Option<Arc<CostFn>>,
+    tokens: Option<Arc<TokensFn>>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) engine: Engine,
     pub(crate) windows: Vec<WindowLimit>,
@@ -274,6 +294,12 @@ impl Shared {
             Some(cost) => cost(request.method(), request.uri(), request.headers()),
             None => 1,
         }
+    }
+
+    /// The cost of a request in tokens, if the estimator can tell.
+    pub(crate) fn tokens<B>(&self, request: &http::Request<B>) -> Option<u64> {
+        let tokens = self.tokens.as_ref()?;
+        tokens(request.method(), request.uri(), request.headers())
     }
 
     /// The endpoint key of `uri`: the same as the middleware's for the same URL.

@@ -17,14 +17,15 @@
 //! as with the middleware.
 //!
 //! A request may choose for itself in its extensions, as with the middleware: [`Cost`],
-//! [`EndpointKey`], [`MaxWait`], [`Priority`] and [`TokenCost`] (for the quotas in tokens the
-//! server reports, OpenAI's and Anthropic's).
+//! [`EndpointKey`], [`MaxWait`], [`Priority`], [`TokenCost`] (for the quotas in tokens the
+//! server reports, OpenAI's and Anthropic's) and [`TotalTimeout`] (the most the whole request
+//! may take: a send still running then fails with [`TimedOut`]).
 //!
 //! Strict windows ([`pacer_core::WindowLimit`], [`PacerLayerBuilder::window`]) are waited for
 //! as the middleware waits for them, keyed by the endpoint key.
 //!
-//! What the middleware does and this layer does not (yet): windows keyed otherwise, a token
-//! estimator, `TotalTimeout`, named limiters, metrics, and the classification of a 429's body
+//! What the middleware does and this layer does not (yet): windows keyed otherwise, named
+//! limiters, metrics, and the classification of a 429's body
 //! (OpenAI's `insufficient_quota`): the layer reads the status and the headers only, and leaves
 //! the response body untouched.
 //!
@@ -64,15 +65,16 @@ mod service;
 pub use body::ReplayBody;
 #[cfg(feature = "config")]
 pub use error::SettingsError;
+pub use error::TimedOut;
 pub use layer::{PacerLayer, PacerLayerBuilder};
 pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{
     Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Priority, RejectReason, Rules, TokenCost,
-    WaitCause,
+    TotalTimeout, WaitCause,
 };
 
 /// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it
-/// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed),
-/// or the inner service's error.
+/// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed), a
+/// [`TimedOut`] (its [`TotalTimeout`] ran out during the send), or the inner service's error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

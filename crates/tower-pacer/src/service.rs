@@ -1,11 +1,12 @@
 //! `PacerService`: the driver of the engine for a tower service.
 
+use crate::TimedOut;
 use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
 use http::{Request, Response};
 use pacer_core::{
-    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Retries, Timestamp,
-    TokenCost, WindowLimit,
+    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Retries, Sleep, Timestamp,
+    TokenCost, TotalTimeout, WindowLimit,
 };
 use std::fmt;
 use std::future::Future;
@@ -109,7 +110,13 @@ where
             .get::<MaxWait>()
             .map_or(shared.options.max_wait, |m| m.0),
         priority: extensions.get::<Priority>().copied().unwrap_or_default(),
-        tokens: extensions.get::<TokenCost>().map(|t| t.0),
+        tokens: match extensions.get::<TokenCost>() {
+            Some(t) => Some(t.0),
+            None => shared.tokens(&request),
+        },
+        timeout: extensions
+            .get::<TotalTimeout>()
+            .map(|t| (start.saturating_add(t.0), t.0)),
     };
     let endpoint = shared.endpoint(&key, start);
     // The number under which the request's tokens are in flight; given back when it ends,
@@ -130,8 +137,14 @@ where
         } else {
             None
         };
+        // The engine's fast path: nothing but the adaptive limiter can hold the request.
+        let fast = (units > 0)
+            .then(|| (shared.engine).go_now(&endpoint, units, !shared.windows.is_empty()))
+            .flatten();
         let sent_at = if units == 0 {
             clock.now()
+        } else if let Some(at) = fast {
+            at
         } else {
             let begin = if attempt == 1 { start } else { clock.now() };
             match wait(&shared, &endpoint, units, own, begin, &mut tokens.attempt).await {
@@ -151,13 +164,19 @@ where
                 .await
                 .map_err(Into::into)?;
         }
-        let response = match inner.call(request).await {
+        // The send, within what is left of the request's TotalTimeout, on the layer's clock.
+        let sending = inner.call(request);
+        let sent = match own.timeout {
+            None => sending.await.map_err(Into::into),
+            Some((end, timeout)) => within(clock.sleep_until(end), sending, timeout).await,
+        };
+        let response = match sent {
             Ok(response) => response,
             Err(e) => {
                 if units > 0 {
                     let _ = shared.engine.failed(&endpoint, units, sent_at);
                 }
-                return Err(e.into());
+                return Err(e);
             }
         };
         let reading = shared.rules.read(
@@ -190,13 +209,35 @@ where
     }
 }
 
-/// What a request chose for itself ([`MaxWait`], [`Priority`], [`TokenCost`]), or the
-/// limiter's.
+/// What a request chose for itself ([`MaxWait`], [`Priority`], [`TokenCost`],
+/// [`TotalTimeout`]), or the limiter's.
 #[derive(Clone, Copy)]
 struct Own {
     max_wait: Duration,
     priority: Priority,
     tokens: Option<u64>,
+    /// When its `TotalTimeout` ends, and the timeout.
+    timeout: Option<(Timestamp, Duration)>,
+}
+
+/// `sending`, unless `deadline` comes first: then the request's `TotalTimeout` ran out during
+/// the send, which is abandoned.
+async fn within<F, R, E>(deadline: Sleep, sending: F, timeout: Duration) -> Result<R, BoxError>
+where
+    F: Future<Output = Result<R, E>>,
+    E: Into<BoxError>,
+{
+    let (mut deadline, mut sending) = (deadline, std::pin::pin!(sending));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(sent) = sending.as_mut().poll(cx) {
+            return Poll::Ready(sent.map_err(Into::into));
+        }
+        deadline.as_mut().poll(cx).map(|()| {
+            tracing::info!("request timed out (TotalTimeout)");
+            Err(Box::new(TimedOut { timeout }) as BoxError)
+        })
+    })
+    .await
 }
 
 /// A request's tokens in flight (attempt 0: none), given back to the endpoint's budgets when
@@ -233,6 +274,7 @@ async fn wait(
         .tokens(own.tokens)
         .windows(&windows)
         .priority(own.priority)
+        .timeout(own.timeout)
         .instance_count(shared.options.instance_count)
         .max_retry_after(shared.options.max_retry_after);
     let waited = shared

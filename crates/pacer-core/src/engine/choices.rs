@@ -77,3 +77,25 @@ pub struct MaxWait(pub Duration);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TokenCost(pub u64);
+
+/// The most the whole request may take in a driver, from the moment it enters it: every wait,
+/// every send and every retry, on the driver's clock. The driver waits only while the time is
+/// not up (a wait that would end after it is refused at once,
+/// [`RejectReason::PastTimeout`](crate::RejectReason::PastTimeout)), and bounds each send with
+/// the time left: a send still running then is abandoned (the middleware's
+/// `PacerError::TimedOut`, the layer's `TimedOut`), neutral to the rate.
+///
+/// An HTTP client's own timeout starts inside the send, below the driver: Pacer's wait comes on
+/// top of it, so with a `MaxWait` of 30 s a 5 s client timeout can take 35 s. Use
+/// `TotalTimeout` for a bound on what the caller waits.
+///
+/// ```
+/// use pacer_core::TotalTimeout;
+/// use std::time::Duration;
+///
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(TotalTimeout(Duration::from_secs(5)));
+/// # assert!(request.extensions().get::<TotalTimeout>().is_some());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TotalTimeout(pub Duration);

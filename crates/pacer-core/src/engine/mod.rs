@@ -61,7 +61,7 @@ mod units;
 mod wait;
 mod window_limit;
 
-pub use choices::{Cost, EndpointKey, MaxWait, TokenCost};
+pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,
     insufficient_quota, is_json,
@@ -171,6 +171,25 @@ impl Engine {
     #[must_use]
     pub fn headers_seen(&self) -> bool {
         self.headers_seen.load(Ordering::Relaxed)
+    }
+
+    /// Before the send, the fast path: when nothing but the endpoint's adaptive limiter can
+    /// hold an attempt back — no strict window (`windows` false), no response of this engine
+    /// has carried rate-limit fields yet, so there is no server state and no budget in tokens —
+    /// and the limiter has its `units` now, they are taken and the attempt may go at the time
+    /// returned. `None` otherwise, having taken nothing: the driver then runs
+    /// [`wait`](Self::wait), which would come to the same answer for such an attempt, only at
+    /// the cost of building its wait.
+    #[must_use]
+    pub fn go_now(&self, endpoint: &Endpoint, units: u64, windows: bool) -> Option<Timestamp> {
+        if windows || self.headers_seen() {
+            return None;
+        }
+        endpoint
+            .limiter()
+            .try_acquire(units)
+            .ok()
+            .map(|permit| permit.granted_at())
     }
 
     /// Before the send: what the endpoint's server state asks of a request at `now` (see

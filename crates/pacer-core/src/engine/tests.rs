@@ -400,3 +400,43 @@ async fn wait_takes_a_window_s_units_and_waits_for_its_room() {
         "{refused:?}"
     );
 }
+
+#[test]
+fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_request() {
+    let engine = Engine::new(100, secs(3600));
+    let clock = crate::ManualClock::new();
+    let options = LimiterOptions {
+        initial_units_per_minute: Some(600.0), // a bucket of 10
+        ..LimiterOptions::default()
+    };
+    let endpoint = engine.endpoint(
+        "https://api.example.com",
+        Timestamp::ZERO,
+        || {
+            Limiter::builder(options.clone())
+                .clock(Arc::new(clock.clone()))
+                .build()
+                .unwrap()
+        },
+        |_| {},
+    );
+    assert_eq!(engine.go_now(&endpoint, 4, false), Some(Timestamp::ZERO));
+    assert_eq!(
+        engine.go_now(&endpoint, 4, true),
+        None,
+        "a strict window needs the wait"
+    );
+    assert_eq!(engine.go_now(&endpoint, 4, false), Some(Timestamp::ZERO));
+    assert_eq!(
+        engine.go_now(&endpoint, 4, false),
+        None,
+        "2 units left: the wait estimates the rest"
+    );
+    let left = endpoint.limiter().snapshot().available_units;
+    assert!((left - 2.0).abs() < 1e-9, "taken only when going: {left}");
+    // Once a response carries rate-limit fields, the server's state may hold a request.
+    let reading = read(200, &[("ratelimit-policy", "\"d\";q=100;w=60")]);
+    let _ = engine.after(&endpoint, &reading, 1, Timestamp::ZERO, Timestamp::ZERO);
+    clock.advance(secs(10));
+    assert_eq!(engine.go_now(&endpoint, 1, false), None);
+}

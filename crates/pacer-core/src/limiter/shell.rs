@@ -144,7 +144,7 @@ impl Limiter {
         }
     }
 
-    /// Waits for `units`, at most `MaxWait`. Resolves to a [`Permit`], or to [`Rejected`] at once
+    /// Waits for `units`, at most `MaxWait`. Resolves to a [`Permit`], or to a [`RejectReason`] at once
     /// if the queue is full or the wait would be too long.
     pub fn acquire(&self, units: u64) -> Acquire<'_> {
         Acquire::new(Holder::Borrowed(self), units, None)

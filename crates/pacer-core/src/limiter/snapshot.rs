@@ -23,7 +23,7 @@ pub struct LimiterStats {
     /// Requests refused because they would have waited too long.
     pub rejected_wait: u64,
     /// Requests refused because they cost more than the limiter could ever repay within
-    /// `MaxWait` ([`RejectReason::CostAboveLimit`](super::RejectReason::CostAboveLimit)).
+    /// `MaxWait` ([`RejectReason::CostAboveLimit`](crate::RejectReason::CostAboveLimit)).
     pub rejected_cost: u64,
     /// Responses classified as success.
     pub successes: u64,

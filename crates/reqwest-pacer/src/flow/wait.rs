@@ -8,17 +8,15 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 impl Request<'_> {
-    /// The time the request may go if it may go at once without looking at anything but the
-    /// adaptive limiter (no strict window, no rate-limit header yet) and that limiter has its
-    /// units now; they are then taken.
+    /// The engine's fast path ([`pacer_core::Engine::go_now`]): the time the request may go
+    /// if nothing but its adaptive limiter can hold it and that limiter has its units now.
     pub(super) fn go_now(&self, windows: &[(&WindowLimit, String)]) -> Option<Timestamp> {
         let (named, units) = (self.named, self.units);
-        if !windows.is_empty() || named.engine.headers_seen() {
-            return None;
-        }
-        let permit = self.endpoint.limiter().try_acquire(units).ok()?;
+        let sent_at = named
+            .engine
+            .go_now(&self.endpoint, units, !windows.is_empty())?;
         named.metrics.sent(units, Duration::ZERO);
-        Some(permit.granted_at())
+        Some(sent_at)
     }
 
     /// Step 3: every wait before a send, in one budget of `MaxWait`, in the engine's order

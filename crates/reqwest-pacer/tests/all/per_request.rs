@@ -2,11 +2,12 @@
 //! gives back (`Paced`).
 
 use crate::support::*;
+use pacer_core::Clock;
 use reqwest_pacer::{
-    MaxWait, PacerError, PacerErrorExt, PacerResponseExt, Priority, RejectReason, TotalTimeout,
-    WaitCause,
+    LimiterConfig, MaxWait, PacerError, PacerErrorExt, PacerResponseExt, Priority, RejectReason,
+    TotalTimeout, WaitCause,
 };
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wiremock::matchers::method;
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -137,15 +138,25 @@ async fn a_total_timeout_bounds_the_send_with_the_time_left() {
         .respond_with(ResponseTemplate::new(200).set_delay(Duration::from_secs(5)))
         .mount(&server)
         .await;
-    let client = client(&pacer(generous()));
-    let start = Instant::now();
-    let err = client
-        .get(server.uri())
-        .with_extension(TotalTimeout(Duration::from_millis(300)))
-        .send()
-        .await
-        .unwrap_err();
-    assert!(start.elapsed() >= Duration::from_millis(300));
+    // Pacer's clock bounds the send: the server answers in 5 s of real time, the manual clock
+    // reaches the timeout long before.
+    let clock = pacer_core::ManualClock::new();
+    let client = client(&pacer_on(&clock, LimiterConfig::new(generous())));
+    let start = clock.now();
+    let err = drive(
+        &clock,
+        client
+            .get(server.uri())
+            .with_extension(TotalTimeout(Duration::from_millis(300)))
+            .send(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        clock.now() - start,
+        Duration::from_millis(300),
+        "timed out at the TotalTimeout, to the nanosecond"
+    );
     match err.pacer_error() {
         Some(e @ PacerError::TimedOut { paced, timeout }) => {
             assert!(e.is_timed_out());

@@ -1,14 +1,16 @@
 //! The layer in front of a hyper-util client, on a manual clock.
 
-use crate::support::{Recorded, drive, hyper_client, recorded, serve};
+use crate::support::{Recorded, drive, hyper_client, recorded, serve, serve_late};
 use bytes::Bytes;
 use http_body_util::Full;
-use pacer_core::{LimiterOptions, ManualClock, WaitCause};
+use pacer_core::{Clock, LimiterOptions, ManualClock, WaitCause};
 use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_layer::Layer;
-use tower_pacer::{Cost, EndpointKey, MaxWait, PacerLayer, PacerLayerBuilder, RejectReason};
+use tower_pacer::{
+    Cost, EndpointKey, MaxWait, PacerLayer, PacerLayerBuilder, RejectReason, TimedOut, TotalTimeout,
+};
 use tower_service::Service;
 
 fn options() -> LimiterOptions {
@@ -341,4 +343,95 @@ async fn a_request_whose_tokens_are_not_there_waits_for_the_refill() {
     let err = drive(&clock, service.call(huge)).await.unwrap_err();
     let reason = err.downcast_ref::<RejectReason>().expect("a refusal");
     assert_eq!(reason.kind(), "above_quota_limit");
+}
+
+#[tokio::test]
+async fn a_total_timeout_abandons_a_send_still_running_when_it_ends_on_the_layer_s_clock() {
+    // The server answers in 5 s of real time; the manual clock reaches the timeout first.
+    let base = serve_late(Duration::from_secs(5)).await;
+    let clock = ManualClock::new();
+    let layer = builder(options())
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(hyper_client());
+    let mut request = get(&base);
+    request
+        .extensions_mut()
+        .insert(TotalTimeout(Duration::from_millis(300)));
+    let start = clock.now();
+    let e = drive(&clock, service.call(request)).await.unwrap_err();
+    assert_eq!(
+        e.downcast_ref::<TimedOut>().map(|t| t.timeout),
+        Some(Duration::from_millis(300)),
+        "{e}"
+    );
+    assert_eq!(clock.now() - start, Duration::from_millis(300));
+    let snapshot = layer.limiter(&base).expect("the endpoint is known");
+    assert_eq!(
+        (snapshot.stats.throttled, snapshot.stats.successes),
+        (0, 0),
+        "an abandoned send is neutral to the rate"
+    );
+}
+
+#[tokio::test]
+async fn a_total_timeout_shorter_than_the_server_s_stop_is_refused_before_the_send() {
+    let base = serve(vec![(429, vec![("retry-after", "5")]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let layer = PacerLayer::builder(options())
+        .max_attempts(NonZeroU32::MIN)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let (mut service, sent) = recorded(&layer, &clock);
+    let first = drive(&clock, service.call(get(&base))).await.unwrap();
+    assert_eq!(first.status(), 429);
+    let mut request = get(&base);
+    request
+        .extensions_mut()
+        .insert(TotalTimeout(Duration::from_secs(1)));
+    let e = drive(&clock, service.call(request)).await.unwrap_err();
+    assert_eq!(
+        e.downcast_ref::<RejectReason>(),
+        Some(&RejectReason::PastTimeout {
+            cause: WaitCause::ServerStop,
+            timeout: Duration::from_secs(1),
+        })
+    );
+    assert_eq!(sent.lock().unwrap().len(), 1, "the second was never sent");
+}
+
+#[tokio::test]
+async fn a_request_the_token_estimator_prices_waits_for_its_tokens() {
+    // OpenAI's fields: 100 of 1,000 tokens left, full in 9 s: 100 come back a second.
+    let openai = vec![
+        ("x-ratelimit-limit-requests", "60"),
+        ("x-ratelimit-remaining-requests", "59"),
+        ("x-ratelimit-reset-requests", "1s"),
+        ("x-ratelimit-limit-tokens", "1000"),
+        ("x-ratelimit-remaining-tokens", "100"),
+        ("x-ratelimit-reset-tokens", "9s"),
+    ];
+    let base = serve(vec![(200, openai)]).await;
+    let clock = ManualClock::new();
+    let layer = builder(options())
+        .rules(pacer_core::Rules::default().with_algorithm(None))
+        .token_estimator(|method, _, _| (method == http::Method::POST).then_some(300))
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let (mut service, sent) = recorded(&layer, &clock);
+    drive(&clock, service.call(get(&base))).await.unwrap();
+    let post = http::Request::post(format!("{base}/completions"))
+        .body(Full::default())
+        .unwrap();
+    drive(&clock, service.call(post)).await.unwrap();
+    let sent = sent.lock().unwrap().clone();
+    let gap = sent[1] - sent[0];
+    // 200 more tokens at 100 a second: 2 s, to the rounding of the refill.
+    assert!(
+        gap >= Duration::from_millis(1_990) && gap <= Duration::from_millis(2_010),
+        "{gap:?}"
+    );
 }

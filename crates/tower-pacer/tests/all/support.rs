@@ -44,6 +44,18 @@ pub(crate) async fn serve(script: Vec<Answer>) -> String {
     format!("http://{addr}")
 }
 
+/// A server that answers every request after `delay` of real time. Returns the base URL.
+pub(crate) async fn serve_late(delay: Duration) -> String {
+    let app = Router::new().fallback(move || async move {
+        tokio::time::sleep(delay).await;
+        "late"
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
 /// A hyper-util client of whole bodies.
 pub(crate) fn hyper_client() -> Client<HttpConnector, Full<Bytes>> {
     Client::builder(TokioExecutor::new()).build_http()
