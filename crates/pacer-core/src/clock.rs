@@ -19,7 +19,9 @@ pub type Sleep = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 ///
 /// Timestamps from different clocks are not comparable. The type is 8 bytes and `Copy`; arithmetic
 /// saturates instead of panicking (a `u64` of nanoseconds lasts 584 years).
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, serde::Serialize, serde::Deserialize,
+)]
 pub struct Timestamp(u64);
 
 impl Timestamp {

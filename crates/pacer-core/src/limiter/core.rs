@@ -1,6 +1,7 @@
 //! The limiter as a state machine: pure data and decisions, driven by `now`.
 
 use super::bucket::Bucket;
+use super::control::Control;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
 use super::{Acquired, Changes, LimiterOptions, Priority, RateChange, RateChangeReason, Ticket};
@@ -48,23 +49,13 @@ pub struct LimiterCore {
     pub(super) bucket: Bucket,
     pub(super) queue: WaitQueue,
     pub(super) next_ticket: u64,
-    pub(super) created_at: Timestamp,
-    pub(super) last_decrease_at: Option<Timestamp>,
-    pub(super) rate_before_last_decrease: f64,
-    pub(super) last_increase_at: Timestamp,
+    /// The contract's bookkeeping around the rate: cuts, increases, waits, the unlimited start.
+    pub(super) control: Control,
     pub(super) pause_until: Timestamp,
-    pub(super) waited: bool,
-    pub(super) decreases: u64,
     pub(super) meter: SendRateMeter,
     /// Following the server's numbers, and what that reads of every response.
     pub(super) server: super::server::ServerPace,
     pub(super) stats: super::LimiterStats,
-    /// False while `InitialUnitsPerMinute` is unset and no throttle signal has come yet: the
-    /// rate is then the maximum and nothing is held back.
-    pub(super) limiting: bool,
-    /// The initial rate for the whole budget: `InitialUnitsPerMinute`, or the measured send rate
-    /// at the first throttle signal (the maximum before it).
-    pub(super) initial_whole: f64,
 }
 
 impl LimiterCore {
@@ -109,18 +100,11 @@ impl LimiterCore {
             rate,
             queue: WaitQueue::default(),
             next_ticket: 0,
-            created_at: now,
-            last_decrease_at: None,
-            rate_before_last_decrease: rate,
-            last_increase_at: now,
+            control: Control::new(rate, limiting, initial_whole, now),
             pause_until: Timestamp::ZERO,
-            waited: false,
-            decreases: 0,
             meter: SendRateMeter::new(now),
             server,
             stats: super::LimiterStats::default(),
-            limiting,
-            initial_whole,
         }
     }
 
@@ -200,7 +184,7 @@ impl LimiterCore {
         self.next_ticket += 1;
         self.queue
             .push(ticket, units as f64, priority, now, now + max_wait);
-        self.waited = true;
+        self.control.waited = true;
         Ok(Acquired::Queued {
             ticket,
             estimated_at: now + needed,
@@ -440,24 +424,13 @@ impl LimiterCore {
         now: Timestamp,
         retry_after: Option<Duration>,
     ) -> ControllerContext {
-        let decreased_at = self.last_decrease_at.unwrap_or(self.created_at);
-        let increase_clock = if self.pause_until <= now {
-            self.last_increase_at.max(self.pause_until)
-        } else {
-            now
-        };
-        let mut cx = ControllerContext::new(now, self.rate, self.min_rate(), self.max_rate());
-        cx.initial_rate = self.share(self.initial_whole);
-        cx.rate_before_last_decrease = self.rate_before_last_decrease;
-        cx.since_last_decrease = now - decreased_at;
-        cx.since_last_increase = now - increase_clock;
-        cx.waited = self.waited;
+        let bounds = (self.rate, self.min_rate(), self.max_rate());
+        let initial = self.share(self.control.initial_whole);
+        let mut cx = self.control.context(now, bounds, initial, self.pause_until);
         cx.instance_count = self.instance_count;
         cx.measured_send_rate = self.meter.per_minute();
         cx.retry_after = retry_after;
         cx.queued_units = self.queue.units();
-        cx.decreases = self.decreases;
-        cx.pause_until = self.pause_until;
         cx.quota_window = self.options.quota_window;
         cx
     }
@@ -479,22 +452,19 @@ impl LimiterCore {
     /// [`LimiterOptions::initial_units_per_minute`]). Until then the rate is the maximum.
     #[must_use]
     pub fn is_limiting(&self) -> bool {
-        self.limiting
+        self.control.limiting
     }
 
     /// Ends the unlimited start at a throttle signal: the rate starts from the measured send
     /// rate, within `[min, max]`. Before the meter's first half-second has ended, from the
     /// units counted so far over the time since the period began (at least half a second).
     pub(super) fn start_limiting(&mut self, now: Timestamp, changes: &mut Changes) {
-        if self.limiting {
+        if self.control.limiting {
             return;
         }
-        self.limiting = true;
         let measured = self.meter.per_minute_at(now);
         let rate = measured.clamp(self.min_rate(), self.max_rate());
-        self.initial_whole = rate * f64::from(self.instance_count.max(1));
-        self.rate_before_last_decrease = rate;
-        self.last_increase_at = now;
+        self.control.start(rate, self.instance_count, now);
         self.set_rate_for(rate, RateChangeReason::Measured, now, changes);
     }
 

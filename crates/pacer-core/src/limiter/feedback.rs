@@ -1,5 +1,6 @@
 //! How responses, pauses and new options move the limiter.
 
+use super::control::bounded_cut;
 use super::{Changes, Feedback, LimiterCore, LimiterOptions, RateChange, RateChangeReason, Signal};
 use crate::Timestamp;
 use crate::validation::{InvalidOption, InvalidOptions};
@@ -31,7 +32,7 @@ impl LimiterCore {
             Signal::Neutral => {}
             Signal::Success => {
                 self.stats.successes += 1;
-                if !following && self.limiting {
+                if !following && self.control.limiting {
                     self.on_success(now, &mut changes);
                 }
             }
@@ -52,8 +53,7 @@ impl LimiterCore {
         let Some(proposed) = self.controller.on_success(&cx) else {
             return;
         };
-        self.last_increase_at = now;
-        self.waited = false;
+        self.control.changed(now);
         // A controller of one's own may lower the rate on a success.
         let previous = self.rate;
         let reason = if proposed < previous {
@@ -75,22 +75,14 @@ impl LimiterCore {
         changes: &mut Changes,
     ) {
         let retry_after = retry_after.map(|r| r.min(self.options.max_retry_after));
-        let may_cut = match self.last_decrease_at {
-            None => true,
-            Some(cut) => now - cut >= self.options.decrease_cooldown && sent_at >= cut,
-        };
-        if may_cut {
+        if self
+            .control
+            .may_cut(sent_at, now, self.options.decrease_cooldown)
+        {
             let cx = self.context(now, retry_after);
             let proposed = self.controller.on_throttled(&cx);
-            let rate = if proposed.is_nan() {
-                self.rate
-            } else {
-                proposed.min(self.rate).max(self.min_rate())
-            };
-            self.rate_before_last_decrease = self.rate;
-            self.last_decrease_at = Some(now);
-            self.decreases += 1;
-            self.waited = false;
+            let rate = bounded_cut(proposed, self.rate, self.min_rate());
+            self.control.cut(self.rate, now);
             if rate != self.rate {
                 changes.rate = Some(RateChange {
                     previous: self.rate,
@@ -100,7 +92,7 @@ impl LimiterCore {
                 self.set_rate(rate, now);
             }
         }
-        self.last_increase_at = now;
+        self.control.restart_increase_clock(now);
         if let Some(retry_after) = retry_after {
             self.extend_pause(now + retry_after, now, changes);
         }
@@ -188,7 +180,7 @@ impl LimiterCore {
         let previous = self.rate;
         let scaled = self.rate * f64::from(self.instance_count) / f64::from(count);
         self.instance_count = count;
-        let rate = if self.limiting {
+        let rate = if self.control.limiting {
             scaled.clamp(self.min_rate(), self.max_rate())
         } else {
             // Unlimited until the first throttle signal: the new maximum.

@@ -3,6 +3,7 @@
 
 pub(crate) mod accepted;
 mod bucket;
+pub(crate) mod control;
 mod core;
 mod cost_ceiling;
 mod feedback;

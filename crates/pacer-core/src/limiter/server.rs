@@ -97,7 +97,7 @@ impl LimiterCore {
     /// signal, which starts the rate at the measured send rate before the numbers set it.
     pub fn follow_server(&mut self, quota: ServerQuota, now: Timestamp) -> Changes {
         let mut changes = Changes::default();
-        if !self.limiting {
+        if !self.control.limiting {
             let n = f64::from(self.instance_count.max(1));
             if !quota.is_near_quota(self.meter.per_minute().map(|r| r * n)) {
                 return changes;
@@ -199,7 +199,7 @@ impl LimiterCore {
         if let Some(rate) = handover {
             self.set_rate_for(rate, RateChangeReason::Server, now, changes);
         }
-        self.last_increase_at = now;
+        self.control.restart_increase_clock(now);
         false
     }
 }

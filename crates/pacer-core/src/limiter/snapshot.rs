@@ -101,10 +101,10 @@ impl LimiterCore {
             paused_for: (self.pause_until > now).then(|| self.pause_until - now),
             measured_send_rate: self.meter.per_minute(),
             instance_count: self.instance_count,
-            decreases: self.decreases,
-            waited: self.waited,
+            decreases: self.control.decreases,
+            waited: self.control.waited,
             enabled: self.options.enabled,
-            limiting: self.limiting,
+            limiting: self.control.limiting,
             stats: self.stats,
         }
     }
