@@ -8,6 +8,7 @@
 mod clock;
 mod controller;
 mod engine;
+mod fleet;
 mod limiter;
 mod validation;
 
@@ -23,6 +24,11 @@ pub use engine::{
     EndpointKey, Engine, Hold, KeyMode, MaxWait, Reading, Refusal, RejectReason, Retries, Rules,
     ServerState, ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause,
     WindowAnswer, WindowLimit, forbids_retry, insufficient_quota, is_json,
+};
+pub use fleet::{
+    CommitReply, CommitRequest, FleetCall, FleetError, FleetFollower, FleetFuture, FleetLink,
+    FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore, SyncReply, SyncRequest,
+    TickData,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

@@ -49,11 +49,14 @@ pub enum Command {
 #[derive(Debug, Clone, Args)]
 pub struct CompareArgs {
     /// The story: free-run, noisy-neighbour, quota-cut, scale-out, top-of-hour,
-    /// long-retry-after, or all (those six); or cold-start.
+    /// long-retry-after, or all (those six); or cold-start, autoscale (the instances double at
+    /// minutes 3 and 6 and halve at 9 and 12, with a static InstanceCount), store-outage (a
+    /// fleet's store is down from minute 5 to 7).
     #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
     pub story: String,
-    /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers. Default:
-    /// every mode.
+    /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers; or, named
+    /// only, default, aimd-600, fleet (the instances share one learned rate through a store).
+    /// Default: the first six.
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
     pub modes: Vec<String>,
     /// Client instances.

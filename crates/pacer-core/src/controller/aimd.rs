@@ -48,8 +48,10 @@ impl AimdOptions {
 ///
 /// With the defaults the whole budget climbs by at most 720 units per minute in each minute: slow
 /// and predictable, and the rate spends most of its time just below the limit (a saw tooth).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Aimd {
+    /// Not kept with the state: a fleet's controller takes each member's own.
+    #[serde(skip)]
     options: AimdOptions,
 }
 
@@ -64,6 +66,11 @@ impl Aimd {
     #[must_use]
     pub fn options(&self) -> &AimdOptions {
         &self.options
+    }
+
+    /// Replaces the options (they are valid).
+    pub(crate) fn set_options(&mut self, options: AimdOptions) {
+        self.options = options;
     }
 }
 

@@ -51,8 +51,10 @@ impl CubicOptions {
 ///
 /// CUBIC finds the maximum within seconds and stays there, so set `MaxUnitsPerMinute` close to,
 /// and below, the real limit when you use it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Cubic {
+    /// Not kept with the state: a fleet's controller takes each member's own.
+    #[serde(skip)]
     options: CubicOptions,
     /// `W`, units per minute for this process, from the last cut; `None` before the first cut.
     last_max_rate: Option<f64>,
@@ -75,6 +77,11 @@ impl Cubic {
     #[must_use]
     pub fn options(&self) -> &CubicOptions {
         &self.options
+    }
+
+    /// Replaces the options (they are valid), keeping the state.
+    pub(crate) fn set_options(&mut self, options: CubicOptions) {
+        self.options = options;
     }
 
     /// `W` in units per minute for this process: the rate of the last cut, or `initial_rate`

@@ -134,8 +134,10 @@ const YOUNG_SCALE: f64 = 0.6;
 /// state.since_last_decrease_unpaused = Duration::from_secs(30);
 /// assert_eq!(pacer.on_success(&state), Some(1500.0 * 0.985));
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PacerController {
+    /// Not kept with the state: a fleet's controller takes each member's own.
+    #[serde(skip)]
     options: PacerControllerOptions,
     /// The estimate of the limit for the whole budget (this process's estimate times the
     /// instance count when it was made), units per minute.
@@ -177,7 +179,7 @@ pub struct PacerController {
 }
 
 /// What a throttle before the limiter was a window old measured.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Young {
     /// The units accepted since the start, per minute of `QuotaWindow` (this process's).
     accepted: f64,
@@ -188,7 +190,7 @@ struct Young {
 }
 
 /// An estimate set aside by a long Retry-After that met the rate at or under it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Suspended {
     /// The estimate (whole budget) and whether it was firm.
     limit: f64,
@@ -197,7 +199,7 @@ struct Suspended {
     until: Duration,
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Ceiling {
     limit: f64,
     firm: bool,
@@ -242,6 +244,11 @@ impl PacerController {
         &self.options
     }
 
+    /// Replaces the options (they are valid), keeping the state.
+    pub(crate) fn set_options(&mut self, options: PacerControllerOptions) {
+        self.options = options;
+    }
+
     /// The estimate of the limit, in units per minute for one of `instance_count` processes;
     /// `None` before the first throttle (and while the limit above a level that only our demand
     /// ever reached is unknown).
@@ -254,6 +261,22 @@ impl PacerController {
     #[must_use]
     pub fn is_probing(&self) -> bool {
         self.probing
+    }
+
+    /// Whether the estimate was measured with the server's window full of our own units.
+    pub(crate) fn is_firm(&self) -> bool {
+        self.firm
+    }
+
+    /// Takes `limit` (for the whole budget) as its estimate when it has none: a fleet member
+    /// that falls back to its own control keeps what the fleet learnt.
+    pub(crate) fn seed(&mut self, limit: f64, firm: bool) {
+        if self.limit.is_none() && limit.is_finite() && limit > 0.0 {
+            self.limit = Some(limit);
+            self.firm = firm;
+            self.held_from = None;
+            self.ramp_from = None;
+        }
     }
 
     /// A fixed timing on the controller's clock (divided by its time scale, 1 on the real clock).

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 /// The pause time ordered since the last cut (or since the limiter started), for a controller
 /// whose clock should not run while the server holds every request back.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct PausedTime {
     since_cut: Duration,
 }

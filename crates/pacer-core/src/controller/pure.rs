@@ -94,7 +94,7 @@ impl<C: RateController> Controller for PureController<C> {
 /// What a [`RateControllerState`] holds beyond the limiter's own bookkeeping, counted from the
 /// limiter's events: the units accepted over the last `QuotaWindow`, and the time paused since
 /// the last cut.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct StateCounts {
     accepted: QuotaWindowMeter,
     paused: PausedTime,

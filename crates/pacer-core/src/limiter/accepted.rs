@@ -17,8 +17,9 @@ const MINUTE_SECS: f64 = 60.0;
 ///
 /// The memory is fixed (60 counters); the oldest slot is dropped as a new one starts, so the
 /// count is exact to within a slot at each end.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct AcceptedMeter {
+    #[serde(with = "slots")]
     slots: [f64; SLOTS],
     /// The index (slots since the timeline's origin) of the newest slot.
     newest: u64,
@@ -113,7 +114,7 @@ impl AcceptedMeter {
 /// An [`AcceptedMeter`] over the limiter's `QuotaWindow`, for the parts that count what the
 /// server accepted (a controller, header-following): made when the window is first known, made
 /// anew when it changes. Counts nothing before.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct QuotaWindowMeter(Option<AcceptedMeter>);
 
 impl QuotaWindowMeter {
@@ -144,6 +145,24 @@ impl QuotaWindowMeter {
     /// [`AcceptedMeter::leaving_per_minute`]; 0 before the window is known.
     pub(crate) fn leaving_per_minute(&self, now: Timestamp) -> f64 {
         self.0.as_ref().map_or(0.0, |m| m.leaving_per_minute(now))
+    }
+}
+
+/// The slots as a list (serde writes arrays of at most 32 by itself).
+mod slots {
+    use super::SLOTS;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(slots: &[f64; SLOTS], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(slots.iter())
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[f64; SLOTS], D::Error> {
+        let list = Vec::<f64>::deserialize(d)?;
+        let n = list.len();
+        list.try_into().map_err(|_| {
+            serde::de::Error::invalid_length(n, &"the 60 slots of an accepted-units meter")
+        })
     }
 }
 

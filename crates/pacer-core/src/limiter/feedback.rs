@@ -129,6 +129,35 @@ impl LimiterCore {
         changes.paused_until = Some(until);
     }
 
+    /// Sets this process's rate to `rate` (units per minute) from outside its controller: a fleet
+    /// member's share of its fleet's rate ([`FleetMember::share`](crate::FleetMember::share)).
+    /// It ends an unlimited start, and stays within this process's share of
+    /// `MinUnitsPerMinute` and the whole `MaxUnitsPerMinute` (a member may take more than an even
+    /// share). Waiting requests that can no longer make their deadline are refused. A rate that
+    /// is not a positive number changes nothing.
+    pub fn set_share(&mut self, rate: f64, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        if rate.is_nan() || rate <= 0.0 {
+            return changes;
+        }
+        let min = self.min_rate();
+        let rate = rate.clamp(min, self.options.max_units_per_minute.max(min));
+        self.control.start(rate, self.instance_count, now);
+        let previous = self.rate;
+        if rate != previous {
+            self.set_rate(rate, now);
+            changes.rate = Some(RateChange {
+                previous,
+                rate,
+                reason: RateChangeReason::Fleet,
+            });
+            if rate < previous {
+                self.reject_unreachable(now, &mut changes);
+            }
+        }
+        changes
+    }
+
     /// Sets the number of processes that share the budget, live: the rate is scaled by
     /// `old / new`, so the rate of the whole budget stays the same, then kept within the new
     /// shares of the minimum and maximum. From then on the `InstanceCount` option no longer

@@ -65,11 +65,13 @@ pub enum RateChangeReason {
     /// The first throttle signal ended the unlimited start: the rate starts at the measured
     /// send rate ([`LimiterOptions::initial_units_per_minute`](super::LimiterOptions::initial_units_per_minute) unset).
     Measured,
+    /// A fleet set this process's share of its rate ([`LimiterCore::set_share`](super::LimiterCore::set_share)).
+    Fleet,
 }
 
 impl RateChangeReason {
     /// A short, stable name for logs: `throttled`, `increased`, `lowered`, `reconfigured`,
-    /// `server`, `measured`.
+    /// `server`, `measured`, `fleet`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -79,6 +81,7 @@ impl RateChangeReason {
             RateChangeReason::Reconfigured => "reconfigured",
             RateChangeReason::Server => "server",
             RateChangeReason::Measured => "measured",
+            RateChangeReason::Fleet => "fleet",
         }
     }
 }

@@ -186,6 +186,12 @@ impl Limiter {
         });
     }
 
+    /// Sets the rate from a fleet's share (see [`LimiterCore::set_share`]).
+    pub fn set_share(&self, rate: f64) -> Changes {
+        let Ok(changes) = self.mutate(|core, now| Ok::<_, Infallible>(core.set_share(rate, now)));
+        changes
+    }
+
     /// Tells the limiter how a request went (see [`LimiterCore::on_response`]).
     pub fn on_response(&self, feedback: Feedback) -> Changes {
         let Ok(changes) =

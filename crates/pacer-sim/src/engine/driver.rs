@@ -11,14 +11,20 @@ use super::recorder::Recorder;
 use crate::SimOptions;
 use crate::metrics::{RunMetrics, Series};
 use crate::model::{Arrivals, ModelApi, Request, Story, Verdict, latency};
-use crate::modes::{Client, ClientSetup, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response};
-use pacer_core::{Acquired, Changes, Ticket, Timestamp};
+use crate::modes::{
+    Client, ClientSetup, FLEET_KEY, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response, StoreAnswer,
+};
+use pacer_core::{Acquired, Changes, FleetCall, MemoryFleetStore, RealClock, Ticket, Timestamp};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// The shortest step the engine takes when a limiter says a grant is due now but has none ready
 /// (it never should; this only keeps a float rounding from spinning the loop).
 const NUDGE: Duration = Duration::from_micros(1);
+
+/// The time a fleet member's call takes to reach the store, and the answer to come back: a
+/// Redis in the same region, half a millisecond each way.
+pub const STORE_LATENCY: Duration = Duration::from_micros(500);
 
 /// What one run produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +54,12 @@ struct Engine<'a> {
     waiting: Vec<HashMap<Ticket, Attempt>>,
     /// The time of each instance's latest scheduled grant; older grant events are stale.
     armed: Vec<Option<Timestamp>>,
+    /// The time of each instance's latest scheduled wake; older ones are stale.
+    woken: Vec<Option<Timestamp>>,
+    /// Instances that stopped (scale-in): they make no more store calls.
+    stopped: Vec<bool>,
+    /// The fleets' store, for the modes whose instances share one.
+    store: MemoryFleetStore,
     agenda: Agenda,
     recorder: Recorder,
 }
@@ -71,6 +83,9 @@ pub fn run(
         clients: Vec::new(),
         waiting: Vec::new(),
         armed: Vec::new(),
+        woken: Vec::new(),
+        stopped: Vec::new(),
+        store: MemoryFleetStore::new(RealClock::new()),
         agenda: Agenda::default(),
         recorder: Recorder::new(seconds),
     };
@@ -79,7 +94,23 @@ pub fn run(
         engine.agenda.push(
             Timestamp::from_duration(join.at),
             EventKind::Join {
-                instances: join.instances,
+                instances: if story.per_base {
+                    join.instances * options.instances
+                } else {
+                    join.instances
+                },
+            },
+        );
+    }
+    for leave in &story.leaves {
+        engine.agenda.push(
+            Timestamp::from_duration(leave.at),
+            EventKind::Leave {
+                instances: if story.per_base {
+                    leave.instances * options.instances
+                } else {
+                    leave.instances
+                },
             },
         );
     }
@@ -182,6 +213,7 @@ impl Engine<'_> {
                     }
                 }
                 self.arm(instance, now, now);
+                self.arm_wake(instance, now);
             }
             EventKind::Retry {
                 instance,
@@ -194,12 +226,132 @@ impl Engine<'_> {
                 attempt,
             } => self.queue(instance, request, attempt, now),
             EventKind::Join { instances } => self.add_instances(instances, now)?,
+            EventKind::Leave { .. } => {
+                // The process is gone: what waited in its limiter is never sent, and it makes no
+                // more store calls (its fleet lease runs out).
+                let at = now.as_duration();
+                for instance in 0..self.clients.len() {
+                    if self.story.stop_of(self.options.instances, instance as u32) == Some(at) {
+                        self.stopped[instance] = true;
+                        for _ in self.waiting[instance].drain() {
+                            self.recorder.rejected();
+                        }
+                        self.armed[instance] = None;
+                    }
+                }
+            }
+            EventKind::Wake { instance } => self.wake(instance, now),
+            EventKind::News { instance } => {
+                if !self.stopped[instance as usize] {
+                    self.clients[instance as usize].on_news(now);
+                    self.arm_wake(instance, now);
+                }
+            }
+            EventKind::StoreCall {
+                instance,
+                call,
+                sent,
+            } => self.store_call(instance, call, sent, now),
+            EventKind::StoreAnswer {
+                instance,
+                answer,
+                sent,
+            } => {
+                let (changes, next) = self.clients[instance as usize].on_store(answer, sent, now);
+                self.apply(instance, changes);
+                if let Some(call) = next {
+                    self.call_store(instance, call, now);
+                }
+                self.arm(instance, now, now);
+                self.arm_wake(instance, now);
+            }
         }
         Ok(())
     }
 
+    /// A scheduled wake: the client's store call, if it has one to make.
+    fn wake(&mut self, instance: u32, now: Timestamp) {
+        let i = instance as usize;
+        if self.woken[i] != Some(now) {
+            return; // A later wake superseded this one.
+        }
+        self.woken[i] = None;
+        if self.stopped[i] {
+            return;
+        }
+        let (changes, call) = self.clients[i].wake(now);
+        self.apply(instance, changes);
+        if let Some(call) = call {
+            self.call_store(instance, call, now);
+        }
+        self.arm(instance, now, now);
+        self.arm_wake(instance, now);
+    }
+
+    /// Sends a store call: it reaches the store after [`STORE_LATENCY`].
+    fn call_store(&mut self, instance: u32, call: FleetCall, now: Timestamp) {
+        let event = EventKind::StoreCall {
+            instance,
+            call,
+            sent: now,
+        };
+        self.agenda.push(now + STORE_LATENCY, event);
+    }
+
+    /// A call reaches the store: answered at once (the answer back after [`STORE_LATENCY`]),
+    /// or lost while the store is down.
+    fn store_call(&mut self, instance: u32, call: FleetCall, sent: Timestamp, now: Timestamp) {
+        if self.story.store_down(now.as_duration()) {
+            return; // The member's timeout notices.
+        }
+        let answer = match call {
+            FleetCall::Sync(request) => {
+                StoreAnswer::Synced(self.store.sync_at(FLEET_KEY, &request, now))
+            }
+            FleetCall::Commit(request) => {
+                let reply = self.store.commit_at(FLEET_KEY, &request, now);
+                if reply.committed && request.urgent {
+                    // The store publishes it: every other member hears of it.
+                    for other in 0..self.clients.len() as u32 {
+                        if other != instance {
+                            self.agenda
+                                .push(now + STORE_LATENCY, EventKind::News { instance: other });
+                        }
+                    }
+                }
+                StoreAnswer::Committed(reply)
+            }
+            // A call of a kind added later: the simulator does not know it.
+            _ => return,
+        };
+        let event = EventKind::StoreAnswer {
+            instance,
+            answer: Some(answer),
+            sent,
+        };
+        self.agenda.push(now + STORE_LATENCY, event);
+    }
+
+    /// Schedules the instance's next wake, if it wants one.
+    fn arm_wake(&mut self, instance: u32, now: Timestamp) {
+        let i = instance as usize;
+        let Some(at) = self.clients[i].next_wake_at() else {
+            return;
+        };
+        let at = at.max(now);
+        if self.woken[i] != Some(at) {
+            self.woken[i] = Some(at);
+            self.agenda.push(at, EventKind::Wake { instance });
+        }
+    }
+
     /// An attempt asks its instance's client what holds it back, then for units.
     fn ask(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
+        if self.stopped[instance as usize] {
+            // A retry of a process that is gone.
+            self.recorder.rejected();
+            return;
+        }
         match self.clients[instance as usize].hold(now) {
             Ok(wait) if wait.is_zero() => self.queue(instance, request, attempt, now),
             Ok(wait) => {
@@ -216,6 +368,10 @@ impl Engine<'_> {
 
     /// An attempt asks its instance's client for units.
     fn queue(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
+        if self.stopped[instance as usize] {
+            self.recorder.rejected();
+            return;
+        }
         let units = self.requests[request as usize].units;
         match self.clients[instance as usize].acquire(units, now) {
             Ok(Acquired::Now) => self.send(instance, request, attempt, now, Duration::ZERO),
@@ -262,8 +418,8 @@ impl Engine<'_> {
     /// A scheduled grant: send every waiting attempt whose units are there.
     fn grant(&mut self, instance: u32, now: Timestamp) {
         let i = instance as usize;
-        if self.armed[i] != Some(now) {
-            return; // A later arm superseded this event.
+        if self.armed[i] != Some(now) || self.stopped[i] {
+            return; // A later arm superseded this event, or the instance stopped.
         }
         self.armed[i] = None;
         let mut granted = false;
@@ -300,17 +456,27 @@ impl Engine<'_> {
         }
     }
 
-    /// Starts `count` more instances and tells every existing client the new total.
+    /// Starts `count` more instances and, if the story announces it, tells every running
+    /// client the new total.
     fn add_instances(&mut self, count: u32, now: Timestamp) -> Result<(), ModeError> {
         let before = self.clients.len() as u32;
         let total = before + count;
-        for instance in 0..before {
-            let changes = self.clients[instance as usize].set_instance_count(total, now);
-            self.apply(instance, changes);
-            self.arm(instance, now, now);
+        let running = self
+            .story
+            .running_at(self.options.instances, now.as_duration());
+        if self.story.announces {
+            for instance in 0..before {
+                let changes = self.clients[instance as usize].set_instance_count(running, now);
+                self.apply(instance, changes);
+                self.arm(instance, now, now);
+            }
         }
         let mut limiter = self.options.limiter.clone();
-        limiter.instance_count = total;
+        limiter.instance_count = if self.story.announces {
+            running
+        } else {
+            self.options.instances
+        };
         for instance in before..total {
             let setup = ClientSetup {
                 instance,
@@ -320,6 +486,9 @@ impl Engine<'_> {
             self.clients.push(self.mode.client(&setup)?);
             self.waiting.push(HashMap::new());
             self.armed.push(None);
+            self.woken.push(None);
+            self.stopped.push(false);
+            self.arm_wake(instance, now);
         }
         Ok(())
     }

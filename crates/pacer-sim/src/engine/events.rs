@@ -2,7 +2,8 @@
 //! scheduled (so a run never depends on the heap's internal order).
 
 use crate::model::{ModelHeaders, Verdict};
-use pacer_core::Timestamp;
+use crate::modes::StoreAnswer;
+use pacer_core::{FleetCall, Timestamp};
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -36,6 +37,25 @@ pub(crate) enum EventKind {
     },
     /// Instances join (scale-out).
     Join { instances: u32 },
+    /// Instances leave (scale-in): the most recent ones still running.
+    Leave { instances: u32 },
+    /// A client asked to be woken (its fleet member's next store call).
+    Wake { instance: u32 },
+    /// The store tells a member of another's urgent commit.
+    News { instance: u32 },
+    /// A fleet member's call reaches the store.
+    StoreCall {
+        instance: u32,
+        call: FleetCall,
+        sent: Timestamp,
+    },
+    /// The store's answer reaches the member (`None`: a call the store, down, never answered,
+    /// delivered when the member's timeout ends).
+    StoreAnswer {
+        instance: u32,
+        answer: Option<StoreAnswer>,
+        sent: Timestamp,
+    },
 }
 
 #[derive(Debug)]

@@ -4,4 +4,4 @@ mod driver;
 mod events;
 pub(crate) mod recorder;
 
-pub use driver::{RunResult, run};
+pub use driver::{RunResult, STORE_LATENCY, run};

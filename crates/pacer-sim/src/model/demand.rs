@@ -113,6 +113,9 @@ impl Arrivals {
         let mut requests = Vec::new();
         for instance in 0..total {
             let start = story.start_of(options.instances, instance);
+            let end = story
+                .stop_of(options.instances, instance)
+                .map_or(end, |stop| stop.min(end));
             let mut rng = instance_rng(options.seed, instance);
             let costs = options.costs;
             poisson(

@@ -21,7 +21,7 @@ pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
 pub use shape::{Meter, SHAPE_NAMES, ServerShape};
 pub use story::{
-    DEFAULT_STORY, DemandBurst, Join, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,
-    STORY_NAMES, ServerStop, Story,
+    DEFAULT_STORY, DemandBurst, Join, Leave, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,
+    STORY_NAMES, ServerStop, StoreOutage, Story,
 };
 pub use window::SlidingWindow;

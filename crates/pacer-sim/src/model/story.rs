@@ -55,6 +55,25 @@ pub struct Join {
     pub instances: u32,
 }
 
+/// `instances` client instances stop at `at`: the most recent ones still running. Their
+/// requests stop arriving; those already waiting are still sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Leave {
+    /// When they stop.
+    pub at: Duration,
+    /// How many stop.
+    pub instances: u32,
+}
+
+/// During `[from, until)` a fleet's store answers no call (a Redis that is down).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StoreOutage {
+    /// When the store goes down.
+    pub from: Duration,
+    /// When it answers again.
+    pub until: Duration,
+}
+
 /// During `[from, until)` every instance's demand is `factor ×` `--demand`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct DemandBurst {
@@ -81,6 +100,17 @@ pub struct Story {
     pub stop: Option<ServerStop>,
     /// Instances that join, in time order.
     pub joins: Vec<Join>,
+    /// Instances that stop, in time order.
+    pub leaves: Vec<Leave>,
+    /// Whether every limiter is told the new number of instances when some join (a live
+    /// `InstanceCount`); when not, each keeps the count it started with (a static
+    /// `InstanceCount`, as a deployment that scales by itself has).
+    pub announces: bool,
+    /// When a fleet's store is down.
+    pub store_outages: Vec<StoreOutage>,
+    /// Whether `joins` and `leaves` count in multiples of the instances at the start
+    /// (`--instances`) rather than in instances.
+    pub per_base: bool,
     /// Bursts of demand.
     pub bursts: Vec<DemandBurst>,
     /// Whether the server's 429s say `Retry-After` (nginx's `limit_req` does not): without it,
@@ -110,7 +140,7 @@ pub const STORY_NAMES: [&str; 6] = [
 
 /// Stories that `--story NAME` runs but `--story all` does not: `all` stays the .NET adaptive
 /// limiter's six, whose figures are pinned.
-pub const MORE_STORY_NAMES: [&str; 1] = ["cold-start"];
+pub const MORE_STORY_NAMES: [&str; 3] = ["cold-start", "autoscale", "store-outage"];
 
 /// The default story: the .NET adaptive limiter's comparison table.
 pub const DEFAULT_STORY: &str = "noisy-neighbour";
@@ -124,6 +154,10 @@ impl Story {
             neighbour: None,
             stop: None,
             joins: Vec::new(),
+            leaves: Vec::new(),
+            announces: true,
+            store_outages: Vec::new(),
+            per_base: false,
             bursts: Vec::new(),
             retry_after: true,
         }
@@ -205,6 +239,48 @@ impl Story {
                      default quota), and the 429s say no Retry-After",
                 )
             },
+            "autoscale" => Story {
+                // With `--instances n`: n, 2n at minute 3, 4n at minute 6, 2n at minute 9, n at
+                // minute 12.
+                joins: vec![
+                    Join {
+                        at: minutes(3),
+                        instances: 1,
+                    },
+                    Join {
+                        at: minutes(6),
+                        instances: 2,
+                    },
+                ],
+                leaves: vec![
+                    Leave {
+                        at: minutes(9),
+                        instances: 2,
+                    },
+                    Leave {
+                        at: minutes(12),
+                        instances: 1,
+                    },
+                ],
+                announces: false,
+                per_base: true,
+                ..Story::empty(
+                    "autoscale",
+                    "the instances double at minute 3 and again at minute 6, then halve at \
+                     minutes 9 and 12; each limiter keeps the InstanceCount it started with",
+                )
+            },
+            "store-outage" => Story {
+                store_outages: vec![StoreOutage {
+                    from: minutes(5),
+                    until: minutes(7),
+                }],
+                ..Story::empty(
+                    "store-outage",
+                    "a fleet's store (Redis) is down from minute 5 to minute 7: the quota stays \
+                     as it is",
+                )
+            },
             _ => return None,
         };
         Some(story)
@@ -273,15 +349,32 @@ impl Story {
         at
     }
 
-    /// The number of instances at `t`, starting from `base`.
+    /// The instances a join or a leave of `n` starts or stops, with `base` at the start.
+    fn count(&self, base: u32, n: u32) -> u32 {
+        if self.per_base { n * base } else { n }
+    }
+
+    /// The number of instances started by `t` (running or stopped), starting from `base`.
     #[must_use]
     pub fn instances_at(&self, base: u32, t: Duration) -> u32 {
         base + self
             .joins
             .iter()
             .filter(|j| j.at <= t)
-            .map(|j| j.instances)
+            .map(|j| self.count(base, j.instances))
             .sum::<u32>()
+    }
+
+    /// The number of instances running at `t`, starting from `base`.
+    #[must_use]
+    pub fn running_at(&self, base: u32, t: Duration) -> u32 {
+        let stopped: u32 = self
+            .leaves
+            .iter()
+            .filter(|l| l.at <= t)
+            .map(|l| self.count(base, l.instances))
+            .sum();
+        self.instances_at(base, t).saturating_sub(stopped)
     }
 
     /// When instance `instance` (counting from 0) starts, with `base` instances at the start: at
@@ -293,12 +386,56 @@ impl Story {
         }
         let mut count = base;
         for j in &self.joins {
-            count += j.instances;
+            count += self.count(base, j.instances);
             if instance < count {
                 return j.at;
             }
         }
         Duration::MAX
+    }
+
+    /// When instance `instance` stops, if it does: a leave stops the most recent instances
+    /// still running.
+    #[must_use]
+    pub fn stop_of(&self, base: u32, instance: u32) -> Option<Duration> {
+        if self.leaves.is_empty() {
+            return None;
+        }
+        let mut changes: Vec<(Duration, bool, u32)> = self
+            .joins
+            .iter()
+            .map(|j| (j.at, true, self.count(base, j.instances)))
+            .chain(
+                self.leaves
+                    .iter()
+                    .map(|l| (l.at, false, self.count(base, l.instances))),
+            )
+            .collect();
+        // At one moment, joins before leaves.
+        changes.sort_by_key(|&(at, join, _)| (at, !join));
+        let mut running: Vec<u32> = (0..base).collect();
+        let mut next = base;
+        for (at, join, n) in changes {
+            if join {
+                running.extend(next..next + n);
+                next += n;
+            } else {
+                for _ in 0..n {
+                    if running.pop() == Some(instance) {
+                        return Some(at);
+                    }
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether a fleet's store is down at `t`.
+    #[must_use]
+    pub fn store_down(&self, t: Duration) -> bool {
+        self.store_outages
+            .iter()
+            .any(|o| o.from <= t && t < o.until)
     }
 
     /// The first drop of the quota available to our clients and when it comes back, if the

@@ -181,6 +181,11 @@ impl LimiterClient {
     pub fn core(&self) -> &LimiterCore {
         &self.core
     }
+
+    /// The limiter, to change.
+    pub fn core_mut(&mut self) -> &mut LimiterCore {
+        &mut self.core
+    }
 }
 
 /// The classifier of the model: a 429 is a throttle with its `Retry-After` (if any), the rest

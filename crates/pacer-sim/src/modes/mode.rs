@@ -5,8 +5,9 @@
 //! a limiter loaded with `--config FILE --limiter NAME`) is a new [`Mode`] and, if it needs one, a
 //! new [`Client`]; the engine does not change.
 
+use super::StoreAnswer;
 use crate::model::{ModelHeaders, Verdict};
-use pacer_core::{Acquired, Changes, LimiterOptions, RejectReason, Ticket, Timestamp};
+use pacer_core::{Acquired, Changes, FleetCall, LimiterOptions, RejectReason, Ticket, Timestamp};
 use std::fmt;
 use std::time::Duration;
 
@@ -132,4 +133,34 @@ pub trait Client: fmt::Debug {
     /// The rate the client allows, in units per minute for this instance; `None` without a
     /// limiter. Summed over instances for the plot.
     fn rate(&self) -> Option<f64>;
+
+    /// When the client wants [`wake`](Self::wake) called: its fleet member's next store call
+    /// (the `fleet` mode). Default never.
+    fn next_wake_at(&self) -> Option<Timestamp> {
+        None
+    }
+
+    /// Woken at `now`: what changed, and the store call to make, if any (the engine delivers
+    /// it after the store's one-way latency). Default: nothing.
+    fn wake(&mut self, now: Timestamp) -> (Changes, Option<FleetCall>) {
+        let _ = now;
+        (Changes::default(), None)
+    }
+
+    /// The store tells the client of another member's urgent commit. Default: nothing.
+    fn on_news(&mut self, now: Timestamp) {
+        let _ = now;
+    }
+
+    /// The store's answer to the call sent at `sent` reaches the client at `now` (`None`: no
+    /// answer came, the store was down): what changed, and the next call, if any.
+    fn on_store(
+        &mut self,
+        answer: Option<StoreAnswer>,
+        sent: Timestamp,
+        now: Timestamp,
+    ) -> (Changes, Option<FleetCall>) {
+        let _ = (answer, sent, now);
+        (Changes::default(), None)
+    }
 }

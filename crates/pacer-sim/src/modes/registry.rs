@@ -1,11 +1,11 @@
 //! Modes by name.
 
-use super::{HeadersMode, LimiterMode, Mode, ModeError, NoLimiter};
+use super::{FleetMode, HeadersMode, LimiterMode, Mode, ModeError, NoLimiter};
 use pacer_core::ControllerKind;
 
 /// Every mode name the command line knows, in table order.
-pub const MODE_NAMES: [&str; 8] = [
-    "none", "fixed", "aimd", "cubic", "pacer", "headers", "default", "aimd-600",
+pub const MODE_NAMES: [&str; 9] = [
+    "none", "fixed", "aimd", "cubic", "pacer", "headers", "default", "aimd-600", "fleet",
 ];
 
 /// The mode with this name (case-insensitive).
@@ -19,6 +19,7 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
         "headers" => Ok(Box::new(HeadersMode::default())),
         "default" => Ok(Box::new(LimiterMode::library_defaults())),
         "aimd-600" => Ok(Box::new(LimiterMode::aimd_600())),
+        "fleet" => Ok(Box::new(FleetMode::default())),
         _ => Err(ModeError::Unknown {
             name: name.to_owned(),
         }),
@@ -29,13 +30,17 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
 /// unlimited start (`aimd-600`): named on the command line, or run by the sweep.
 pub const LIBRARY_DEFAULT_MODES: [&str; 2] = ["default", "aimd-600"];
 
-/// The modes a comparison runs when none is named: every mode that is available, but the two
-/// of [`LIBRARY_DEFAULT_MODES`].
+/// The modes a comparison runs only when named: the library's defaults, and `fleet` (the
+/// instances sharing one controller through a store; `docs/fleet.md`).
+pub const NAMED_ONLY_MODES: [&str; 3] = ["default", "aimd-600", "fleet"];
+
+/// The modes a comparison runs when none is named: every mode that is available, but those of
+/// [`NAMED_ONLY_MODES`].
 #[must_use]
 pub fn default_modes() -> Vec<Box<dyn Mode>> {
     MODE_NAMES
         .iter()
-        .filter(|n| !LIBRARY_DEFAULT_MODES.contains(n))
+        .filter(|n| !NAMED_ONLY_MODES.contains(n))
         .filter_map(|n| mode_by_name(n).ok())
         .collect()
 }
@@ -47,7 +52,7 @@ mod tests {
     #[test]
     fn every_name_resolves_and_every_mode_runs_by_default() {
         for name in [
-            "none", "fixed", "aimd", "CUBIC", "Pacer", "headers", "default", "AIMD-600",
+            "none", "fixed", "aimd", "CUBIC", "Pacer", "headers", "default", "AIMD-600", "Fleet",
         ] {
             assert_eq!(
                 mode_by_name(name).unwrap().name(),
@@ -58,7 +63,7 @@ mod tests {
         assert!(!mode_by_name("pacer").unwrap().wants_headers());
         assert_eq!(
             mode_by_name("vegas").unwrap_err().to_string(),
-            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600"
+            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600, fleet"
         );
         let names: Vec<_> = default_modes()
             .iter()

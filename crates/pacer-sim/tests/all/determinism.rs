@@ -40,7 +40,7 @@ fn rows_come_in_story_then_mode_order_whatever_thread_ran_them() {
     for s in pacer_sim::model::STORY_NAMES {
         for m in pacer_sim::MODE_NAMES
             .iter()
-            .filter(|m| !pacer_sim::LIBRARY_DEFAULT_MODES.contains(m))
+            .filter(|m| !pacer_sim::NAMED_ONLY_MODES.contains(m))
         {
             expected.push((s.to_owned(), (*m).to_owned()));
         }

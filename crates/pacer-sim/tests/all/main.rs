@@ -5,6 +5,7 @@ mod controllers;
 mod determinism;
 mod extension;
 mod fidelity;
+mod fleet;
 mod live;
 mod model;
 mod quirks;

@@ -1,0 +1,398 @@
+//! The fleet's one limiter: the rate of the whole budget and what the controller remembers,
+//! kept in the store and moved by whichever member has something to tell it.
+
+use crate::controller::{Aimd, Controller, Cubic, PacerController};
+use crate::limiter::control::{Control, bounded_cut};
+use crate::{ControllerContext, ControllerKind, Feedback, LimiterOptions, Signal, Timestamp};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What a fleet's members reported since the last tick, summed, and their gauges now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Totals {
+    /// Each member's demand (units asked per minute).
+    pub(crate) demands: Vec<f64>,
+    /// The members' measured send rates, summed (units per minute).
+    pub(crate) measured: f64,
+    /// The units waiting in the members' queues, summed.
+    pub(crate) queued: f64,
+    /// Whether any member had a request wait since its last report.
+    pub(crate) waited: bool,
+    /// How many members reported.
+    pub(crate) members: u32,
+}
+
+/// A built-in controller, kept with the fleet's state (a controller of one's own cannot be).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) enum BuiltIn {
+    Aimd(Aimd),
+    Cubic(Cubic),
+    /// Boxed: its state (a meter of 60 slots among it) is many times the others'.
+    Pacer(Box<PacerController>),
+}
+
+impl BuiltIn {
+    pub(crate) fn new(options: &LimiterOptions) -> Self {
+        match options.controller {
+            ControllerKind::Aimd => BuiltIn::Aimd(Aimd::new(options.aimd).unwrap_or_default()),
+            ControllerKind::Cubic => BuiltIn::Cubic(Cubic::new(options.cubic).unwrap_or_default()),
+            _ => BuiltIn::Pacer(Box::new(
+                PacerController::new(options.pacer).unwrap_or_default(),
+            )),
+        }
+    }
+
+    /// This member's options on a state read from the store (options are not kept there); a
+    /// state of another kind than the options select starts afresh.
+    pub(crate) fn adopt(&mut self, options: &LimiterOptions) {
+        match (self, options.controller) {
+            (BuiltIn::Aimd(c), ControllerKind::Aimd) => c.set_options(options.aimd),
+            (BuiltIn::Cubic(c), ControllerKind::Cubic) => c.set_options(options.cubic),
+            (BuiltIn::Pacer(c), ControllerKind::Pacer) => c.set_options(options.pacer),
+            (this, _) => *this = BuiltIn::new(options),
+        }
+    }
+
+    pub(crate) fn get(&mut self) -> &mut dyn Controller {
+        match self {
+            BuiltIn::Aimd(c) => c,
+            BuiltIn::Cubic(c) => c,
+            BuiltIn::Pacer(c) => &mut **c,
+        }
+    }
+
+    /// Takes the fleet's estimate (`limit` for the whole budget) when it has none of its own (the
+    /// Pacer controller's; the others keep no estimate).
+    pub(crate) fn seed(&mut self, limit: f64, firm: bool) {
+        if let BuiltIn::Pacer(c) = self {
+            c.seed(limit, firm);
+        }
+    }
+
+    /// The Pacer controller's estimate of the limit for the whole budget, and whether it is firm.
+    pub(crate) fn estimate(&self) -> Option<(f64, bool)> {
+        match self {
+            BuiltIn::Pacer(c) => c.limit_estimate(1).map(|l| (l, c.is_firm())),
+            _ => None,
+        }
+    }
+}
+
+/// The fleet's limiter, on the store's clock: the rate of the whole budget (one controller for
+/// every member, as one process with the whole budget would have it), the controller contract's
+/// bookkeeping, the stop the server ordered, the controller's state, and the members' totals at
+/// the last tick.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct FleetLimiter {
+    rate: f64,
+    control: Control,
+    pause_until: Timestamp,
+    controller: BuiltIn,
+    /// The members' gauges at the last tick (what a throttle's context reads).
+    measured: f64,
+    queued: f64,
+    members: u32,
+    /// The members whose demand is below an even share at the last tick: what they take
+    /// (their demand and some room), and how many they are. The others split the rest.
+    light: f64,
+    light_members: u32,
+}
+
+/// A member whose demand is below an even share takes its demand and this much more, so that it
+/// has room to show a growing demand; the rest of the fleet's rate goes to the others, evenly.
+pub(crate) const LIGHT_ROOM: f64 = 0.25;
+
+impl FleetLimiter {
+    /// A fleet that starts at `now` with `options` (whole-budget rates: the fleet runs one
+    /// controller for all).
+    pub(crate) fn new(options: &LimiterOptions, now: Timestamp) -> Self {
+        let rate = options.rate_at_start();
+        let limiting = options.initial_units_per_minute.is_some();
+        let mut controller = BuiltIn::new(options);
+        controller.get().on_options(options, now);
+        FleetLimiter {
+            rate,
+            control: Control::new(rate, limiting, rate, now),
+            pause_until: Timestamp::ZERO,
+            controller,
+            measured: 0.0,
+            queued: 0.0,
+            members: 0,
+            light: 0.0,
+            light_members: 0,
+        }
+    }
+
+    /// Readies a state read from the store for this member's `options`.
+    pub(crate) fn adopt(&mut self, options: &LimiterOptions, now: Timestamp) {
+        self.controller.adopt(options);
+        self.controller.get().on_options(options, now);
+        self.rate = self
+            .rate
+            .clamp(options.min_units_per_minute, options.max_units_per_minute);
+    }
+
+    /// The rate of the whole budget, units per minute.
+    pub(crate) fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// Whether the fleet limits (its unlimited start has ended).
+    pub(crate) fn is_limiting(&self) -> bool {
+        self.control.limiting
+    }
+
+    /// Until when the server's stop holds every member.
+    pub(crate) fn pause_until(&self) -> Timestamp {
+        self.pause_until
+    }
+
+    /// What `members` members take at the rate, one of them asking `demand` units per
+    /// minute: max-min fair shares, from the demands at the last tick. A member asking less
+    /// than an even share gets its demand and [`LIGHT_ROOM`] more; the others split the rest of
+    /// the rate evenly.
+    pub(crate) fn share(&self, members: u32, demand: f64) -> f64 {
+        let n = f64::from(members.max(1));
+        let even = self.rate / n;
+        let light = demand * (1.0 + LIGHT_ROOM);
+        if light < even {
+            return light;
+        }
+        let heavy = members.saturating_sub(self.light_members).max(1);
+        ((self.rate - self.light).max(0.0) / f64::from(heavy)).max(even.min(light))
+    }
+
+    /// Splits the rate among the members whose demands are `demands`, at a tick.
+    fn split(&mut self, demands: &[f64]) {
+        let even = self.rate / demands.len().max(1) as f64;
+        let (mut light, mut count) = (0.0, 0);
+        for d in demands {
+            let take = d * (1.0 + LIGHT_ROOM);
+            if take < even {
+                light += take;
+                count += 1;
+            }
+        }
+        self.light = light;
+        self.light_members = count;
+    }
+
+    /// How many cuts so far.
+    pub(crate) fn decreases(&self) -> u64 {
+        self.control.decreases
+    }
+
+    /// The controller's estimate of the limit, whole budget, and whether it is firm.
+    pub(crate) fn estimate(&self) -> Option<(f64, bool)> {
+        self.controller.estimate()
+    }
+
+    fn context(&self, options: &LimiterOptions, now: Timestamp) -> ControllerContext {
+        let bounds = (
+            self.rate,
+            options.min_units_per_minute,
+            options.max_units_per_minute,
+        );
+        let mut cx =
+            self.control
+                .context(now, bounds, self.control.initial_whole, self.pause_until);
+        cx.instance_count = 1;
+        cx.measured_send_rate = (self.measured > 0.0).then_some(self.measured);
+        cx.queued_units = self.queued;
+        cx.quota_window = options.quota_window;
+        cx
+    }
+
+    /// A tick at `now` with the members' gauges: (while the fleet limits and no stop holds it)
+    /// the controller may move the rate; the rate is split anew. True if the rate changed.
+    pub(crate) fn tick(
+        &mut self,
+        options: &LimiterOptions,
+        totals: &Totals,
+        now: Timestamp,
+    ) -> bool {
+        self.measured = totals.measured;
+        self.queued = totals.queued;
+        self.members = totals.members;
+        self.control.waited |= totals.waited;
+        let changed = self.step(options, now);
+        self.split(&totals.demands);
+        changed
+    }
+
+    /// The controller counts `units` the members reported accepted, at `now`.
+    pub(crate) fn count(&mut self, units: f64, now: Timestamp) {
+        if units >= 1.0 {
+            let accepted = Feedback {
+                units: units.round() as u64,
+                sent_at: now,
+                signal: Signal::Success,
+            };
+            self.controller.get().on_response(&accepted, now);
+        }
+    }
+
+    fn step(&mut self, options: &LimiterOptions, now: Timestamp) -> bool {
+        if !self.control.limiting || now < self.pause_until {
+            return false;
+        }
+        let cx = self.context(options, now);
+        let Some(proposed) = self.controller.get().on_success(&cx) else {
+            return false;
+        };
+        if proposed.is_nan() {
+            return false;
+        }
+        self.control.changed(now);
+        let rate = proposed.clamp(options.min_units_per_minute, options.max_units_per_minute);
+        let changed = rate != self.rate;
+        self.rate = rate;
+        changed
+    }
+
+    /// A member's request sent at `sent_at` was throttled, the server asking for `retry_after`:
+    /// an unlimited start ends at the members' measured send rate; the controller cuts if the
+    /// contract allows (once per `DecreaseCooldown`, never for a request sent before the last
+    /// cut); a `Retry-After` stops every member. True if anything changed.
+    pub(crate) fn throttle(
+        &mut self,
+        options: &LimiterOptions,
+        sent_at: Timestamp,
+        retry_after: Option<Duration>,
+        now: Timestamp,
+    ) -> bool {
+        let retry_after = retry_after.map(|r| r.min(options.max_retry_after));
+        let mut changed = false;
+        if !self.control.limiting {
+            let min = options.min_units_per_minute;
+            let start = if self.measured > 0.0 {
+                self.measured
+            } else {
+                self.rate
+            };
+            let rate = start.clamp(min, options.max_units_per_minute);
+            self.control.start(rate, 1, now);
+            self.rate = rate;
+            changed = true;
+        }
+        if self
+            .control
+            .may_cut(sent_at, now, options.decrease_cooldown)
+        {
+            let mut cx = self.context(options, now);
+            cx.retry_after = retry_after;
+            let proposed = self.controller.get().on_throttled(&cx);
+            let rate = bounded_cut(proposed, self.rate, options.min_units_per_minute);
+            self.control.cut(self.rate, now);
+            self.rate = rate;
+            changed = true;
+        }
+        self.control.restart_increase_clock(now);
+        if let Some(retry_after) = retry_after {
+            changed |= self.pause(now + retry_after, now, options);
+        }
+        changed
+    }
+
+    /// Holds every member until `until` (capped by `MaxRetryAfter`); never shortens a stop.
+    pub(crate) fn pause(
+        &mut self,
+        until: Timestamp,
+        now: Timestamp,
+        options: &LimiterOptions,
+    ) -> bool {
+        let until = until.min(now + options.max_retry_after);
+        if until <= self.pause_until || until <= now {
+            return false;
+        }
+        self.controller
+            .get()
+            .on_pause(now.max(self.pause_until), until);
+        self.pause_until = until;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: u64) -> Timestamp {
+        Timestamp::ZERO + Duration::from_secs(s)
+    }
+
+    fn options() -> LimiterOptions {
+        LimiterOptions {
+            initial_units_per_minute: Some(2_000.0),
+            max_units_per_minute: 10_000.0,
+            ..LimiterOptions::default()
+        }
+    }
+
+    #[test]
+    fn a_throttle_cuts_once_per_cooldown_and_never_for_a_request_sent_before_the_cut() {
+        let o = options();
+        let mut f = FleetLimiter::new(&o, at(0));
+        f.count(1_500.0, at(60));
+        let busy = Totals {
+            measured: 2_000.0,
+            queued: 10.0,
+            waited: true,
+            members: 8,
+            ..Totals::default()
+        };
+        f.tick(&o, &busy, at(60));
+        assert!(f.throttle(&o, at(60), None, at(61)));
+        let cut = f.rate();
+        assert!(cut < 2_000.0, "{cut}");
+        // Seven more members saw the same window full: sent before the cut, they cut nothing.
+        for _ in 0..7 {
+            f.throttle(&o, at(60), None, at(61));
+        }
+        assert_eq!(f.rate(), cut);
+        assert_eq!(f.decreases(), 1);
+        // Within the cooldown, not even a request sent after it.
+        f.throttle(&o, at(62), None, at(63));
+        assert_eq!(f.decreases(), 1);
+    }
+
+    #[test]
+    fn a_retry_after_stops_the_fleet_and_survives_the_store() {
+        let o = options();
+        let mut f = FleetLimiter::new(&o, at(0));
+        f.throttle(&o, at(10), Some(Duration::from_secs(7)), at(10));
+        assert_eq!(f.pause_until(), at(17));
+        let stored = serde_json::to_vec(&f).unwrap();
+        let mut back: FleetLimiter = serde_json::from_slice(&stored).unwrap();
+        back.adopt(&o, at(11));
+        assert_eq!(back.pause_until(), at(17));
+        assert_eq!(back.rate(), f.rate());
+        assert_eq!(back.decreases(), 1);
+        assert_eq!(
+            back.estimate(),
+            f.estimate(),
+            "the controller's memory comes back whole"
+        );
+    }
+
+    #[test]
+    fn an_unlimited_fleet_starts_at_the_members_measured_rate() {
+        let o = LimiterOptions::default();
+        let mut f = FleetLimiter::new(&o, at(0));
+        assert!(!f.is_limiting());
+        let totals = Totals {
+            measured: 3_300.0,
+            members: 4,
+            ..Totals::default()
+        };
+        let _ = &totals.demands;
+        f.tick(&o, &totals, at(30));
+        assert!(
+            !f.is_limiting(),
+            "a tick without a throttle leaves it unlimited"
+        );
+        f.throttle(&o, at(30), None, at(31));
+        assert!(f.is_limiting());
+        assert!(f.rate() <= 3_300.0 && f.rate() >= 60.0, "{}", f.rate());
+    }
+}

@@ -1,0 +1,606 @@
+//! One process's part in a fleet, as a state machine: what to send to the store and when, what
+//! to make of its answers, and this process's share of the fleet's rate.
+
+use super::limiter::{FleetLimiter, Totals};
+use super::{CommitReply, CommitRequest, FleetOptions, Gauges, SyncReply, SyncRequest, TickData};
+use crate::{Feedback, LimiterOptions, Signal, Timestamp};
+use std::time::Duration;
+
+/// A call a [`FleetMember`] asks its driver to make to the store, now.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum FleetCall {
+    /// [`FleetStore::sync`](crate::FleetStore::sync).
+    Sync(SyncRequest),
+    /// [`FleetStore::commit`](crate::FleetStore::commit).
+    Commit(CommitRequest),
+}
+
+/// A throttle one of this member's requests met, until the fleet's state has it.
+#[derive(Debug, Clone, Copy)]
+struct Throttle {
+    /// When the request was sent, on this member's clock.
+    sent_at: Timestamp,
+    retry_after: Option<Duration>,
+}
+
+/// The units callers asked for, per minute, smoothed with a time constant of [`DEMAND_SMOOTHING`]
+/// (a few requests a period say little; ten seconds of them say what a member needs).
+#[derive(Debug, Clone, Copy, Default)]
+struct Demand {
+    units: f64,
+    since: Option<Timestamp>,
+    per_minute: f64,
+}
+
+impl Demand {
+    fn asked(&mut self, units: u64, now: Timestamp) {
+        self.since.get_or_insert(now);
+        self.units += units as f64;
+    }
+
+    /// The smoothed demand, the period ending at `now` counted in.
+    fn sample(&mut self, now: Timestamp) -> f64 {
+        if let Some(since) = self.since {
+            let secs = (now - since).as_secs_f64();
+            if secs > 0.0 {
+                let rate = self.units * 60.0 / secs;
+                // The first periods weigh as much as they are long against the time constant,
+                // so the first estimate is the first period's rate.
+                let weight = if self.per_minute == 0.0 {
+                    1.0
+                } else {
+                    1.0 - (-secs / DEMAND_SMOOTHING.as_secs_f64()).exp()
+                };
+                self.per_minute += weight * (rate - self.per_minute);
+                self.units = 0.0;
+                self.since = Some(now);
+            }
+        }
+        self.per_minute
+    }
+}
+
+/// What a commit carries, to make again over another member's state if it loses the race.
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    /// The accepted units no commit has counted, as the sync read them (counted by this
+    /// member's commit; once another member's commit wins, they are its or the next one's).
+    accepted: f64,
+    tick: Option<(TickData, Timestamp)>,
+    throttles: Vec<Throttle>,
+    tries: u32,
+}
+
+/// The time constant of a member's demand.
+const DEMAND_SMOOTHING: Duration = Duration::from_secs(10);
+
+/// How many times a member makes a lost commit again over the newer state before it lets the
+/// next sync carry its news.
+const COMMIT_TRIES: u32 = 3;
+
+/// One process's part in one fleet (a limiter's endpoint shared by many processes through a
+/// [`FleetStore`](crate::FleetStore)), free of IO: the driver asks it what to send
+/// ([`poll`](Self::poll)), sends it, hands back the answer ([`on_sync`](Self::on_sync),
+/// [`on_commit`](Self::on_commit), [`on_failure`](Self::on_failure)), and applies
+/// [`share`](Self::share) to the process's limiter.
+///
+/// The fleet has **one** controller for the whole budget, kept in the store with what it
+/// remembers: a throttle any member sees cuts the fleet's rate once (the contract's cooldown
+/// and its rule that a request sent before the last cut does not cut again hold fleet-wide),
+/// and once per `period` the member the store picks runs the controller's tick on what every
+/// member reported. Each member sends its share of the fleet's rate: max-min fair, a member
+/// whose demand is below an even share taking its demand and a quarter more (room to show a
+/// growing demand), the others splitting the rest evenly. A member whose store does not answer goes on with its last share, and after
+/// `fallback_after` with its own controller.
+#[derive(Debug)]
+pub struct FleetMember {
+    key: String,
+    id: String,
+    options: FleetOptions,
+    limiter: LimiterOptions,
+    /// The fleet's state as last read or written, and its version.
+    fleet: Option<(u64, FleetLimiter)>,
+    /// The store's clock minus this member's, in nanoseconds.
+    offset: i128,
+    members: u32,
+    demand: Demand,
+    /// Accepted units not yet reported, and those of the sync in flight.
+    accepted: f64,
+    accepted_in_flight: f64,
+    throttles: Vec<Throttle>,
+    pending: Pending,
+    /// The call in flight and when it was sent.
+    in_flight: Option<Timestamp>,
+    next_sync: Timestamp,
+    last_good: Option<Timestamp>,
+}
+
+impl FleetMember {
+    /// Member `id` of the fleet at `key`, whose limiter has `limiter` options (its rates for the
+    /// whole budget: the fleet's controller runs on them as one process would), starting at
+    /// `now`.
+    #[must_use]
+    pub fn new(
+        key: impl Into<String>,
+        id: impl Into<String>,
+        options: FleetOptions,
+        limiter: LimiterOptions,
+        now: Timestamp,
+    ) -> Self {
+        FleetMember {
+            key: key.into(),
+            id: id.into(),
+            options,
+            limiter,
+            fleet: None,
+            offset: 0,
+            members: 1,
+            demand: Demand::default(),
+            accepted: 0.0,
+            accepted_in_flight: 0.0,
+            throttles: Vec::new(),
+            pending: Pending::default(),
+            in_flight: None,
+            next_sync: now,
+            last_good: None,
+        }
+    }
+
+    /// The fleet's key in the store.
+    #[must_use]
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// This member's id.
+    #[must_use]
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The options.
+    #[must_use]
+    pub fn options(&self) -> &FleetOptions {
+        &self.options
+    }
+
+    /// A caller asked for `units` at `now` (granted, queued or refused: demand all the same).
+    pub fn on_asked(&mut self, units: u64, now: Timestamp) {
+        self.demand.asked(units, now);
+    }
+
+    /// A response came at `now`: accepted units are reported at the next sync; a throttle is
+    /// reported at once (the next [`poll`](Self::poll) asks for a sync).
+    pub fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
+        let _ = now;
+        match feedback.signal {
+            Signal::Success => self.accepted += feedback.units as f64,
+            Signal::Throttled { retry_after } => self.throttles.push(Throttle {
+                sent_at: feedback.sent_at,
+                retry_after,
+            }),
+            Signal::Neutral => {}
+        }
+    }
+
+    /// When the member wants [`poll`](Self::poll)ed next (a sync is due, or a call in flight
+    /// times out).
+    #[must_use]
+    pub fn next_poll_at(&self) -> Timestamp {
+        match self.in_flight {
+            Some(sent) => sent.saturating_add(self.options.timeout),
+            None if !self.throttles.is_empty() => Timestamp::ZERO,
+            None => self.next_sync,
+        }
+    }
+
+    /// The call to make now, if any: a sync every `period`, or at once after a throttle. `gauges`
+    /// are the limiter's (its measured send rate, queued units, whether a request waited); the
+    /// member adds its demand. A call in flight past `timeout` counts as failed.
+    pub fn poll(&mut self, gauges: Gauges, now: Timestamp) -> Option<FleetCall> {
+        if let Some(sent) = self.in_flight {
+            if now.saturating_duration_since(sent) < self.options.timeout {
+                return None;
+            }
+            self.on_failure(now);
+        }
+        if now < self.next_sync && self.throttles.is_empty() {
+            return None;
+        }
+        let mut request = SyncRequest::new(
+            self.id.clone(),
+            self.options.lease,
+            self.fleet.as_ref().map_or(0, |(v, _)| *v),
+        );
+        request.gauges = Gauges {
+            demand: self.demand.sample(now),
+            ..gauges
+        };
+        request.accepted = self.accepted;
+        request.claim = self.options.period;
+        self.accepted_in_flight = std::mem::take(&mut self.accepted);
+        self.in_flight = Some(now);
+        self.next_sync = now.saturating_add(self.options.period);
+        Some(FleetCall::Sync(request))
+    }
+
+    /// The store answered the sync sent at `sent` (the driver's clock) at `now`. Returns the
+    /// commit to make, if the member has news for the fleet's state: a tick the store handed it,
+    /// a throttle, or a state to write where there is none.
+    pub fn on_sync(
+        &mut self,
+        reply: SyncReply,
+        sent: Timestamp,
+        now: Timestamp,
+    ) -> Option<FleetCall> {
+        self.in_flight = None;
+        self.last_good = Some(now);
+        self.accepted_in_flight = 0.0;
+        // The store's clock, taken at the middle of the round trip.
+        let local_mid = sent.as_nanos() as i128 + (now - sent).as_nanos() as i128 / 2;
+        self.offset = reply.now.as_nanos() as i128 - local_mid;
+        self.members = reply.members.max(1);
+        let mut news = false;
+        match (reply.version, reply.state) {
+            (0, _) => {
+                // No state (a new fleet, or a store that lost it): write ours, or a new one.
+                news = true;
+                if self.fleet.is_none() {
+                    self.fleet = Some((0, FleetLimiter::new(&self.limiter, reply.now)));
+                }
+                if let Some((v, _)) = &mut self.fleet {
+                    *v = 0;
+                }
+            }
+            (version, Some(state)) => self.read(version, &state, reply.now),
+            (version, None) => {
+                if let Some((v, _)) = &mut self.fleet {
+                    *v = version;
+                }
+            }
+        }
+        self.pending = Pending {
+            accepted: reply.accepted,
+            tick: reply.tick.map(|t| (t, reply.now)),
+            throttles: std::mem::take(&mut self.throttles),
+            tries: 0,
+        };
+        news |= self.pending.tick.is_some() || !self.pending.throttles.is_empty();
+        if !news {
+            return None;
+        }
+        self.commit(reply.now)
+    }
+
+    /// The store answered a commit at `now`: written, or lost to another member's (whose state
+    /// the member then makes its news again over, a few times at most).
+    pub fn on_commit(&mut self, reply: CommitReply, now: Timestamp) -> Option<FleetCall> {
+        self.in_flight = None;
+        self.last_good = Some(now);
+        if reply.committed {
+            if let Some((v, _)) = &mut self.fleet {
+                *v = reply.version;
+            }
+            self.pending = Pending::default();
+            return None;
+        }
+        let server_now = self.to_store(now);
+        if let Some(state) = reply.state {
+            self.read(reply.version, &state, server_now);
+        }
+        self.pending.tries += 1;
+        self.pending.accepted = 0.0;
+        if self.pending.tries >= COMMIT_TRIES {
+            // The next sync carries the throttles again; the tick is someone else's then.
+            self.throttles.append(&mut self.pending.throttles);
+            self.pending = Pending::default();
+            return None;
+        }
+        self.commit(server_now)
+    }
+
+    /// The store told this member of another's urgent commit (a cut, a stop): it syncs at once.
+    pub fn on_news(&mut self, now: Timestamp) {
+        self.next_sync = self.next_sync.min(now);
+    }
+
+    /// The call in flight failed (the store is down or slow): the accepted units it carried are
+    /// not counted again (better a low estimate than a high one), a throttle it was to report
+    /// stays for the next sync.
+    pub fn on_failure(&mut self, now: Timestamp) {
+        let _ = now;
+        self.in_flight = None;
+        self.accepted_in_flight = 0.0;
+        self.throttles.append(&mut self.pending.throttles);
+        self.pending = Pending::default();
+    }
+
+    /// This member's rate while the fleet's is in force: its share of the fleet's rate, units
+    /// per minute. `None` while the fleet has no limit yet (its unlimited start), and once the
+    /// store has not answered for `fallback_after`: the process's own controller then runs.
+    #[must_use]
+    pub fn share(&self, now: Timestamp) -> Option<f64> {
+        if !self.is_in_force(now) {
+            return None;
+        }
+        let (_, fleet) = self.fleet.as_ref()?;
+        if !fleet.is_limiting() {
+            return None;
+        }
+        Some(fleet.share(self.members, self.demand.per_minute))
+    }
+
+    /// Whether the fleet's rate is in force: the store answered within `fallback_after`.
+    #[must_use]
+    pub fn is_in_force(&self, now: Timestamp) -> bool {
+        self.last_good
+            .is_some_and(|t| now.saturating_duration_since(t) < self.options.fallback_after)
+    }
+
+    /// The live members at the last sync (1 before it).
+    #[must_use]
+    pub fn members(&self) -> u32 {
+        self.members
+    }
+
+    /// The fleet's rate for the whole budget, units per minute, if the fleet limits.
+    #[must_use]
+    pub fn fleet_rate(&self) -> Option<f64> {
+        let (_, fleet) = self.fleet.as_ref()?;
+        fleet.is_limiting().then(|| fleet.rate())
+    }
+
+    /// The stop the server ordered the fleet, on this member's clock, if one holds at `now`.
+    #[must_use]
+    pub fn pause_until(&self, now: Timestamp) -> Option<Timestamp> {
+        let (_, fleet) = self.fleet.as_ref()?;
+        let until = self.to_local(fleet.pause_until());
+        (until > now).then_some(until)
+    }
+
+    /// The fleet controller's estimate of the limit for the whole budget and whether it is
+    /// firm (the Pacer controller's; `None` for the others or before a throttle): a member that
+    /// falls back to its own controller starts from it.
+    #[must_use]
+    pub fn estimate(&self) -> Option<(f64, bool)> {
+        self.fleet.as_ref().and_then(|(_, f)| f.estimate())
+    }
+
+    /// How many cuts the fleet's controller made.
+    #[must_use]
+    pub fn decreases(&self) -> u64 {
+        self.fleet.as_ref().map_or(0, |(_, f)| f.decreases())
+    }
+
+    fn read(&mut self, version: u64, state: &[u8], server_now: Timestamp) {
+        match serde_json::from_slice::<FleetLimiter>(state) {
+            Ok(mut fleet) => {
+                fleet.adopt(&self.limiter, server_now);
+                self.fleet = Some((version, fleet));
+            }
+            Err(e) => {
+                // Not a state this Pacer can read (another version's): written over with ours.
+                tracing::warn!(fleet = %self.key, error = %e, "a fleet state that cannot be read");
+                let fleet = self
+                    .fleet
+                    .take()
+                    .map(|(_, f)| f)
+                    .unwrap_or_else(|| FleetLimiter::new(&self.limiter, server_now));
+                self.fleet = Some((version, fleet));
+            }
+        }
+    }
+
+    /// Applies the pending tick and throttles to the state held, and asks to write it.
+    fn commit(&mut self, server_now: Timestamp) -> Option<FleetCall> {
+        let (version, fleet) = self.fleet.as_mut()?;
+        let mut request = CommitRequest::new(self.id.clone(), *version, Vec::new());
+        // The units accepted so far first: a throttle's estimate counts them.
+        fleet.count(self.pending.accepted, server_now);
+        request.accepted = self.pending.accepted;
+        if let Some((tick, at)) = &self.pending.tick {
+            let totals = Totals {
+                demands: tick.gauges.iter().map(|g| g.demand).collect(),
+                measured: tick.gauges.iter().map(|g| g.measured).sum(),
+                queued: tick.gauges.iter().map(|g| g.queued).sum(),
+                waited: tick.gauges.iter().any(|g| g.waited),
+                members: tick.gauges.len() as u32,
+            };
+            fleet.tick(&self.limiter, &totals, server_now);
+            request.next_tick = Some(at.saturating_add(self.options.period));
+        }
+        for t in &self.pending.throttles {
+            let sent_at = Timestamp::from_nanos(
+                (t.sent_at.as_nanos() as i128 + self.offset).clamp(0, u64::MAX as i128) as u64,
+            );
+            request.urgent |= fleet.throttle(&self.limiter, sent_at, t.retry_after, server_now);
+        }
+        request.state = serde_json::to_vec(fleet).expect("a fleet's state serializes");
+        self.in_flight = Some(self.to_local(server_now));
+        Some(FleetCall::Commit(request))
+    }
+
+    fn to_store(&self, local: Timestamp) -> Timestamp {
+        Timestamp::from_nanos(
+            (local.as_nanos() as i128 + self.offset).clamp(0, u64::MAX as i128) as u64,
+        )
+    }
+
+    fn to_local(&self, store: Timestamp) -> Timestamp {
+        Timestamp::from_nanos(
+            (store.as_nanos() as i128 - self.offset).clamp(0, u64::MAX as i128) as u64,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::MemoryFleetStore;
+
+    const KEY: &str = "api:https://api.example.com";
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::ZERO + Duration::from_millis(ms)
+    }
+
+    fn options() -> LimiterOptions {
+        LimiterOptions {
+            initial_units_per_minute: Some(3_000.0),
+            max_units_per_minute: 10_000.0,
+            ..LimiterOptions::default()
+        }
+    }
+
+    fn member(id: &str) -> FleetMember {
+        FleetMember::new(KEY, id, FleetOptions::default(), options(), at(0))
+    }
+
+    /// Every call `member` wants at `now`, each answered by `store` at once.
+    fn exchange(member: &mut FleetMember, store: &MemoryFleetStore, now: Timestamp) {
+        let gauges = Gauges {
+            measured: 1_000.0,
+            ..Gauges::default()
+        };
+        let mut call = member.poll(gauges, now);
+        while let Some(c) = call {
+            call = match c {
+                FleetCall::Sync(r) => member.on_sync(store.sync_at(KEY, &r, now), now, now),
+                FleetCall::Commit(r) => member.on_commit(store.commit_at(KEY, &r, now), now),
+            };
+        }
+    }
+
+    fn throttled(sent_at: Timestamp) -> Feedback {
+        Feedback {
+            units: 1,
+            sent_at,
+            signal: Signal::Throttled { retry_after: None },
+        }
+    }
+
+    #[test]
+    fn members_share_one_rate_by_demand_and_one_throttle_cuts_it_for_all() {
+        let store = MemoryFleetStore::new(crate::RealClock::new());
+        let (mut a, mut b) = (member("a"), member("b"));
+        // Demand: a asks 6,000 units a minute, b 600 (less than an even share of 3,000).
+        for t in 0..=12 {
+            if t % 5 == 0 {
+                exchange(&mut a, &store, at(t * 100));
+                exchange(&mut b, &store, at(t * 100));
+            }
+            a.on_asked(10, at(t * 100));
+            b.on_asked(1, at(t * 100));
+        }
+        assert_eq!((a.members(), b.members()), (2, 2));
+        let (sa, sb) = (a.share(at(1_200)).unwrap(), b.share(at(1_200)).unwrap());
+        // Demands are measured over the periods, and the split is the last tick's.
+        assert!((sa + sb - 3_000.0).abs() < 150.0, "{sa} + {sb}");
+        assert!(
+            (sb - 750.0).abs() < 100.0,
+            "b takes its demand and a quarter more: {sb}"
+        );
+        assert!(sa > 2.0 * sb, "{sa} against {sb}");
+        // b is throttled: the fleet's one cut reaches a at its next sync.
+        b.on_response(&throttled(at(1_200)), at(1_300));
+        assert_eq!(
+            b.next_poll_at(),
+            Timestamp::ZERO,
+            "a throttle is reported at once"
+        );
+        exchange(&mut b, &store, at(1_300));
+        let cut = b.fleet_rate().unwrap();
+        assert!(cut < 3_000.0, "{cut}");
+        exchange(&mut a, &store, at(1_500));
+        assert_eq!(a.fleet_rate(), Some(cut));
+        assert_eq!(a.decreases(), 1);
+        // a meets the same full window: a request sent before the cut cuts nothing more.
+        a.on_response(&throttled(at(1_250)), at(1_550));
+        exchange(&mut a, &store, at(1_550));
+        assert_eq!((a.fleet_rate(), a.decreases()), (Some(cut), 1));
+    }
+
+    #[test]
+    fn a_member_that_stops_leaves_the_count_when_its_lease_ends() {
+        let store = MemoryFleetStore::new(crate::RealClock::new());
+        let (mut a, mut b) = (member("a"), member("b"));
+        exchange(&mut a, &store, at(0));
+        exchange(&mut b, &store, at(0));
+        exchange(&mut a, &store, at(250));
+        assert_eq!(a.members(), 2);
+        // b stops; its lease is 3 s.
+        exchange(&mut a, &store, at(2_900));
+        assert_eq!(a.members(), 2);
+        exchange(&mut a, &store, at(3_200));
+        assert_eq!(a.members(), 1);
+    }
+
+    #[test]
+    fn one_member_ticks_each_period() {
+        let store = MemoryFleetStore::new(crate::RealClock::new());
+        let mut members: Vec<FleetMember> = ["a", "b", "c"].iter().map(|id| member(id)).collect();
+        let mut ticks = 0;
+        for period in 0..8u64 {
+            for m in &mut members {
+                let now = at(period * 250);
+                let mut call = m.poll(Gauges::default(), now);
+                while let Some(c) = call {
+                    call = match c {
+                        FleetCall::Sync(r) => {
+                            let reply = store.sync_at(KEY, &r, now);
+                            ticks += usize::from(reply.tick.is_some());
+                            m.on_sync(reply, now, now)
+                        }
+                        FleetCall::Commit(r) => m.on_commit(store.commit_at(KEY, &r, now), now),
+                    };
+                }
+            }
+        }
+        assert_eq!(ticks, 8, "one tick a period, whoever runs it");
+    }
+
+    #[test]
+    fn a_store_that_stops_answering_leaves_the_last_share_then_the_member_s_own_control() {
+        let store = MemoryFleetStore::new(crate::RealClock::new());
+        let mut a = member("a");
+        exchange(&mut a, &store, at(0));
+        a.on_response(&throttled(at(0)), at(100));
+        exchange(&mut a, &store, at(100));
+        let share = a.share(at(100)).expect("in force");
+        // The store goes quiet: the sync in flight times out.
+        let call = a.poll(Gauges::default(), at(400));
+        assert!(matches!(call, Some(FleetCall::Sync(_))));
+        assert_eq!(a.poll(Gauges::default(), at(450)), None, "in flight");
+        assert_eq!(a.share(at(1_000)), Some(share), "the last share holds");
+        assert_eq!(
+            a.share(at(2_200)),
+            None,
+            "after FallbackAfter: its own control"
+        );
+        assert!(!a.is_in_force(at(2_200)));
+        // The store answers again: the fleet's rate is back in force.
+        exchange(&mut a, &store, at(3_000));
+        assert_eq!(a.share(at(3_000)), Some(share));
+    }
+
+    #[test]
+    fn a_store_that_lost_the_state_gets_the_member_s_back() {
+        let store = MemoryFleetStore::new(crate::RealClock::new());
+        let mut a = member("a");
+        exchange(&mut a, &store, at(0));
+        a.on_response(&throttled(at(0)), at(100));
+        exchange(&mut a, &store, at(100));
+        let cut = a.fleet_rate().unwrap();
+        store.clear(); // a flush
+        exchange(&mut a, &store, at(400));
+        let mut b = member("b");
+        exchange(&mut b, &store, at(450));
+        assert_eq!(
+            b.fleet_rate(),
+            Some(cut),
+            "relearnt nothing: the member kept it"
+        );
+        assert_eq!(b.decreases(), 1);
+    }
+}

@@ -1,0 +1,168 @@
+//! A fleet store in memory: for tests, the simulator, and the processes of one machine that
+//! share one store value.
+
+use super::{
+    CommitReply, CommitRequest, FleetFuture, FleetStore, Gauges, SyncReply, SyncRequest, TickData,
+};
+use crate::{Clock, Timestamp};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A fleet no member syncs for this long is forgotten.
+const FORGET_AFTER: Duration = Duration::from_secs(24 * 3600);
+
+/// Fleets in memory, on a [`Clock`] of the caller's (the simulator calls
+/// [`sync_at`](Self::sync_at) and [`commit_at`](Self::commit_at) on its virtual time instead).
+/// Same rules as every [`FleetStore`].
+///
+/// ```
+/// use pacer_core::{FleetStore, MemoryFleetStore, RealClock, SyncRequest};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = MemoryFleetStore::new(RealClock::new());
+/// let reply = store
+///     .sync("orders-api:https://api.example.com", &SyncRequest::new("a", Duration::from_secs(3), 0))
+///     .await?;
+/// assert_eq!((reply.members, reply.version), (1, 0), "the first member; no state yet");
+/// assert!(reply.tick.is_some(), "a fleet that never ticked is due one");
+/// # Ok(()) }
+/// ```
+pub struct MemoryFleetStore {
+    clock: Arc<dyn Clock>,
+    fleets: Mutex<HashMap<String, Fleet>>,
+}
+
+impl fmt::Debug for MemoryFleetStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryFleetStore")
+            .field("fleets", &self.fleets.lock().len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, Default)]
+struct Fleet {
+    /// Member → its lease's end and its last gauges.
+    members: HashMap<String, (Timestamp, Gauges)>,
+    version: u64,
+    state: Option<Vec<u8>>,
+    accepted: f64,
+    next_tick: Option<Timestamp>,
+    claim: Option<(String, Timestamp)>,
+    touched: Timestamp,
+}
+
+impl MemoryFleetStore {
+    /// A store on `clock`.
+    pub fn new(clock: impl Clock) -> Self {
+        MemoryFleetStore {
+            clock: Arc::new(clock),
+            fleets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// [`FleetStore::sync`] at `now`.
+    pub fn sync_at(&self, key: &str, request: &SyncRequest, now: Timestamp) -> SyncReply {
+        let mut fleets = self.fleets.lock();
+        fleets.retain(|_, f| now.saturating_duration_since(f.touched) < FORGET_AFTER);
+        let fleet = fleets.entry(key.to_owned()).or_default();
+        fleet.touched = now;
+        fleet.members.retain(|_, (until, _)| *until > now);
+        fleet.members.insert(
+            request.member.clone(),
+            (now.saturating_add(request.lease), request.gauges),
+        );
+        fleet.accepted += request.accepted;
+        let due = fleet.next_tick.is_none_or(|next| now >= next);
+        let free = match &fleet.claim {
+            None => true,
+            Some((holder, until)) => *until <= now || *holder == request.member,
+        };
+        let tick = (due && free).then(|| {
+            fleet.claim = Some((request.member.clone(), now.saturating_add(request.claim)));
+            TickData {
+                gauges: fleet.members.values().map(|(_, g)| *g).collect(),
+            }
+        });
+        SyncReply {
+            now,
+            members: fleet.members.len() as u32,
+            version: fleet.version,
+            state: (fleet.version != request.known_version)
+                .then(|| fleet.state.clone())
+                .flatten(),
+            accepted: fleet.accepted,
+            tick,
+        }
+    }
+
+    /// [`FleetStore::commit`] at `now`.
+    pub fn commit_at(&self, key: &str, request: &CommitRequest, now: Timestamp) -> CommitReply {
+        let mut fleets = self.fleets.lock();
+        let fleet = fleets.entry(key.to_owned()).or_default();
+        fleet.touched = now;
+        if fleet.version != request.expected_version {
+            return CommitReply {
+                committed: false,
+                version: fleet.version,
+                state: fleet.state.clone(),
+            };
+        }
+        fleet.version += 1;
+        fleet.state = Some(request.state.clone());
+        fleet.accepted = (fleet.accepted - request.accepted).max(0.0);
+        if let Some(next) = request.next_tick {
+            fleet.next_tick = Some(next);
+            if fleet
+                .claim
+                .as_ref()
+                .is_some_and(|(holder, _)| *holder == request.member)
+            {
+                fleet.claim = None;
+            }
+        }
+        CommitReply {
+            committed: true,
+            version: fleet.version,
+            state: None,
+        }
+    }
+
+    /// [`FleetStore::leave`], at once.
+    pub fn leave_now(&self, key: &str, member: &str) {
+        if let Some(fleet) = self.fleets.lock().get_mut(key) {
+            fleet.members.remove(member);
+        }
+    }
+
+    /// Forgets every fleet (as a flush of a shared store would).
+    pub fn clear(&self) {
+        self.fleets.lock().clear();
+    }
+}
+
+impl FleetStore for MemoryFleetStore {
+    fn sync<'a>(&'a self, key: &'a str, request: &'a SyncRequest) -> FleetFuture<'a, SyncReply> {
+        let reply = self.sync_at(key, request, self.clock.now());
+        Box::pin(std::future::ready(Ok(reply)))
+    }
+
+    fn commit<'a>(
+        &'a self,
+        key: &'a str,
+        request: &'a CommitRequest,
+    ) -> FleetFuture<'a, CommitReply> {
+        let reply = self.commit_at(key, request, self.clock.now());
+        Box::pin(std::future::ready(Ok(reply)))
+    }
+
+    fn leave<'a>(&'a self, key: &'a str, member: &'a str) -> FleetFuture<'a, ()> {
+        self.leave_now(key, member);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}

@@ -1,0 +1,217 @@
+//! The `fleet` mode: every instance is a member of one fleet, sharing the Pacer controller's one
+//! learned rate through a store (the simulator's in memory, with a round trip of its own).
+
+use super::limiter::signal_of;
+use super::{Client, ClientSetup, LimiterClient, Mode, ModeError, Response};
+use pacer_core::{
+    Acquired, Changes, CommitReply, ControllerKind, Feedback, FleetCall, FleetFollower, FleetLink,
+    FleetMember, FleetOptions, Gauges, LimiterCore, RejectReason, SyncReply, Ticket, Timestamp,
+};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The fleet's key in the store: one limiter, one endpoint.
+pub(crate) const FLEET_KEY: &str = "pacer-sim:model-api";
+
+/// What the store answered a member's call, as the engine hands it back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoreAnswer {
+    /// A sync's answer.
+    Synced(SyncReply),
+    /// A commit's answer.
+    Committed(CommitReply),
+}
+
+/// The `fleet` mode: the Pacer controller, one for the whole fleet, kept in the store.
+#[derive(Debug, Clone)]
+pub struct FleetMode {
+    name: String,
+    options: FleetOptions,
+}
+
+impl Default for FleetMode {
+    fn default() -> Self {
+        FleetMode {
+            name: "fleet".to_owned(),
+            options: FleetOptions::default(),
+        }
+    }
+}
+
+impl FleetMode {
+    /// A fleet mode named `name` whose members sync with `options`.
+    #[must_use]
+    pub fn with_options(name: impl Into<String>, options: FleetOptions) -> Self {
+        FleetMode {
+            name: name.into(),
+            options,
+        }
+    }
+}
+
+impl Mode for FleetMode {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError> {
+        let mut options = setup.limiter.clone();
+        options.controller = ControllerKind::Pacer;
+        let invalid = |message: String| ModeError::InvalidOptions {
+            name: self.name.clone(),
+            message,
+        };
+        self.options
+            .validate()
+            .map_err(|e| invalid(e.to_string()))?;
+        let link = FleetLink::new();
+        let follower = FleetFollower::new(&options, Arc::clone(&link));
+        let core = LimiterCore::with_controller(options.clone(), Box::new(follower), setup.now)
+            .map_err(|e| invalid(e.to_string()))?;
+        // The fleet's controller runs on the whole budget: one instance's options.
+        let mut whole = options;
+        whole.instance_count = 1;
+        let member = FleetMember::new(
+            FLEET_KEY,
+            format!("instance-{}", setup.instance),
+            self.options,
+            whole,
+            setup.now,
+        );
+        Ok(Box::new(FleetClient {
+            limiter: LimiterClient::new(core),
+            member,
+            link,
+            members: 0,
+        }))
+    }
+}
+
+/// One instance of the fleet: its own limiter (whose controller follows the fleet while the
+/// store answers), and its member of the fleet.
+#[derive(Debug)]
+pub struct FleetClient {
+    limiter: LimiterClient,
+    member: FleetMember,
+    link: Arc<FleetLink>,
+    /// The member count last applied to the limiter.
+    members: u32,
+}
+
+impl FleetClient {
+    /// The member.
+    #[must_use]
+    pub fn member(&self) -> &FleetMember {
+        &self.member
+    }
+
+    /// Puts what the member knows into the limiter: the live count, the share (or the
+    /// limiter's own control when the store has been quiet too long), the fleet's stop.
+    fn apply(&mut self, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        let core = self.limiter.core_mut();
+        let members = self.member.members();
+        if members != self.members {
+            self.members = members;
+            changes.merge(core.set_instance_count(members, now).unwrap_or_default());
+        }
+        match self.member.share(now) {
+            Some(share) => {
+                self.link.follow();
+                changes.merge(core.set_share(share, now));
+            }
+            None if !self.member.is_in_force(now) => self.link.fall_back(self.member.estimate()),
+            None => {}
+        }
+        if let Some(until) = self.member.pause_until(now) {
+            changes.merge(core.pause_until(until, now));
+        }
+        changes
+    }
+}
+
+impl Client for FleetClient {
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
+        self.member.on_asked(units, now);
+        self.limiter.acquire(units, now)
+    }
+
+    fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
+        self.limiter.hold(now)
+    }
+
+    fn sent(&mut self, now: Timestamp) {
+        self.limiter.sent(now);
+    }
+
+    fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
+        self.limiter.pop_ready(now)
+    }
+
+    fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
+        self.limiter.next_grant_at(now)
+    }
+
+    fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
+        let changes = self.limiter.on_response(response, now);
+        self.member.on_response(
+            &Feedback {
+                units: response.units,
+                sent_at: response.sent_at,
+                signal: signal_of(response.verdict),
+            },
+            now,
+        );
+        changes
+    }
+
+    fn retry_delay(&self, retry_after: Duration) -> Duration {
+        self.limiter.retry_delay(retry_after)
+    }
+
+    /// The fleet counts its members itself: the engine's count is not told.
+    fn set_instance_count(&mut self, _count: u32, _now: Timestamp) -> Changes {
+        Changes::default()
+    }
+
+    fn rate(&self) -> Option<f64> {
+        self.limiter.rate()
+    }
+
+    fn next_wake_at(&self) -> Option<Timestamp> {
+        Some(self.member.next_poll_at())
+    }
+
+    fn wake(&mut self, now: Timestamp) -> (Changes, Option<FleetCall>) {
+        let snapshot = self.limiter.core().snapshot(now);
+        let gauges = Gauges::new(
+            snapshot.measured_send_rate.unwrap_or(0.0),
+            snapshot.queued_units,
+            snapshot.waited || snapshot.queue_len > 0,
+        );
+        let call = self.member.poll(gauges, now);
+        // A call that timed out may have taken the fleet out of force.
+        (self.apply(now), call)
+    }
+
+    fn on_news(&mut self, now: Timestamp) {
+        self.member.on_news(now);
+    }
+
+    fn on_store(
+        &mut self,
+        answer: Option<StoreAnswer>,
+        sent: Timestamp,
+        now: Timestamp,
+    ) -> (Changes, Option<FleetCall>) {
+        let next = match answer {
+            Some(StoreAnswer::Synced(reply)) => self.member.on_sync(reply, sent, now),
+            Some(StoreAnswer::Committed(reply)) => self.member.on_commit(reply, now),
+            None => {
+                self.member.on_failure(now);
+                None
+            }
+        };
+        (self.apply(now), next)
+    }
+}

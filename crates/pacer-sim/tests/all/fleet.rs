@@ -1,0 +1,63 @@
+//! The `fleet` mode: the instances share one learned rate through the simulator's store
+//! (`docs/fleet.md` has the figures over 20 seeds; these pin seed 42).
+
+use crate::run;
+use pacer_sim::SimOptions;
+
+/// `instances` instances whose demands add up to 4,000 units a minute (the quota is 3,000).
+fn fleet_of(instances: u32) -> SimOptions {
+    SimOptions {
+        instances,
+        demand: 4_000.0 / f64::from(instances),
+        ..SimOptions::default()
+    }
+}
+
+#[test]
+fn thirty_two_instances_in_a_fleet_meet_the_quota_with_the_429s_of_one_process() {
+    // One process with the whole budget, against 32 that learn it each alone and 32 in a fleet.
+    let one = run(&fleet_of(1), "noisy-neighbour", &["pacer"]);
+    let many = run(&fleet_of(32), "noisy-neighbour", &["pacer", "fleet"]);
+    let (alone, apart, fleet) = (
+        &one.rows[0].metrics,
+        &many.rows[0].metrics,
+        &many.rows[1].metrics,
+    );
+    assert!(fleet.throttled <= 20, "fleet: {} 429s", fleet.throttled);
+    assert!(
+        fleet.throttled * 5 < apart.throttled,
+        "fleet {} against apart {}",
+        fleet.throttled,
+        apart.throttled
+    );
+    assert!(
+        fleet.share >= alone.share - 0.01,
+        "fleet {:.4} against one process {:.4}",
+        fleet.share,
+        alone.share
+    );
+}
+
+#[test]
+fn a_fleet_follows_autoscaling_where_a_static_instance_count_cannot() {
+    let c = run(&fleet_of(8), "autoscale", &["pacer", "fleet"]);
+    let (apart, fleet) = (&c.rows[0].metrics, &c.rows[1].metrics);
+    assert!(
+        fleet.share > apart.share && fleet.throttled < apart.throttled,
+        "fleet {:.4} / {} against pacer {:.4} / {}",
+        fleet.share,
+        fleet.throttled,
+        apart.share,
+        apart.throttled
+    );
+    assert!(fleet.share >= 0.95, "{:.4}", fleet.share);
+}
+
+#[test]
+fn a_store_that_goes_down_leaves_each_member_on_its_share_without_a_burst() {
+    let c = run(&fleet_of(8), "store-outage", &["fleet"]);
+    let fleet = &c.rows[0].metrics;
+    // The outage is minutes 5 to 7: members hold their share of the fleet's estimate.
+    assert!(fleet.share >= 0.96, "{:.4}", fleet.share);
+    assert!(fleet.throttled <= 20, "{}", fleet.throttled);
+}
