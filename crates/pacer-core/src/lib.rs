@@ -25,10 +25,12 @@ pub use engine::{
     ServerState, ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause,
     WindowAnswer, WindowLimit, forbids_retry, insufficient_quota, is_json,
 };
+#[cfg(any(test, feature = "test-util"))]
+pub use fleet::conformance as fleet_conformance;
 pub use fleet::{
     CommitReply, CommitRequest, FleetCall, FleetError, FleetFollower, FleetFuture, FleetLink,
-    FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore, SyncReply, SyncRequest,
-    TickData,
+    FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore, NewsFuture, SyncReply,
+    SyncRequest, TickData,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

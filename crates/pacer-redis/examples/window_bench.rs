@@ -196,7 +196,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 async fn delete_keys(
-    conn: &mut redis::aio::ConnectionManager,
+    conn: &mut pacer_redis::RedisConnection,
     prefix: &str,
 ) -> Result<(), redis::RedisError> {
     let mut cursor: u64 = 0;

@@ -1,6 +1,8 @@
 //! Configuration of a [`RedisWindowStore`]: key prefix, timeouts, reconnection.
 
+use crate::backend::Backend;
 use crate::circuit::{Circuit, DEFAULT_DOWN_BACKOFF, DEFAULT_MAX_DOWN_BACKOFF};
+use crate::conn::RedisConnection;
 use crate::library::Library;
 use crate::{DEFAULT_KEY_PREFIX, KeyFormat, RedisWindowError, RedisWindowStore};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
@@ -115,7 +117,7 @@ impl RedisWindowStoreBuilder {
         let conn = ConnectionManager::new_with_config(client, self.manager_config())
             .await
             .map_err(|e| RedisWindowError::from(e).naming(&address))?;
-        self.assemble(conn, address)
+        self.assemble(RedisConnection::Single(conn), address, Some(url))
     }
 
     /// A store that connects on its first call, so that a process can start while Redis is
@@ -128,7 +130,43 @@ impl RedisWindowStoreBuilder {
         let client = redis::Client::open(url)?;
         let address = client.get_connection_info().addr().to_string();
         let conn = ConnectionManager::new_lazy_with_config(client, self.manager_config())?;
-        self.assemble(conn, address)
+        self.assemble(RedisConnection::Single(conn), address, Some(url))
+    }
+
+    /// Connects to a Redis Cluster through any of its nodes (`redis://host:port` each; the
+    /// others are found from them). Each call goes to the primary of its key's slot (a
+    /// window's key, or a fleet's three keys, which share one hash tag); the function library
+    /// is loaded on every primary.
+    ///
+    /// # Errors
+    ///
+    /// As [`RedisWindowStoreBuilder::connect`].
+    pub async fn connect_cluster<S: AsRef<str>>(
+        self,
+        nodes: &[S],
+    ) -> Result<RedisWindowStore, RedisWindowError> {
+        let urls: Vec<&str> = nodes.iter().map(AsRef::as_ref).collect();
+        let client = redis::cluster::ClusterClient::builder(urls.clone())
+            .connection_timeout(self.connection_timeout)
+            .response_timeout(self.response_timeout)
+            .retries(u32::try_from(self.reconnect_retries).unwrap_or(u32::MAX))
+            .build()?;
+        let address = urls
+            .first()
+            .and_then(|u| redis::Client::open(*u).ok())
+            .map_or_else(
+                || "cluster".to_owned(),
+                |c| c.get_connection_info().addr().to_string(),
+            );
+        let conn = client
+            .get_async_connection()
+            .await
+            .map_err(|e| RedisWindowError::from(e).naming(&address))?;
+        self.assemble(
+            RedisConnection::Cluster(conn),
+            address,
+            urls.first().copied(),
+        )
     }
 
     /// A store on a connection manager configured elsewhere (its timeouts apply; this
@@ -141,34 +179,49 @@ impl RedisWindowStoreBuilder {
         self,
         conn: ConnectionManager,
     ) -> Result<RedisWindowStore, RedisWindowError> {
-        self.assemble(conn, "unknown".to_owned())
+        self.assemble(RedisConnection::Single(conn), "unknown".to_owned(), None)
     }
 
     fn assemble(
         self,
-        conn: ConnectionManager,
+        conn: RedisConnection,
         address: String,
+        url: Option<&str>,
     ) -> Result<RedisWindowStore, RedisWindowError> {
         let keys = KeyFormat::new(self.prefix)?;
         let circuit = Circuit::new(self.down_backoff.0, self.down_backoff.1);
-        #[cfg(feature = "test-util")]
-        if let Some(clock) = self.clock {
-            return Ok(RedisWindowStore::assemble(
-                conn,
-                keys,
-                Library::test_clock(),
-                Some(clock),
-                circuit,
-                address,
-            ));
-        }
-        Ok(RedisWindowStore::assemble(
+        let clock: Option<std::sync::Arc<dyn pacer_core::Clock>> = {
+            #[cfg(feature = "test-util")]
+            {
+                self.clock
+            }
+            #[cfg(not(feature = "test-util"))]
+            {
+                None
+            }
+        };
+        let circuit_clock = clock
+            .clone()
+            .unwrap_or_else(|| std::sync::Arc::new(pacer_core::RealClock::new()));
+        let backend = std::sync::Arc::new(Backend::new(
             conn,
-            keys,
-            Library::real(),
-            None,
             circuit,
+            circuit_clock,
             address,
-        ))
+            url.map(str::to_owned),
+        ));
+        let library = if clock.is_some() {
+            #[cfg(feature = "test-util")]
+            {
+                Library::test_clock()
+            }
+            #[cfg(not(feature = "test-util"))]
+            {
+                Library::real()
+            }
+        } else {
+            Library::real()
+        };
+        Ok(RedisWindowStore::assemble(backend, keys, library, clock))
     }
 }

@@ -11,9 +11,12 @@
 //! so those may go to replicas).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod backend;
 mod builder;
 mod circuit;
+mod conn;
 mod error;
+mod fleet;
 mod key;
 mod library;
 mod store;
@@ -22,7 +25,9 @@ pub mod testing;
 
 pub use builder::RedisWindowStoreBuilder;
 pub use circuit::{DEFAULT_DOWN_BACKOFF, DEFAULT_MAX_DOWN_BACKOFF};
+pub use conn::RedisConnection;
 pub use error::RedisWindowError;
+pub use fleet::{DEFAULT_FLEET_PREFIX, RedisFleetStore};
 pub use key::{DEFAULT_KEY_PREFIX, KeyFormat, MAX_LITERAL_KEY_BYTES, MAX_PREFIX_BYTES};
-pub use library::{LIBRARY_NAME, LIBRARY_SOURCE};
+pub use library::{FLEET_LIBRARY_NAME, FLEET_LIBRARY_SOURCE, LIBRARY_NAME, LIBRARY_SOURCE};
 pub use store::RedisWindowStore;

@@ -59,6 +59,60 @@ impl Library {
     }
 }
 
+/// The Lua source of the fleet library (`pacer_fleet_v1`), loaded with `FUNCTION LOAD REPLACE`
+/// by a [`RedisFleetStore`](crate::RedisFleetStore).
+pub const FLEET_LIBRARY_SOURCE: &str = include_str!("lua/pacer_fleet.lua");
+
+/// The fleet library's name: `pacer_fleet_v1`. Its functions are this name followed by `_sync`,
+/// `_commit` and `_leave`.
+pub const FLEET_LIBRARY_NAME: &str = "pacer_fleet_v1";
+
+/// The fleet library's names and source: the real one, or the test build that reads the time
+/// from an extra argument.
+#[derive(Debug, Clone)]
+pub(crate) struct FleetLibrary {
+    pub(crate) name: String,
+    pub(crate) source: String,
+    pub(crate) sync: String,
+    pub(crate) commit: String,
+    pub(crate) leave: String,
+}
+
+impl FleetLibrary {
+    /// The library as shipped: Redis `TIME` is the clock.
+    pub(crate) fn real() -> Self {
+        FleetLibrary::named(
+            FLEET_LIBRARY_NAME.to_owned(),
+            FLEET_LIBRARY_SOURCE.to_owned(),
+        )
+    }
+
+    /// The test build: another name, and `now` read from the sync's last argument.
+    #[cfg(any(test, feature = "test-util"))]
+    pub(crate) fn test_clock() -> Self {
+        const FLAG: &str = "local TEST_CLOCK = false";
+        assert!(
+            FLEET_LIBRARY_SOURCE.contains(FLAG),
+            "the Lua lost its test flag"
+        );
+        let name = format!("{FLEET_LIBRARY_NAME}_testclock");
+        let source = FLEET_LIBRARY_SOURCE
+            .replace(FLAG, "local TEST_CLOCK = true")
+            .replace(FLEET_LIBRARY_NAME, &name);
+        FleetLibrary::named(name, source)
+    }
+
+    fn named(name: String, source: String) -> Self {
+        FleetLibrary {
+            sync: format!("{name}_sync"),
+            commit: format!("{name}_commit"),
+            leave: format!("{name}_leave"),
+            name,
+            source,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +141,28 @@ mod tests {
             RELEASED,
             "the Lua changed: bump the library version"
         );
+    }
+
+    /// The fleet library's released digest, as [`RELEASED`] for the window library.
+    const FLEET_RELEASED: (&str, &str) = (
+        "pacer_fleet_v1",
+        "22522d7d9414d839af7a1432bc0e9977f163fafa6435994a5b2b2987d18734ae",
+    );
+
+    #[test]
+    fn a_changed_fleet_lua_bumps_the_version() {
+        assert!(FLEET_LIBRARY_SOURCE.starts_with(&format!("#!lua name={FLEET_LIBRARY_NAME}\n")));
+        let digest = Sha256::digest(FLEET_LIBRARY_SOURCE.as_bytes());
+        let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            (FLEET_LIBRARY_NAME, hex.as_str()),
+            FLEET_RELEASED,
+            "the fleet Lua changed: bump the library version"
+        );
+        let t = FleetLibrary::test_clock();
+        assert_eq!(t.sync, "pacer_fleet_v1_testclock_sync");
+        assert!(t.source.contains("local TEST_CLOCK = true"));
+        assert!(!t.source.contains("'pacer_fleet_v1_sync'"));
     }
 
     #[test]

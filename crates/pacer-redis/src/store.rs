@@ -1,18 +1,16 @@
 //! The Redis window store: each operation one `FCALL` of Pacer's function library.
 
-use crate::circuit::{Admit, Circuit, Failure};
-use crate::error::{is_missing_function, window_error};
+use crate::backend::{Backend, Loadable};
+use crate::conn::RedisConnection;
+use crate::error::window_error;
 use crate::library::Library;
 use crate::{KeyFormat, RedisWindowError, RedisWindowStoreBuilder};
 use pacer_core::{
     Clock, EtaOutcome, EventsOutcome, FillOutcome, TryOutcome, WindowError, WindowFuture,
     WindowGeometry, WindowStore, WindowTime, check_limit, check_limited_call,
 };
-use redis::aio::ConnectionManager;
-use redis::{Cmd, Value};
-use std::future::Future;
+use redis::Value;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Strict windows in Redis, shared by every process that uses the same Redis and key prefix.
 ///
@@ -49,16 +47,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// ```
 #[derive(Debug)]
 pub struct RedisWindowStore {
-    conn: ConnectionManager,
+    backend: Arc<Backend>,
     keys: KeyFormat,
     library: Arc<Library>,
-    loaded: AtomicBool,
+    loadable: Arc<Loadable>,
     clock: Option<Arc<dyn Clock>>,
-    circuit: Circuit,
-    /// Monotonic time for the circuit's backoff.
-    circuit_clock: Arc<dyn Clock>,
-    /// `host:port`, never a password.
-    address: String,
 }
 
 impl RedisWindowStore {
@@ -77,119 +70,50 @@ impl RedisWindowStore {
     }
 
     pub(crate) fn assemble(
-        conn: ConnectionManager,
+        backend: Arc<Backend>,
         keys: KeyFormat,
         library: Library,
         clock: Option<Arc<dyn Clock>>,
-        circuit: Circuit,
-        address: String,
     ) -> Self {
-        let circuit_clock = clock
-            .clone()
-            .unwrap_or_else(|| Arc::new(pacer_core::RealClock::new()));
+        let loadable = Arc::new(Loadable::new(library.name.clone(), library.source.clone()));
         RedisWindowStore {
-            conn,
+            backend,
             keys,
             library: Arc::new(library),
-            loaded: AtomicBool::new(false),
+            loadable,
             clock,
-            circuit,
-            circuit_clock,
-            address,
         }
+    }
+
+    /// The connection, the circuit and the test clock, for a fleet store on the same Redis.
+    pub(crate) fn parts(&self) -> (Arc<Backend>, Option<Arc<dyn Clock>>) {
+        (Arc::clone(&self.backend), self.clock.clone())
     }
 
     /// The server's address, `host:port` (never a password), as errors name it; `unknown` for a
     /// store made on a connection.
     #[must_use]
     pub fn address(&self) -> &str {
-        &self.address
+        &self.backend.address
     }
 
     /// True while the store takes Redis for down and fails calls at once (see
     /// [`RedisWindowError::Down`]).
     #[must_use]
     pub fn is_down(&self) -> bool {
-        self.circuit.open_for() == Some(Failure::Unreachable)
+        self.backend.is_down()
     }
 
-    /// Runs `call` through the circuit: at once [`RedisWindowError::Down`] (or `NotRedis`) while
-    /// it is open, else the call, whose failure or success moves the circuit.
-    ///
-    /// A probe that finds the transport failed tries once more at once: the connection manager
-    /// keeps the last failed connection attempt for the first call after it, and starts a fresh
-    /// one only then.
-    async fn guarded<T, F>(&self, call: impl Fn() -> F) -> Result<T, RedisWindowError>
-    where
-        F: Future<Output = Result<T, RedisWindowError>>,
-    {
-        let now = self.circuit_clock.now();
-        let probe = match self.circuit.admit(now) {
-            Admit::Closed => false,
-            Admit::Probe => true,
-            Admit::Refuse { retry_in, why } => {
-                return Err(match why {
-                    Failure::Unreachable => RedisWindowError::Down {
-                        address: self.address.clone(),
-                        retry_in,
-                    },
-                    Failure::NotRedis => RedisWindowError::NotRedis {
-                        address: self.address.clone(),
-                        source: redis::RedisError::from((
-                            redis::ErrorKind::Parse,
-                            "an earlier reply was not Redis's",
-                        )),
-                    },
-                });
-            }
-        };
-        // A probe dropped before it ends lets the next call probe.
-        let mut guard = ProbeGuard {
-            circuit: probe.then_some(&self.circuit),
-        };
-        let mut result = call().await;
-        if probe
-            && let Err(e) = &result
-            && e.transport_failure() == Some(Failure::Unreachable)
-        {
-            result = call().await;
-        }
-        let result = result.map_err(|e| e.naming(&self.address));
-        guard.circuit = None;
-        match result
-            .as_ref()
-            .err()
-            .and_then(RedisWindowError::transport_failure)
-        {
-            Some(why) => {
-                if let Some(backoff) = self.circuit.failed(self.circuit_clock.now(), why, probe) {
-                    tracing::warn!(
-                        address = %self.address,
-                        backoff_ms = backoff.as_millis() as u64,
-                        reason = ?why,
-                        "Redis window store unreachable: calls fail at once until one gets through"
-                    );
-                }
-            }
-            None => {
-                if self.circuit.succeeded() {
-                    tracing::info!(address = %self.address, "Redis window store reachable again");
-                }
-            }
-        }
-        result
+    /// The connection (a cheap clone), for commands of one's own.
+    #[must_use]
+    pub fn connection(&self) -> RedisConnection {
+        self.backend.conn.clone()
     }
 
     /// The Redis key that holds the window of `key`.
     #[must_use]
     pub fn redis_key(&self, key: &str) -> String {
         self.keys.redis_key(key)
-    }
-
-    /// The connection (a cheap clone of the manager).
-    #[must_use]
-    pub fn connection(&self) -> ConnectionManager {
-        self.conn.clone()
     }
 
     /// The name of the function library this store calls.
@@ -206,40 +130,14 @@ impl RedisWindowStore {
     /// [`RedisWindowError::Load`] when Redis refuses (older than 7.0, no permission) or cannot
     /// be reached.
     pub async fn load_library(&self) -> Result<(), RedisWindowError> {
-        self.guarded(|| self.load("requested")).await
-    }
-
-    async fn load(&self, reason: &'static str) -> Result<(), RedisWindowError> {
-        let mut conn = self.conn.clone();
-        redis::cmd("FUNCTION")
-            .arg("LOAD")
-            .arg("REPLACE")
-            .arg(&self.library.source)
-            .query_async::<String>(&mut conn)
+        self.backend
+            .guarded(|| self.backend.load(&self.loadable, "requested"))
             .await
-            .map_err(|source| RedisWindowError::Load {
-                library: self.library.name.clone(),
-                source,
-            })?;
-        self.loaded.store(true, Ordering::Release);
-        tracing::debug!(library = %self.library.name, reason, "loaded the window function library");
-        Ok(())
     }
 
     /// Calls `function` on `key` with `args` (and the test clock's time, if any), loading the
     /// library first if needed and once more if Redis lost it.
     async fn fcall(
-        &self,
-        function: &str,
-        read_only: bool,
-        key: Option<&str>,
-        args: &[u64],
-    ) -> Result<Vec<i64>, RedisWindowError> {
-        self.guarded(|| self.fcall_unguarded(function, read_only, key, args))
-            .await
-    }
-
-    async fn fcall_unguarded(
         &self,
         function: &str,
         read_only: bool,
@@ -256,26 +154,14 @@ impl RedisWindowStore {
         if let Some(clock) = &self.clock {
             cmd.arg(WindowTime::from_system_time(clock.system_now()).as_micros());
         }
-        if !self.loaded.load(Ordering::Acquire) {
-            self.load("first use").await?;
-        }
-        let reply = match self.query(&cmd).await {
-            Err(RedisWindowError::Redis(e)) if is_missing_function(&e) => {
-                self.loaded.store(false, Ordering::Release);
-                self.load("function missing").await?;
-                self.query(&cmd).await?
-            }
-            other => other?,
-        };
+        let reply = self
+            .backend
+            .guarded(|| self.backend.fcall(&self.loadable, &cmd))
+            .await?;
         integers(&reply).ok_or_else(|| RedisWindowError::Reply {
             function: function.to_owned(),
             reply: format!("{reply:?}"),
         })
-    }
-
-    async fn query(&self, cmd: &Cmd) -> Result<Value, RedisWindowError> {
-        let mut conn = self.conn.clone();
-        Ok(cmd.query_async::<Value>(&mut conn).await?)
     }
 
     fn geometry_args(g: &WindowGeometry) -> [u64; 3] {
@@ -304,19 +190,6 @@ impl RedisWindowStore {
             [a, b, c] => Ok((a, b, c)),
             [a, b] => Ok((a, b, 0)),
             _ => Err(bad_reply(function, &reply)),
-        }
-    }
-}
-
-/// Ends the probe if the call that carried it is dropped before it ends.
-struct ProbeGuard<'a> {
-    circuit: Option<&'a Circuit>,
-}
-
-impl Drop for ProbeGuard<'_> {
-    fn drop(&mut self) {
-        if let Some(circuit) = self.circuit {
-            circuit.probe_ended();
         }
     }
 }
@@ -462,11 +335,7 @@ impl WindowStore for RedisWindowStore {
     fn clear<'a>(&'a self, key: &'a str) -> WindowFuture<'a, ()> {
         Box::pin(async move {
             let del = redis::cmd("DEL").arg(self.keys.redis_key(key)).clone();
-            self.guarded(|| async {
-                let mut conn = self.conn.clone();
-                Ok(del.query_async::<i64>(&mut conn).await?)
-            })
-            .await?;
+            self.backend.guarded(|| self.backend.query(&del)).await?;
             Ok(())
         })
     }

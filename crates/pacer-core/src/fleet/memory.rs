@@ -2,7 +2,8 @@
 //! share one store value.
 
 use super::{
-    CommitReply, CommitRequest, FleetFuture, FleetStore, Gauges, SyncReply, SyncRequest, TickData,
+    CommitReply, CommitRequest, FleetFuture, FleetStore, Gauges, NewsFuture, SyncReply,
+    SyncRequest, TickData,
 };
 use crate::{Clock, Timestamp};
 use parking_lot::Mutex;
@@ -10,6 +11,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// A fleet no member syncs for this long is forgotten.
 const FORGET_AFTER: Duration = Duration::from_secs(24 * 3600);
@@ -35,6 +37,8 @@ const FORGET_AFTER: Duration = Duration::from_secs(24 * 3600);
 pub struct MemoryFleetStore {
     clock: Arc<dyn Clock>,
     fleets: Mutex<HashMap<String, Fleet>>,
+    /// Each fleet's news of urgent commits, for the members waiting on it.
+    news: Mutex<HashMap<String, Arc<Notify>>>,
 }
 
 impl fmt::Debug for MemoryFleetStore {
@@ -63,6 +67,7 @@ impl MemoryFleetStore {
         MemoryFleetStore {
             clock: Arc::new(clock),
             fleets: Mutex::new(HashMap::new()),
+            news: Mutex::new(HashMap::new()),
         }
     }
 
@@ -126,9 +131,16 @@ impl MemoryFleetStore {
                 fleet.claim = None;
             }
         }
+        let version = fleet.version;
+        drop(fleets);
+        if request.urgent
+            && let Some(news) = self.news.lock().get(key)
+        {
+            news.notify_waiters();
+        }
         CommitReply {
             committed: true,
-            version: fleet.version,
+            version,
             state: None,
         }
     }
@@ -164,5 +176,46 @@ impl FleetStore for MemoryFleetStore {
     fn leave<'a>(&'a self, key: &'a str, member: &'a str) -> FleetFuture<'a, ()> {
         self.leave_now(key, member);
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn news<'a>(&'a self, key: &'a str) -> NewsFuture<'a> {
+        let notify = Arc::clone(self.news.lock().entry(key.to_owned()).or_default());
+        // Made now: an urgent commit from this moment on wakes it, polled or not.
+        let notified = notify.notified_owned();
+        Box::pin(notified)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ManualClock;
+    use crate::fleet_conformance::FleetFixture;
+
+    struct Memory {
+        clock: ManualClock,
+        store: MemoryFleetStore,
+    }
+
+    impl FleetFixture for Memory {
+        fn store(&self) -> &dyn FleetStore {
+            &self.store
+        }
+        fn clock(&self) -> &ManualClock {
+            &self.clock
+        }
+    }
+
+    async fn memory() -> Memory {
+        let clock = ManualClock::new();
+        Memory {
+            store: MemoryFleetStore::new(clock.clone()),
+            clock,
+        }
+    }
+
+    mod conformance {
+        use super::*;
+        crate::fleet_conformance_tests!(memory());
     }
 }

@@ -16,6 +16,8 @@
 //! answer back and applies [`FleetMember::share`] to the limiter, whose controller is a
 //! [`FleetFollower`]. No request waits on the store.
 
+#[cfg(any(test, feature = "test-util"))]
+pub mod conformance;
 mod follower;
 mod limiter;
 mod member;
@@ -29,4 +31,4 @@ pub use member::{FleetCall, FleetMember};
 pub use memory::MemoryFleetStore;
 pub use options::FleetOptions;
 pub use protocol::{CommitReply, CommitRequest, Gauges, SyncReply, SyncRequest, TickData};
-pub use store::{FleetError, FleetFuture, FleetStore};
+pub use store::{FleetError, FleetFuture, FleetStore, NewsFuture};

@@ -126,6 +126,35 @@ impl SyncRequest {
     }
 }
 
+impl SyncReply {
+    /// An answer at `now` (the store's clock) with `members` alive and the state at `version`,
+    /// not sent; nothing accepted, no tick. For a store of one's own.
+    #[must_use]
+    pub fn new(now: Timestamp, members: u32, version: u64) -> Self {
+        SyncReply {
+            now,
+            members,
+            version,
+            state: None,
+            accepted: 0.0,
+            tick: None,
+        }
+    }
+}
+
+impl CommitReply {
+    /// An answer: written or not, the version now, and (when not written) the state in the
+    /// store. For a store of one's own.
+    #[must_use]
+    pub fn new(committed: bool, version: u64, state: Option<Vec<u8>>) -> Self {
+        CommitReply {
+            committed,
+            version,
+            state,
+        }
+    }
+}
+
 impl CommitRequest {
     /// A write of `state` by `member` over version `expected_version`.
     #[must_use]

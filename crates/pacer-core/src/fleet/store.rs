@@ -129,7 +129,18 @@ pub trait FleetStore: Send + Sync + fmt::Debug {
 
     /// Drops `member` from the fleet at once (a process that stops).
     fn leave<'a>(&'a self, key: &'a str, member: &'a str) -> FleetFuture<'a, ()>;
+
+    /// Resolves when a member commits urgently to `key` from now on (a cut, a stop): the
+    /// members waiting on it sync at once instead of at their next period. The default never
+    /// resolves (a store that cannot tell: members hear at their next sync).
+    fn news<'a>(&'a self, key: &'a str) -> NewsFuture<'a> {
+        let _ = key;
+        Box::pin(std::future::pending())
+    }
 }
+
+/// The future [`FleetStore::news`] returns.
+pub type NewsFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
 impl<S: FleetStore + ?Sized> FleetStore for Arc<S> {
     fn sync<'a>(&'a self, key: &'a str, request: &'a SyncRequest) -> FleetFuture<'a, SyncReply> {
@@ -146,5 +157,9 @@ impl<S: FleetStore + ?Sized> FleetStore for Arc<S> {
 
     fn leave<'a>(&'a self, key: &'a str, member: &'a str) -> FleetFuture<'a, ()> {
         (**self).leave(key, member)
+    }
+
+    fn news<'a>(&'a self, key: &'a str) -> NewsFuture<'a> {
+        (**self).news(key)
     }
 }

@@ -4,15 +4,15 @@
 use crate::harness;
 use pacer_core::conformance::{BoxFuture, Fixture};
 use pacer_core::{ManualClock, WindowStore};
+use pacer_redis::RedisConnection;
 use pacer_redis::RedisWindowStore;
-use redis::aio::ConnectionManager;
 use std::sync::Arc;
 
 pub(crate) struct RedisFixture {
     pub(crate) clock: ManualClock,
     pub(crate) store: RedisWindowStore,
     pub(crate) prefix: String,
-    pub(crate) conn: ConnectionManager,
+    pub(crate) conn: RedisConnection,
 }
 
 /// A store on the shared Redis under a fresh prefix, on a new manual clock.

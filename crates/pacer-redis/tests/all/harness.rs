@@ -15,7 +15,7 @@ pub(crate) async fn connection(url: &str) -> ConnectionManager {
 }
 
 /// Deletes every key under `prefix`.
-pub(crate) async fn delete_prefix(conn: &mut ConnectionManager, prefix: &str) {
+pub(crate) async fn delete_prefix(conn: &mut impl redis::aio::ConnectionLike, prefix: &str) {
     let mut cursor: u64 = 0;
     loop {
         let (next, keys): (u64, Vec<String>) = redis::cmd("SCAN")

@@ -5,14 +5,14 @@
 use crate::harness;
 use crate::harness::SteppingClock;
 use pacer_core::{WindowGeometry, WindowStore};
+use pacer_redis::RedisConnection;
 use pacer_redis::{LIBRARY_NAME, RedisWindowStore};
-use redis::aio::ConnectionManager;
 use redis::{RedisError, Value};
 use std::sync::Arc;
 use std::time::Duration;
 
 async fn fcall(
-    conn: &mut ConnectionManager,
+    conn: &mut RedisConnection,
     command: &str,
     function: &str,
     keys: &[&str],
@@ -27,7 +27,7 @@ async fn fcall(
         .await
 }
 
-async fn loaded() -> (RedisWindowStore, ConnectionManager, String) {
+async fn loaded() -> (RedisWindowStore, RedisConnection, String) {
     let (store, prefix) = harness::real_store().await;
     store.load_library().await.expect("load");
     let conn = store.connection();

@@ -3,6 +3,7 @@
 mod conformance;
 mod down;
 mod faults;
+mod fleet;
 mod harness;
 mod lua;
 mod properties;
