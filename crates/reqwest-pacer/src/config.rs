@@ -4,7 +4,8 @@ use crate::{
     CostEstimator, EndpointKeyExtractor, KeyMode, StrictWindow, ThrottleClassifier, UnitCost,
 };
 use pacer_core::{
-    Controller, ControllerFactory, LimiterOptions, Rules, ServerStopPolicy, ThrottlingAlgorithm,
+    Controller, ControllerFactory, FleetOptions, FleetStore, LimiterOptions, Rules,
+    ServerStopPolicy, ThrottlingAlgorithm,
 };
 use std::fmt;
 use std::num::NonZeroU32;
@@ -40,6 +41,8 @@ pub struct LimiterConfig {
     pub(crate) max_endpoints: usize,
     pub(crate) endpoint_idle_ttl: Duration,
     pub(crate) windows: Vec<StrictWindow>,
+    /// The fleet every endpoint's limiter joins, if any.
+    pub(crate) fleet: Option<(Arc<dyn FleetStore>, FleetOptions)>,
 }
 
 impl Default for LimiterConfig {
@@ -61,6 +64,7 @@ impl LimiterConfig {
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
             windows: Vec::new(),
+            fleet: None,
         }
     }
 
@@ -208,6 +212,20 @@ impl LimiterConfig {
         &self.windows
     }
 
+    /// Shares each endpoint's learned rate with every process that uses the same `store`
+    /// (a [`RedisFleetStore`](https://docs.rs/pacer-redis) for processes on many machines): the
+    /// endpoint's limiter is a member of the fleet `limiter name : endpoint key`, counted while
+    /// it lives (the live count replaces `InstanceCount`), with **one** controller for the whole
+    /// budget kept in the store. A throttle any member sees cuts the fleet's rate once, and each
+    /// member sends its share of it. The Pacer controller (whatever `Controller` says; a
+    /// controller of one's own is not used) runs the fleet, and each member's own runs while the
+    /// store does not answer. Members sync every `options.period` beside the requests; no
+    /// request waits on the store. See `docs/fleet.md`.
+    pub fn fleet(mut self, store: Arc<dyn FleetStore>, options: FleetOptions) -> Self {
+        self.fleet = Some((store, options));
+        self
+    }
+
     /// The proactive algorithm, if any.
     #[must_use]
     pub fn throttling_algorithm(&self) -> Option<&Arc<dyn ThrottlingAlgorithm>> {
@@ -227,6 +245,7 @@ impl fmt::Debug for LimiterConfig {
             .field("max_endpoints", &self.max_endpoints)
             .field("endpoint_idle_ttl", &self.endpoint_idle_ttl)
             .field("windows", &self.windows)
+            .field("fleet", &self.fleet.as_ref().map(|(s, o)| (s, o)))
             .finish()
     }
 }

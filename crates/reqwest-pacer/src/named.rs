@@ -4,8 +4,8 @@
 use crate::LimiterConfig;
 use crate::observe::Metrics;
 use pacer_core::{
-    Changes, Clock, Endpoint, Engine, InvalidOption, InvalidOptions, Limiter, LimiterOptions,
-    Timestamp,
+    Changes, Clock, ControllerKind, Endpoint, Engine, FleetFollower, FleetHandle, FleetLink,
+    FleetMember, InvalidOption, InvalidOptions, Limiter, LimiterOptions, Timestamp,
 };
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
@@ -71,18 +71,66 @@ impl Named {
         self.apply_options(&options)
     }
 
-    /// The endpoint `key` and its adaptive limiter, made on first use.
+    /// The endpoint `key` and its adaptive limiter, made on first use (and, with a fleet, made
+    /// a member of it, its task spawned).
     pub(crate) fn endpoint(&self, key: &str, now: Timestamp) -> Arc<Endpoint> {
-        self.engine.endpoint(
+        let mut joins = None;
+        let endpoint = self.engine.endpoint(
             key,
             now,
             || {
-                let limiter = self.build_limiter();
+                let config = self.config();
+                let link = config.fleet.as_ref().map(|_| FleetLink::new());
+                let limiter = self.build_limiter(&config, link.clone());
                 self.add_rate(limiter.rate());
+                joins = link.map(|link| (config, link));
                 limiter
             },
             |gone| self.forget(gone),
-        )
+        );
+        if let Some((config, link)) = joins {
+            self.join_fleet(&config, &endpoint, link, now);
+        }
+        endpoint
+    }
+
+    /// Makes a new endpoint a member of the limiter's fleet and spawns the task that syncs it
+    /// (on the runtime the request runs on; without one the endpoint keeps its own control).
+    fn join_fleet(
+        &self,
+        config: &LimiterConfig,
+        endpoint: &Endpoint,
+        link: Arc<FleetLink>,
+        now: Timestamp,
+    ) {
+        let Some((store, options)) = &config.fleet else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(limiter = %self.name, "no tokio runtime: the endpoint keeps its own control");
+            return;
+        };
+        // The fleet's controller runs on the whole budget, as one process would.
+        let mut whole = config.options.clone();
+        whole.instance_count = 1;
+        whole.controller = ControllerKind::Pacer;
+        let member = FleetMember::new(
+            format!("{}:{}", self.name, endpoint.key()),
+            member_id(),
+            *options,
+            whole,
+            now,
+        );
+        let handle = FleetHandle::new(member, link);
+        if endpoint.join_fleet(Arc::clone(&handle)) {
+            let task = FleetHandle::run(
+                &handle,
+                Arc::clone(store),
+                endpoint.limiter().clone(),
+                Arc::clone(&self.clock),
+            );
+            runtime.spawn(task);
+        }
     }
 
     /// Takes a dropped endpoint's rate out of the gauge.
@@ -90,12 +138,15 @@ impl Named {
         self.add_rate(-gone.rate());
     }
 
-    fn build_limiter(&self) -> Limiter {
-        let config = self.config();
+    fn build_limiter(&self, config: &LimiterConfig, fleet: Option<Arc<FleetLink>>) -> Limiter {
         let mut builder = Limiter::builder(config.options.clone())
             .clock(Arc::clone(&self.clock))
             .name(Arc::clone(&self.name));
-        if let Some(make) = &config.controller {
+        if let Some(link) = fleet {
+            let mut own = config.options.clone();
+            own.controller = ControllerKind::Pacer;
+            builder = builder.controller(Box::new(FleetFollower::new(&own, link)));
+        } else if let Some(make) = &config.controller {
             builder = builder.controller(make());
         }
         let limiter = builder
@@ -172,4 +223,13 @@ impl Drop for WaitingGuard<'_> {
         let n = self.named.waiting.fetch_sub(1, Ordering::Relaxed) - 1;
         self.named.metrics.waiting(n);
     }
+}
+
+/// A member id no other process draws: 64 bits from the OS's randomness (the seed of std's
+/// hash maps), with this process's id.
+fn member_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{:016x}-{}", h.finish(), std::process::id())
 }

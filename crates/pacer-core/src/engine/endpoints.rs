@@ -2,11 +2,12 @@
 //! adaptive limiter, the server's numbers, its budgets in other units), with bounded memory.
 
 use super::ServerState;
+use crate::FleetHandle;
 use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// How many operations a shard runs between two sweeps of its idle entries.
@@ -42,6 +43,8 @@ pub struct Endpoint {
     key: Arc<str>,
     limiter: Limiter,
     pub(crate) server: Mutex<ServerState>,
+    /// The endpoint's member of its fleet, when its limiter shares a fleet's rate.
+    fleet: OnceLock<Arc<FleetHandle>>,
 }
 
 impl Endpoint {
@@ -55,6 +58,19 @@ impl Endpoint {
     #[must_use]
     pub fn limiter(&self) -> &Limiter {
         &self.limiter
+    }
+
+    /// Makes the endpoint a member of a fleet: the engine reports its requests and responses
+    /// to `handle` from now on (the driver runs [`FleetHandle::run`] beside them). An endpoint
+    /// joins one fleet at most; a second call changes nothing and returns false.
+    pub fn join_fleet(&self, handle: Arc<FleetHandle>) -> bool {
+        self.fleet.set(handle).is_ok()
+    }
+
+    /// The endpoint's member of its fleet, if it has joined one.
+    #[must_use]
+    pub fn fleet(&self) -> Option<&Arc<FleetHandle>> {
+        self.fleet.get()
     }
 
     /// The rate-limit state the server last reported, adjusted to `now`; `None` when it is
@@ -116,6 +132,7 @@ impl Endpoints {
             key: Arc::clone(&key),
             limiter: make(),
             server: Mutex::new(ServerState::default()),
+            fleet: OnceLock::new(),
         });
         shard.map.insert(
             key,

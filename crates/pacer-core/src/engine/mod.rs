@@ -185,11 +185,11 @@ impl Engine {
         if windows || self.headers_seen() {
             return None;
         }
-        endpoint
-            .limiter()
-            .try_acquire(units)
-            .ok()
-            .map(|permit| permit.granted_at())
+        let permit = endpoint.limiter().try_acquire(units).ok()?;
+        if let Some(fleet) = endpoint.fleet() {
+            fleet.asked(units, permit.granted_at());
+        }
+        Some(permit.granted_at())
     }
 
     /// Before the send: what the endpoint's server state asks of a request at `now` (see
@@ -287,11 +287,15 @@ impl Engine {
         }
         let followed = quota.map(|quota| endpoint.limiter().follow_server(quota));
         let mut changes = if units > 0 {
-            endpoint.limiter().on_response(Feedback {
+            let feedback = Feedback {
                 units,
                 sent_at,
                 signal: reading.signal,
-            })
+            };
+            if let Some(fleet) = endpoint.fleet() {
+                fleet.responded(&feedback, now);
+            }
+            endpoint.limiter().on_response(feedback)
         } else {
             Changes::default()
         };

@@ -117,6 +117,9 @@ impl Engine {
     ) -> Result<Timestamp, Refusal> {
         let (units, start, max_wait) = (attempt.units, attempt.start, attempt.max_wait);
         let limiter = endpoint.limiter();
+        if let Some(fleet) = endpoint.fleet() {
+            fleet.asked(units, start);
+        }
         let past_timeout = |cause| {
             attempt
                 .timeout

@@ -19,6 +19,7 @@
 #[cfg(any(test, feature = "test-util"))]
 pub mod conformance;
 mod follower;
+mod handle;
 mod limiter;
 mod member;
 mod memory;
@@ -27,6 +28,7 @@ mod protocol;
 mod store;
 
 pub use follower::{FleetFollower, FleetLink};
+pub use handle::{FleetHandle, Steered};
 pub use member::{FleetCall, FleetMember};
 pub use memory::MemoryFleetStore;
 pub use options::FleetOptions;

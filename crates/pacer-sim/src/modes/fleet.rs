@@ -105,28 +105,10 @@ impl FleetClient {
         &self.member
     }
 
-    /// Puts what the member knows into the limiter: the live count, the share (or the
-    /// limiter's own control when the store has been quiet too long), the fleet's stop.
+    /// Puts what the member knows into the limiter ([`FleetMember::steer`]).
     fn apply(&mut self, now: Timestamp) -> Changes {
-        let mut changes = Changes::default();
         let core = self.limiter.core_mut();
-        let members = self.member.members();
-        if members != self.members {
-            self.members = members;
-            changes.merge(core.set_instance_count(members, now).unwrap_or_default());
-        }
-        match self.member.share(now) {
-            Some(share) => {
-                self.link.follow();
-                changes.merge(core.set_share(share, now));
-            }
-            None if !self.member.is_in_force(now) => self.link.fall_back(self.member.estimate()),
-            None => {}
-        }
-        if let Some(until) = self.member.pause_until(now) {
-            changes.merge(core.pause_until(until, now));
-        }
-        changes
+        self.member.steer(&self.link, &mut self.members, core, now)
     }
 }
 

@@ -1,0 +1,105 @@
+//! Fleets through the middleware: processes (here, middlewares) sharing one store share one
+//! learned rate and count each other.
+
+use crate::retry_after::endpoint;
+use crate::support::*;
+use pacer_core::{FleetOptions, FleetStore, MemoryFleetStore, RealClock};
+use reqwest_pacer::{LimiterConfig, PacerMiddleware};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wiremock::ResponseTemplate;
+
+/// Fleet options for a test: a fast period, a short lease.
+fn fast() -> FleetOptions {
+    let mut o = FleetOptions::default();
+    o.period = Duration::from_millis(50);
+    o.lease = Duration::from_millis(300);
+    o
+}
+
+fn member(store: &Arc<dyn FleetStore>) -> PacerMiddleware {
+    let mut options = generous();
+    options.initial_units_per_minute = Some(6_000.0);
+    PacerMiddleware::builder()
+        .limiter(
+            "api",
+            LimiterConfig::new(options).fleet(Arc::clone(store), fast()),
+        )
+        .build()
+        .unwrap()
+}
+
+/// Waits (in real time, at most 5 s) until `done` holds.
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(5) {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    done()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_count_each_other_and_one_throttle_cuts_the_rate_of_both() {
+    let (server, _script) = scripted(vec![ok(), throttled("1"), ok()]).await;
+    let store: Arc<dyn FleetStore> = Arc::new(MemoryFleetStore::new(RealClock::new()));
+    let (a, b) = (member(&store), member(&store));
+    let key = endpoint(&server);
+    client(&a).get(server.uri()).send().await.unwrap();
+    client(&b).get(server.uri()).send().await.unwrap();
+    let count = |p: &PacerMiddleware| {
+        p.state("api", &key)
+            .unwrap()
+            .limiter
+            .map_or(0, |s| s.instance_count)
+    };
+    assert!(
+        eventually(|| count(&a) == 2 && count(&b) == 2).await,
+        "each counts two members: {} and {}",
+        count(&a),
+        count(&b)
+    );
+    // b meets a 429 (the script's second answer) and is sent again after its Retry-After.
+    let answered = client(&b).get(server.uri()).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let rate = |p: &PacerMiddleware| p.state("api", &key).unwrap().limiter.unwrap().rate;
+    // One cut of the fleet's 6,000: each member sends half of what is left, a as well as b.
+    assert!(
+        eventually(|| rate(&a) < 3_000.0 && (rate(&a) - rate(&b)).abs() < 1.0).await,
+        "a {} and b {}",
+        rate(&a),
+        rate(&b)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_process_that_goes_away_leaves_the_fleet() {
+    let (server, _script) = scripted(vec![ResponseTemplate::new(200)]).await;
+    let store: Arc<dyn FleetStore> = Arc::new(MemoryFleetStore::new(RealClock::new()));
+    let a = member(&store);
+    let key = endpoint(&server);
+    client(&a).get(server.uri()).send().await.unwrap();
+    {
+        let b = member(&store);
+        client(&b).get(server.uri()).send().await.unwrap();
+        let count = || {
+            a.state("api", &key)
+                .unwrap()
+                .limiter
+                .unwrap()
+                .instance_count
+        };
+        assert!(eventually(|| count() == 2).await, "{}", count());
+    }
+    // b's middleware is dropped: its endpoint, its member and its task with it.
+    let count = || {
+        a.state("api", &key)
+            .unwrap()
+            .limiter
+            .unwrap()
+            .instance_count
+    };
+    assert!(eventually(|| count() == 1).await, "{}", count());
+}
