@@ -268,6 +268,13 @@ impl PacerController {
         self.firm
     }
 
+    /// Starts its hold again: time it did not see (a fleet whose store was down) is not time
+    /// held without a throttle, and must not make the next probe a leap.
+    pub(crate) fn restart_hold(&mut self) {
+        self.held_from = None;
+        self.probing = false;
+    }
+
     /// Takes `limit` (for the whole budget) as its estimate when it has none: a fleet member
     /// that falls back to its own control keeps what the fleet learnt.
     pub(crate) fn seed(&mut self, limit: f64, firm: bool) {

@@ -23,16 +23,16 @@ pub const DEFAULT_FRAMES: u32 = 10;
 /// [`eta`](Self::eta) before it waits and [`take`](Self::take) to take the units.
 ///
 /// ```
-/// use pacer_core::{ManualClock, MemoryWindowStore, WindowAnswer, WindowLimit};
+/// use pacer_core::{Clock, MemoryWindowStore, RealClock, WindowAnswer, WindowLimit};
 /// use std::sync::Arc;
 /// use std::time::Duration;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let clock = ManualClock::new();
-/// let store = MemoryWindowStore::new(clock.clone());
-/// let window = WindowLimit::new("per-second", 2, Duration::from_secs(1), store).unwrap();
-/// let clock: Arc<dyn pacer_core::Clock> = Arc::new(clock);
+/// let real = RealClock::new();
+/// let store = MemoryWindowStore::new(real.clone());
+/// let window = WindowLimit::new("per-minute", 2, Duration::from_secs(60), store).unwrap();
+/// let clock: Arc<dyn Clock> = Arc::new(real);
 /// for _ in 0..2 {
 ///     assert_eq!(window.take("api", 1, &clock, 1).await, Ok(WindowAnswer::Go));
 /// }

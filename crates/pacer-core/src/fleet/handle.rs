@@ -53,7 +53,8 @@ impl FleetMember {
     /// Tells `limiter` what the member knows at `now`: the live count (when it differs from
     /// `*counted`, which it then becomes), the member's share of the fleet's rate (and `link`
     /// follows), or, when the store has been quiet for `fallback_after`, that the limiter's own
-    /// controller runs (`link` falls back, with the fleet's estimate); and the fleet's stop.
+    /// controller runs (`link` falls back, with its part of the fleet's estimate,
+    /// [`fallback_estimate`](Self::fallback_estimate)); and the fleet's stop.
     pub fn steer(
         &self,
         link: &FleetLink,
@@ -72,7 +73,7 @@ impl FleetMember {
                 link.follow();
                 changes.merge(limiter.steer_share(share, now));
             }
-            None if !self.is_in_force(now) => link.fall_back(self.estimate()),
+            None if !self.is_in_force(now) => link.fall_back(self.fallback_estimate()),
             None => {}
         }
         if let Some(until) = self.pause_until(now) {

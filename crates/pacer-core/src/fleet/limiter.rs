@@ -61,6 +61,13 @@ impl BuiltIn {
         }
     }
 
+    /// The time since the last tick was not seen (see [`PacerController::restart_hold`]).
+    fn restart_hold(&mut self) {
+        if let BuiltIn::Pacer(c) = self {
+            c.restart_hold();
+        }
+    }
+
     /// Takes the fleet's estimate (`limit` for the whole budget) when it has none of its own (the
     /// Pacer controller's; the others keep no estimate).
     pub(crate) fn seed(&mut self, limit: f64, firm: bool) {
@@ -96,6 +103,8 @@ pub(crate) struct FleetLimiter {
     /// (their demand and some room), and how many they are. The others split the rest.
     light: f64,
     light_members: u32,
+    /// When the last tick ran (the store's clock).
+    ticked_at: Option<Timestamp>,
 }
 
 /// A member whose demand is below an even share takes its demand and this much more, so that it
@@ -120,6 +129,7 @@ impl FleetLimiter {
             members: 0,
             light: 0.0,
             light_members: 0,
+            ticked_at: None,
         }
     }
 
@@ -150,12 +160,16 @@ impl FleetLimiter {
     /// What `members` members take at the rate, one of them asking `demand` units per
     /// minute: max-min fair shares, from the demands at the last tick. A member asking less
     /// than an even share gets its demand and [`LIGHT_ROOM`] more; the others split the rest of
-    /// the rate evenly.
+    /// the rate evenly; when every member asks less, each gets an even part of what is left
+    /// besides (the fleet's rate is never left unused to hold a burst back).
     pub(crate) fn share(&self, members: u32, demand: f64) -> f64 {
         let n = f64::from(members.max(1));
         let even = self.rate / n;
         let light = demand * (1.0 + LIGHT_ROOM);
         if light < even {
+            if self.light_members >= members {
+                return light + (self.rate - self.light).max(0.0) / n;
+            }
             return light;
         }
         let heavy = members.saturating_sub(self.light_members).max(1);
@@ -197,24 +211,38 @@ impl FleetLimiter {
             self.control
                 .context(now, bounds, self.control.initial_whole, self.pause_until);
         cx.instance_count = 1;
-        cx.measured_send_rate = (self.measured > 0.0).then_some(self.measured);
+        // Measured once a tick has counted the members' gauges (zero is a measure then).
+        cx.measured_send_rate = self.ticked_at.map(|_| self.measured);
         cx.queued_units = self.queued;
         cx.quota_window = options.quota_window;
         cx
     }
 
     /// A tick at `now` with the members' gauges: (while the fleet limits and no stop holds it)
-    /// the controller may move the rate; the rate is split anew. True if the rate changed.
+    /// the controller may move the rate; the rate is split anew. A tick that comes more than
+    /// `gap` after the last one (the store was down: every lease ran out, the members are only
+    /// coming back) moves nothing, and the controller's hold starts again. True if the rate
+    /// changed.
     pub(crate) fn tick(
         &mut self,
         options: &LimiterOptions,
         totals: &Totals,
+        gap: Duration,
         now: Timestamp,
     ) -> bool {
+        let missed = self
+            .ticked_at
+            .is_some_and(|t| now.saturating_duration_since(t) > gap);
+        self.ticked_at = Some(now);
         self.measured = totals.measured;
         self.queued = totals.queued;
         self.members = totals.members;
         self.control.waited |= totals.waited;
+        if missed {
+            self.controller.restart_hold();
+            self.split(&totals.demands);
+            return false;
+        }
         let changed = self.step(options, now);
         self.split(&totals.demands);
         changed
@@ -341,7 +369,7 @@ mod tests {
             members: 8,
             ..Totals::default()
         };
-        f.tick(&o, &busy, at(60));
+        f.tick(&o, &busy, Duration::from_secs(3), at(60));
         assert!(f.throttle(&o, at(60), None, at(61)));
         let cut = f.rate();
         assert!(cut < 2_000.0, "{cut}");
@@ -386,7 +414,7 @@ mod tests {
             ..Totals::default()
         };
         let _ = &totals.demands;
-        f.tick(&o, &totals, at(30));
+        f.tick(&o, &totals, Duration::from_secs(3), at(30));
         assert!(
             !f.is_limiting(),
             "a tick without a throttle leaves it unlimited"

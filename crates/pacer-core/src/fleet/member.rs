@@ -3,6 +3,7 @@
 
 use super::limiter::{FleetLimiter, Totals};
 use super::{CommitReply, CommitRequest, FleetOptions, Gauges, SyncReply, SyncRequest, TickData};
+use crate::limiter::accepted::QuotaWindowMeter;
 use crate::{Feedback, LimiterOptions, Signal, Timestamp};
 use std::time::Duration;
 
@@ -108,6 +109,9 @@ pub struct FleetMember {
     /// Accepted units not yet reported, and those of the sync in flight.
     accepted: f64,
     accepted_in_flight: f64,
+    /// This member's accepted units over the last `QuotaWindow`: what it carries over a store
+    /// that did not answer is at most this (older units no longer count in the server's window).
+    recent: QuotaWindowMeter,
     throttles: Vec<Throttle>,
     pending: Pending,
     /// The call in flight and when it was sent.
@@ -128,6 +132,7 @@ impl FleetMember {
         limiter: LimiterOptions,
         now: Timestamp,
     ) -> Self {
+        let window = limiter.quota_window;
         FleetMember {
             key: key.into(),
             id: id.into(),
@@ -139,6 +144,7 @@ impl FleetMember {
             demand: Demand::default(),
             accepted: 0.0,
             accepted_in_flight: 0.0,
+            recent: QuotaWindowMeter::new(window, now),
             throttles: Vec::new(),
             pending: Pending::default(),
             in_flight: None,
@@ -175,7 +181,10 @@ impl FleetMember {
     pub fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
         let _ = now;
         match feedback.signal {
-            Signal::Success => self.accepted += feedback.units as f64,
+            Signal::Success => {
+                self.accepted += feedback.units as f64;
+                self.recent.record(feedback.units as f64, now);
+            }
             Signal::Throttled { retry_after } => self.throttles.push(Throttle {
                 sent_at: feedback.sent_at,
                 retry_after,
@@ -235,6 +244,12 @@ impl FleetMember {
         now: Timestamp,
     ) -> Option<FleetCall> {
         self.in_flight = None;
+        if !self.is_in_force(now) {
+            // Back after the store was quiet: the throttles met meanwhile were this member's own
+            // controller's to act on, and the fleet, whose members are only now coming back, would
+            // read them against a window it did not see.
+            self.throttles.clear();
+        }
         self.last_good = Some(now);
         self.accepted_in_flight = 0.0;
         // The store's clock, taken at the middle of the round trip.
@@ -305,13 +320,14 @@ impl FleetMember {
         self.next_sync = self.next_sync.min(now);
     }
 
-    /// The call in flight failed (the store is down or slow): the accepted units it carried are
-    /// not counted again (better a low estimate than a high one), a throttle it was to report
-    /// stays for the next sync.
+    /// The call in flight failed (the store is down or slow): the accepted units it carried go
+    /// with the next sync, as many as still count in a window of `QuotaWindow` (the fleet's
+    /// controller would otherwise find its window empty when the store is back, and take that
+    /// for the limit); a throttle it was to report stays for the next sync too.
     pub fn on_failure(&mut self, now: Timestamp) {
-        let _ = now;
         self.in_flight = None;
-        self.accepted_in_flight = 0.0;
+        let carried = self.accepted + std::mem::take(&mut self.accepted_in_flight);
+        self.accepted = carried.min(self.recent.per_minute(now) * self.window_minutes());
         self.throttles.append(&mut self.pending.throttles);
         self.pending = Pending::default();
     }
@@ -360,11 +376,26 @@ impl FleetMember {
     }
 
     /// The fleet controller's estimate of the limit for the whole budget and whether it is
-    /// firm (the Pacer controller's; `None` for the others or before a throttle): a member that
-    /// falls back to its own controller starts from it.
+    /// firm (the Pacer controller's; `None` for the others or before a throttle).
     #[must_use]
     pub fn estimate(&self) -> Option<(f64, bool)> {
         self.fleet.as_ref().and_then(|(_, f)| f.estimate())
+    }
+
+    /// What a member that falls back to its own controller starts from: its part of the fleet's
+    /// estimate, as its share is of the fleet's rate, for the whole budget of its limiter (which
+    /// counts the members it last knew): held just under it, the members together stay under
+    /// the fleet's estimate, a member that asked little as well as one that asked much.
+    #[must_use]
+    pub fn fallback_estimate(&self) -> Option<(f64, bool)> {
+        let (_, fleet) = self.fleet.as_ref()?;
+        let (limit, firm) = fleet.estimate()?;
+        let rate = fleet.rate();
+        if rate <= 0.0 {
+            return None;
+        }
+        let part = fleet.share(self.members, self.demand.per_minute) / rate;
+        Some((limit * part * f64::from(self.members.max(1)), firm))
     }
 
     /// How many cuts the fleet's controller made.
@@ -407,7 +438,7 @@ impl FleetMember {
                 waited: tick.gauges.iter().any(|g| g.waited),
                 members: tick.gauges.len() as u32,
             };
-            fleet.tick(&self.limiter, &totals, server_now);
+            fleet.tick(&self.limiter, &totals, self.options.lease, server_now);
             request.next_tick = Some(at.saturating_add(self.options.period));
         }
         for t in &self.pending.throttles {
@@ -419,6 +450,11 @@ impl FleetMember {
         request.state = serde_json::to_vec(fleet).expect("a fleet's state serializes");
         self.in_flight = Some(self.to_local(server_now));
         Some(FleetCall::Commit(request))
+    }
+
+    /// `QuotaWindow` in minutes.
+    fn window_minutes(&self) -> f64 {
+        self.limiter.quota_window.as_secs_f64() / 60.0
     }
 
     fn to_store(&self, local: Timestamp) -> Timestamp {
