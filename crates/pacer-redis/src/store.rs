@@ -18,9 +18,11 @@ use std::sync::Arc;
 /// `pacer_window_v1` library on the Redis server's clock. The library is loaded with
 /// `FUNCTION LOAD REPLACE` on the first call, and again whenever Redis answers that a function
 /// is missing (after a restart or a `FUNCTION FLUSH`); the call is then retried once. The
-/// connection is a `redis` [`ConnectionManager`]: one multiplexed connection that reconnects by
-/// itself. An unreachable Redis gives [`WindowError::Unavailable`] within the configured
-/// timeouts (a refused connection at once).
+/// connection is a [`RedisConnection`]: to one Redis, a `redis` connection manager (one
+/// multiplexed connection that reconnects by itself); to a Redis Cluster
+/// ([`RedisWindowStoreBuilder::connect_cluster`]), the `redis` crate's cluster connection,
+/// which sends each call to its key's slot. An unreachable Redis gives
+/// [`WindowError::Unavailable`] within the configured timeouts (a refused connection at once).
 ///
 /// **While Redis is down, it is not asked on every call.** A call that finds it unreachable
 /// (refused, reset, timed out) opens the store's circuit: for the next 100 ms every call fails at

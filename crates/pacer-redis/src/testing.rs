@@ -59,6 +59,8 @@ pub struct ServerOptions {
     pub password: Option<String>,
     /// A certificate and its key (PEM files) to serve TLS with, on a port of its own.
     pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    /// Runs as a cluster node, its cluster config file in this directory.
+    pub cluster_dir: Option<std::path::PathBuf>,
 }
 
 impl Server {
@@ -72,6 +74,21 @@ impl Server {
         let mut server = Server {
             port,
             options: ServerOptions::default(),
+            tls_port: None,
+            wrapper: None,
+        };
+        server.restart();
+        server
+    }
+
+    /// Starts a cluster node on `port`, its cluster config in `dir`.
+    fn start_node(port: u16, dir: &std::path::Path) -> Server {
+        let mut server = Server {
+            port,
+            options: ServerOptions {
+                cluster_dir: Some(dir.to_owned()),
+                ..ServerOptions::default()
+            },
             tls_port: None,
             wrapper: None,
         };
@@ -122,8 +139,18 @@ impl Server {
     /// Starts the server again on the same port, empty (it keeps nothing on disk).
     pub fn restart(&mut self) {
         self.stop();
-        let dir = std::env::temp_dir();
+        let dir = self
+            .options
+            .cluster_dir
+            .clone()
+            .unwrap_or_else(std::env::temp_dir);
         let mut extra = String::new();
+        if self.options.cluster_dir.is_some() {
+            extra.push_str(&format!(
+                " --cluster-enabled yes --cluster-config-file nodes-{}.conf",
+                self.port
+            ));
+        }
         if let Some(pw) = &self.options.password {
             extra.push_str(&format!(" --requirepass '{pw}'"));
         }
@@ -172,6 +199,109 @@ impl Drop for Server {
         }
         self.stop();
     }
+}
+
+/// A Redis Cluster of three primaries on free loopback ports, started for a test binary (by
+/// [`cluster`]) and stopped when it exits. Each node keeps nothing on disk but its cluster
+/// config, in a directory of its own.
+#[derive(Debug)]
+pub struct Cluster {
+    ports: [u16; 3],
+    nodes: Vec<Server>,
+    _dir: Option<std::path::PathBuf>,
+}
+
+impl Cluster {
+    /// Starts three nodes, joins them into a cluster with `redis-cli --cluster create`, and
+    /// waits until it answers `cluster_state:ok`.
+    pub fn start() -> Cluster {
+        let ports = [free_port(), free_port(), free_port()];
+        let dir =
+            std::env::temp_dir().join(format!("pacer-cluster-{}-{}", std::process::id(), ports[0]));
+        std::fs::create_dir_all(&dir).expect("a directory for the cluster");
+        let nodes = ports
+            .iter()
+            .map(|&port| Server::start_node(port, &dir))
+            .collect();
+        let addresses: Vec<String> = ports.iter().map(|p| format!("127.0.0.1:{p}")).collect();
+        let created = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addresses)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli to create the cluster (is redis-tools installed?)");
+        assert!(created.success(), "redis-cli --cluster create failed");
+        let cluster = Cluster {
+            ports,
+            nodes,
+            _dir: Some(dir),
+        };
+        for _ in 0..200 {
+            if cluster.is_ok() {
+                return cluster;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the cluster on {addresses:?} did not become ok within 10 s");
+    }
+
+    /// Every node's URL, `redis://127.0.0.1:PORT`.
+    pub fn urls(&self) -> Vec<String> {
+        self.ports
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"))
+            .collect()
+    }
+
+    fn is_ok(&self) -> bool {
+        self.ports.iter().all(|p| {
+            let Ok(client) = redis::Client::open(format!("redis://127.0.0.1:{p}")) else {
+                return false;
+            };
+            let Ok(mut con) = client.get_connection_with_timeout(Duration::from_secs(1)) else {
+                return false;
+            };
+            redis::cmd("CLUSTER")
+                .arg("INFO")
+                .query::<String>(&mut con)
+                .is_ok_and(|info| info.contains("cluster_state:ok"))
+        })
+    }
+
+    /// How many nodes run.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// True if no node runs.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.nodes.clear();
+        if let Some(dir) = self._dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// The URLs of the Redis Cluster shared by a test binary's tests: one started on first use
+/// (three primaries on free loopback ports), stopped when the binary exits.
+pub fn cluster() -> &'static [String] {
+    static URLS: OnceLock<Vec<String>> = OnceLock::new();
+    static CLUSTER: Mutex<Option<Cluster>> = Mutex::new(None);
+    URLS.get_or_init(|| {
+        let cluster = Cluster::start();
+        let urls = cluster.urls();
+        *CLUSTER.lock().unwrap() = Some(cluster);
+        urls
+    })
 }
 
 /// A loopback port nothing listens on (bound, then let go), so that connecting to it is refused.
