@@ -40,9 +40,15 @@ pub struct LiveArgs {
     #[arg(long, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
     pub quota: Option<u64>,
     /// A mode to run (repeat for more; each runs for the whole duration, one after the other):
-    /// none, fixed, aimd, cubic, pacer. Default: aimd.
+    /// none, fixed, aimd, cubic, pacer, fleet (the instances share one learned rate; through
+    /// `--redis`, with every other process that does). Default: aimd.
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<LiveMode>,
+    /// The Redis (`redis://`, `rediss://`) the `fleet` mode shares its fleet through, so that
+    /// `live` processes started apart (one `--instances 1` each) form one fleet. Without it the
+    /// fleet is this process's instances.
+    #[arg(long, value_name = "URL")]
+    pub redis: Option<String>,
     /// The random seed of the arrivals.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
@@ -98,6 +104,7 @@ impl LiveArgs {
             story: self.story.clone(),
             quota: self.quota,
             modes,
+            redis: self.redis.clone(),
             ..LiveOptions::new(self.target.clone())
         })
     }

@@ -21,6 +21,10 @@ pub enum LiveMode {
     Cubic,
     /// The middleware with Pacer's own controller.
     Pacer,
+    /// The middleware's instances share one learned rate through a fleet store: Redis with
+    /// `--redis URL` (so that processes started apart form one fleet), else a store in this
+    /// process's memory shared by its instances.
+    Fleet,
     /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`),
     /// every setting of it; its row is named after the limiter.
     Configured(Box<ConfiguredLimiter>),
@@ -30,7 +34,7 @@ pub enum LiveMode {
 const MAX_MINUTES: u64 = 24 * 60;
 
 /// The modes `live` knows, in table order.
-pub const LIVE_MODE_NAMES: [&str; 5] = ["none", "fixed", "aimd", "cubic", "pacer"];
+pub const LIVE_MODE_NAMES: [&str; 6] = ["none", "fixed", "aimd", "cubic", "pacer", "fleet"];
 
 impl FromStr for LiveMode {
     type Err = String;
@@ -42,6 +46,7 @@ impl FromStr for LiveMode {
             "aimd" => Ok(LiveMode::Aimd),
             "cubic" => Ok(LiveMode::Cubic),
             "pacer" => Ok(LiveMode::Pacer),
+            "fleet" => Ok(LiveMode::Fleet),
             "headers" => Err(format!(
                 "mode \"headers\" is not available in live: expected one of {}. The middleware \
                  follows a server's rate-limit fields in every limiter mode, so run `pacer` \
@@ -72,6 +77,7 @@ impl LiveMode {
             LiveMode::Aimd => "aimd",
             LiveMode::Cubic => "cubic",
             LiveMode::Pacer => "pacer",
+            LiveMode::Fleet => "fleet",
             LiveMode::Configured(c) => &c.name,
         }
     }
@@ -85,7 +91,7 @@ impl LiveMode {
             LiveMode::Fixed => LimiterMode::fixed(),
             LiveMode::Aimd => LimiterMode::builtin(ControllerKind::Aimd),
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
-            LiveMode::Pacer => LimiterMode::builtin(ControllerKind::Pacer),
+            LiveMode::Pacer | LiveMode::Fleet => LimiterMode::builtin(ControllerKind::Pacer),
             LiveMode::Configured(c) => {
                 LimiterMode::with_options(c.name.clone(), c.settings.options.clone())
             }
@@ -120,6 +126,9 @@ pub struct LiveOptions {
     pub modes: Vec<LiveMode>,
     /// The limiter options every limiter mode starts from, in story time.
     pub limiter: LimiterOptions,
+    /// The Redis the `fleet` mode's instances share their fleet through (`--redis`); `None`:
+    /// a store in this process's memory.
+    pub redis: Option<String>,
 }
 
 impl LiveOptions {
@@ -139,6 +148,7 @@ impl LiveOptions {
             quota: None,
             modes: vec![LiveMode::Aimd],
             limiter: sim_limiter_defaults(),
+            redis: None,
         }
     }
 
@@ -191,7 +201,9 @@ mod tests {
         assert_eq!("none".parse(), Ok(LiveMode::None));
         let e = "turbo".parse::<LiveMode>().unwrap_err();
         assert!(
-            e.contains("not available in live: expected one of none, fixed, aimd, cubic, pacer"),
+            e.contains(
+                "not available in live: expected one of none, fixed, aimd, cubic, pacer, fleet"
+            ),
             "{e}"
         );
         let e = "headers".parse::<LiveMode>().unwrap_err();

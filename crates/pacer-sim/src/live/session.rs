@@ -10,7 +10,8 @@ use super::{LiveMode, LiveOptions};
 use crate::model::{Arrivals, Story};
 use crate::serve::ServerStats;
 use crate::{Comparison, Row, SimError, SimOptions, Speed};
-use pacer_core::{Clock, LimiterOptions, RealClock};
+use pacer_core::{Clock, FleetOptions, FleetStore, LimiterOptions, MemoryFleetStore, RealClock};
+use pacer_redis::{RedisFleetStore, RedisWindowStore};
 use reqwest_pacer::LimiterConfig;
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,6 +54,8 @@ pub struct LiveSession {
     rows: Vec<Row>,
     runs: Vec<ModeRun>,
     progress: ProgressStyle,
+    /// `--redis`, for the `fleet` mode.
+    redis: Option<String>,
 }
 
 impl LiveSession {
@@ -120,6 +123,7 @@ impl LiveSession {
             rows: Vec::new(),
             runs: Vec::new(),
             progress: ProgressStyle::Quiet,
+            redis: options.redis.clone(),
         })
     }
 
@@ -245,6 +249,10 @@ impl LiveSession {
         let base = self.sim.instances;
         let total = self.story.instances_at(base, self.sim.duration());
         let story_options = mode.limiter_options(&self.sim.limiter);
+        let fleet = match mode {
+            LiveMode::Fleet => Some(self.fleet_store()?),
+            _ => None,
+        };
         let mut instances = Vec::new();
         for i in 0..total {
             let start = self.story.start_of(base, i);
@@ -253,7 +261,11 @@ impl LiveSession {
                 Some(o) => {
                     let mut real = self.speed.limiter_options(o);
                     real.instance_count = self.story.instances_at(base, start);
-                    Some(limiter_config(mode, real, self.speed)?)
+                    let config = limiter_config(mode, real, self.speed)?;
+                    Some(match &fleet {
+                        Some(store) => config.fleet(Arc::clone(store), FleetOptions::default()),
+                        None => config,
+                    })
                 }
             };
             instances.push(Instance::new(
@@ -264,6 +276,19 @@ impl LiveSession {
             )?);
         }
         Ok(Arc::new(instances))
+    }
+
+    /// The `fleet` mode's store: Redis at `--redis`, else one in memory for this run.
+    fn fleet_store(&self) -> Result<Arc<dyn FleetStore>, SimError> {
+        match &self.redis {
+            None => Ok(Arc::new(MemoryFleetStore::new(RealClock::new()))),
+            Some(url) => {
+                let windows = RedisWindowStore::builder()
+                    .connect_lazy(url)
+                    .map_err(|e| SimError::Options(format!("--redis {url}: {e}")))?;
+                Ok(Arc::new(RedisFleetStore::on(&windows)))
+            }
+        }
     }
 
     /// The rows and runs so far.

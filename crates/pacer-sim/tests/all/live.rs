@@ -366,3 +366,38 @@ async fn live_config_limiter_runs_its_window() {
     let served = run.runs[0].server.as_ref().unwrap();
     assert!(served.accepted_units <= 2 * 5, "{served:?}");
 }
+
+/// Live `fleet` mode: four instances share one fleet (in memory, as without `--redis`), take
+/// most of the quota and meet few 429s, as four `pacer` instances do. Two story minutes at 30×,
+/// a quota of 600 against 4 × 200 units a minute. (How much fewer 429s a fleet meets is measured
+/// on the simulator and across processes: `docs/fleet.md`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn live_fleet_shares_one_budget() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let server = serve("free-run", 600, 30.0).await;
+    let mut o = options(&server.url(), 2, &[LiveMode::Pacer, LiveMode::Fleet]);
+    o.instances = 4;
+    o.demand = 200.0;
+    let run = run_live(&o).await.unwrap();
+    let rows = &run.comparison.rows;
+    assert_eq!(
+        (rows[0].mode.as_str(), rows[1].mode.as_str()),
+        ("pacer", "fleet")
+    );
+    for (row, mode_run) in rows.iter().zip(&run.runs) {
+        let m = &row.metrics;
+        assert_eq!(
+            mode_run.errors, 0,
+            "{}: {:?}",
+            row.mode, mode_run.first_error
+        );
+        assert_eq!(
+            m.succeeded + m.rejected + m.gave_up + m.unfinished,
+            m.requests,
+            "{m:?}"
+        );
+        assert!(m.share > 0.5, "{}: {m:?}", row.mode);
+        assert!(row.series.rate.iter().all(Option::is_some), "{}", row.mode);
+        assert!(m.throttled <= 30, "{}: {m:?}", row.mode);
+    }
+}
