@@ -40,11 +40,15 @@ impl Demand {
         self.units += units as f64;
     }
 
-    /// The smoothed demand, the period ending at `now` counted in.
-    fn sample(&mut self, now: Timestamp) -> f64 {
+    /// The smoothed demand, the period ending at `now` counted in. The units are counted over
+    /// `min_span` at least: a sync soon after an ask (the first, or one a throttle hastens)
+    /// would otherwise read one request in a millisecond as 60,000 a minute, and that member
+    /// would hold most of the fleet's rate until its demand decayed.
+    fn sample(&mut self, now: Timestamp, min_span: Duration) -> f64 {
         if let Some(since) = self.since {
-            let secs = (now - since).as_secs_f64();
-            if secs > 0.0 {
+            let elapsed = (now - since).as_secs_f64();
+            if elapsed > 0.0 {
+                let secs = elapsed.max(min_span.as_secs_f64());
                 let rate = self.units * 60.0 / secs;
                 // The first periods weigh as much as they are long against the time constant,
                 // so the first estimate is the first period's rate.
@@ -223,7 +227,7 @@ impl FleetMember {
             self.fleet.as_ref().map_or(0, |(v, _)| *v),
         );
         request.gauges = Gauges {
-            demand: self.demand.sample(now),
+            demand: self.demand.sample(now, self.options.period),
             ..gauges
         };
         request.accepted = self.accepted;
@@ -514,6 +518,33 @@ mod tests {
             sent_at,
             signal: Signal::Throttled { retry_after: None },
         }
+    }
+
+    #[test]
+    fn one_request_just_before_a_sync_is_not_read_as_a_heavy_demand() {
+        let store = MemoryFleetStore::new(crate::RealClock::new());
+        let (mut a, mut b) = (member("a"), member("b"));
+        // One request each, a millisecond before the first sync: over a millisecond that is
+        // 60,000 units a minute; counted over a period at least, a light demand.
+        a.on_asked(1, at(0));
+        b.on_asked(1, at(0));
+        let period = FleetOptions::default().period.as_millis() as u64;
+        for t in [1, period, 2 * period, 3 * period] {
+            exchange(&mut a, &store, at(t));
+            exchange(&mut b, &store, at(t));
+        }
+        let (sa, sb) = (
+            a.share(at(3 * period)).unwrap(),
+            b.share(at(3 * period)).unwrap(),
+        );
+        // Both light: each takes an even half of the fleet's rate (3,000), to within what the
+        // demands moved since the tick that split it.
+        let rate = a.fleet_rate().unwrap();
+        assert!((sa - sb).abs() < 1.0, "{sa} {sb}");
+        assert!(
+            (sa + sb) / rate > 0.99 && sa + sb <= rate,
+            "{sa} + {sb} of {rate}"
+        );
     }
 
     #[test]
