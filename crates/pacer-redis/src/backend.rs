@@ -12,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A connection and its circuit, shared by the stores made on it.
-#[derive(Debug)]
 pub(crate) struct Backend {
     pub(crate) conn: RedisConnection,
     circuit: Circuit,
@@ -25,7 +24,6 @@ pub(crate) struct Backend {
 }
 
 /// A function library as one store loads it: its name, its source, whether it is loaded.
-#[derive(Debug)]
 pub(crate) struct Loadable {
     pub(crate) name: String,
     pub(crate) source: String,
@@ -190,5 +188,26 @@ impl Drop for ProbeGuard<'_> {
         if let Some(circuit) = self.circuit {
             circuit.probe_ended();
         }
+    }
+}
+
+// By hand: the URL may hold a password, and is never shown.
+impl std::fmt::Debug for Backend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backend")
+            .field("conn", &self.conn)
+            .field("circuit", &self.circuit)
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+// By hand: the source is kilobytes of Lua, the name says which.
+impl std::fmt::Debug for Loadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Loadable")
+            .field("name", &self.name)
+            .field("loaded", &self.loaded)
+            .finish_non_exhaustive()
     }
 }

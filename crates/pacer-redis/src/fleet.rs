@@ -63,12 +63,21 @@ struct Inner {
 }
 
 /// The fleets' news: one subscriber for every fleet of this store, and who waits on which.
-#[derive(Debug)]
 struct News {
     url: Option<String>,
     pattern: String,
     waiters: Mutex<HashMap<String, Arc<Notify>>>,
     started: AtomicBool,
+}
+
+// By hand: the URL may hold a password, and is never shown.
+impl std::fmt::Debug for News {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("News")
+            .field("pattern", &self.pattern)
+            .field("started", &self.started)
+            .finish_non_exhaustive()
+    }
 }
 
 impl RedisFleetStore {
