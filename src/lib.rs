@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | `reqwest` | yes | [`PacerMiddleware`], the `reqwest-middleware` middleware (crate `reqwest-pacer`) |
 //! | `metrics` | yes | metrics through the `metrics` facade |
-//! | `redis` | no | strict windows shared through Redis: [`redis::RedisWindowStore`] (crate `pacer-redis`) |
+//! | `redis` | no | strict windows and fleets shared through Redis (or a Redis Cluster): [`redis::RedisWindowStore`], [`redis::RedisFleetStore`] (crate `pacer-redis`) |
 //! | `config` | no | limiters from JSON/TOML files and environment overrides, a reload watcher: [`from_config_file`] (crate `pacer-config`) |
 //! | `test-util` | no | [`ManualClock`] for deterministic tests |
 //!
@@ -75,6 +75,11 @@ pub use pacer_core::{
     BoxError, EtaOutcome, EventsOutcome, FallbackWindowStore, FillOutcome, GeometryError,
     MemoryWindowStore, TryOutcome, WindowError, WindowFuture, WindowGeometry, WindowStore,
     WindowTime,
+};
+// Fleets: one learned rate for many processes, and the contract for a store of your own.
+pub use pacer_core::{
+    CommitReply, CommitRequest, FleetError, FleetFuture, FleetOptions, FleetStore, Gauges,
+    MemoryFleetStore, NewsFuture, SyncReply, SyncRequest, TickData,
 };
 
 /// Everything in `reqwest-pacer`, the middleware: besides what the top level re-exports, the

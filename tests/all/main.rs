@@ -6,6 +6,8 @@
 #[cfg(feature = "metrics")]
 mod prometheus;
 #[cfg(feature = "redis")]
+mod redis_fleet;
+#[cfg(feature = "redis")]
 mod redis_security;
 #[cfg(feature = "redis")]
 mod redis_windows;

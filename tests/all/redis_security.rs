@@ -37,7 +37,7 @@ async fn a_url_with_a_password_works_and_the_password_is_never_logged_or_shown()
 
     let server = Server::start_with(ServerOptions {
         password: Some(PASSWORD.to_owned()),
-        tls: None,
+        ..ServerOptions::default()
     });
     let store = RedisWindowStore::builder()
         .key_prefix(unique_prefix())
@@ -69,6 +69,10 @@ async fn a_url_with_a_password_works_and_the_password_is_never_logged_or_shown()
         assert!(!logs.contains(secret), "{secret} in the logs:\n{logs}");
     }
     assert!(!format!("{store:?}").contains(PASSWORD), "{store:?}");
+    // A fleet store on the same connection keeps the URL for its pub/sub connection: not shown
+    // either.
+    let fleets = pacer::redis::RedisFleetStore::on(&store);
+    assert!(!format!("{fleets:?}").contains(PASSWORD), "{fleets:?}");
 }
 
 #[cfg(feature = "redis-tls")]
@@ -92,6 +96,7 @@ async fn a_rediss_url_works_over_tls() {
     let server = Server::start_with(ServerOptions {
         password: Some(PASSWORD.to_owned()),
         tls: Some((cert, key)),
+        ..ServerOptions::default()
     });
     let url = server.tls_url().unwrap();
     assert!(url.starts_with("rediss://"));
