@@ -40,15 +40,15 @@ impl Demand {
         self.units += units as f64;
     }
 
-    /// The smoothed demand, the period ending at `now` counted in. The units are counted over
+    /// The smoothed demand, the units asked since the last sample counted in once they span
     /// `min_span` at least: a sync soon after an ask (the first, or one a throttle hastens)
     /// would otherwise read one request in a millisecond as 60,000 a minute, and that member
-    /// would hold most of the fleet's rate until its demand decayed.
+    /// would hold most of the fleet's rate until its demand decayed. Until then they wait for
+    /// the next sample.
     fn sample(&mut self, now: Timestamp, min_span: Duration) -> f64 {
         if let Some(since) = self.since {
-            let elapsed = (now - since).as_secs_f64();
-            if elapsed > 0.0 {
-                let secs = elapsed.max(min_span.as_secs_f64());
+            let secs = (now - since).as_secs_f64();
+            if secs > 0.0 && secs >= min_span.as_secs_f64() {
                 let rate = self.units * 60.0 / secs;
                 // The first periods weigh as much as they are long against the time constant,
                 // so the first estimate is the first period's rate.
