@@ -28,9 +28,9 @@ pub use engine::{
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;
 pub use fleet::{
-    CommitReply, CommitRequest, FleetCall, FleetError, FleetFollower, FleetFuture, FleetHandle,
-    FleetLink, FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore, NewsFuture,
-    Steered, SyncReply, SyncRequest, TickData,
+    CommitReply, CommitRequest, Fleet, FleetCall, FleetError, FleetFollower, FleetFuture,
+    FleetHandle, FleetLink, FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore,
+    NewsFuture, Steered, SyncReply, SyncRequest, TickData,
 };
 pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
 pub use throttling::{

@@ -4,7 +4,7 @@ use crate::{
     CostEstimator, EndpointKeyExtractor, KeyMode, StrictWindow, ThrottleClassifier, UnitCost,
 };
 use pacer_core::{
-    Controller, ControllerFactory, FleetOptions, FleetStore, LimiterOptions, Rules,
+    Controller, ControllerFactory, Fleet, FleetOptions, FleetStore, LimiterOptions, Rules,
     ServerStopPolicy, ThrottlingAlgorithm,
 };
 use std::fmt;
@@ -42,7 +42,7 @@ pub struct LimiterConfig {
     pub(crate) endpoint_idle_ttl: Duration,
     pub(crate) windows: Vec<StrictWindow>,
     /// The fleet every endpoint's limiter joins, if any.
-    pub(crate) fleet: Option<(Arc<dyn FleetStore>, FleetOptions)>,
+    pub(crate) fleet: Option<Fleet>,
 }
 
 impl Default for LimiterConfig {
@@ -222,7 +222,7 @@ impl LimiterConfig {
     /// store does not answer. Members sync every `options.period` beside the requests; no
     /// request waits on the store. See `docs/fleet.md`.
     pub fn fleet(mut self, store: Arc<dyn FleetStore>, options: FleetOptions) -> Self {
-        self.fleet = Some((store, options));
+        self.fleet = Some(Fleet::new(store, options));
         self
     }
 
@@ -245,7 +245,7 @@ impl fmt::Debug for LimiterConfig {
             .field("max_endpoints", &self.max_endpoints)
             .field("endpoint_idle_ttl", &self.endpoint_idle_ttl)
             .field("windows", &self.windows)
-            .field("fleet", &self.fleet.as_ref().map(|(s, o)| (s, o)))
+            .field("fleet", &self.fleet)
             .finish()
     }
 }

@@ -4,8 +4,8 @@
 use crate::LimiterConfig;
 use crate::observe::Metrics;
 use pacer_core::{
-    Changes, Clock, ControllerKind, Endpoint, Engine, FleetFollower, FleetHandle, FleetLink,
-    FleetMember, InvalidOption, InvalidOptions, Limiter, LimiterOptions, Timestamp,
+    Changes, Clock, Endpoint, Engine, Fleet, FleetLink, InvalidOption, InvalidOptions, Limiter,
+    LimiterOptions, Timestamp,
 };
 use parking_lot::{Mutex, RwLock};
 use std::sync::Arc;
@@ -103,32 +103,15 @@ impl Named {
         link: Arc<FleetLink>,
         now: Timestamp,
     ) {
-        let Some((store, options)) = &config.fleet else {
+        let Some(fleet) = &config.fleet else {
             return;
         };
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::warn!(limiter = %self.name, "no tokio runtime: the endpoint keeps its own control");
             return;
         };
-        // The fleet's controller runs on the whole budget, as one process would.
-        let mut whole = config.options.clone();
-        whole.instance_count = 1;
-        whole.controller = ControllerKind::Pacer;
-        let member = FleetMember::new(
-            format!("{}:{}", self.name, endpoint.key()),
-            member_id(),
-            *options,
-            whole,
-            now,
-        );
-        let handle = FleetHandle::new(member, link);
-        if endpoint.join_fleet(Arc::clone(&handle)) {
-            let task = FleetHandle::run(
-                &handle,
-                Arc::clone(store),
-                endpoint.limiter().clone(),
-                Arc::clone(&self.clock),
-            );
+        let clock = Arc::clone(&self.clock);
+        if let Some(task) = fleet.join(&self.name, endpoint, link, &config.options, clock, now) {
             runtime.spawn(task);
         }
     }
@@ -143,9 +126,7 @@ impl Named {
             .clock(Arc::clone(&self.clock))
             .name(Arc::clone(&self.name));
         if let Some(link) = fleet {
-            let mut own = config.options.clone();
-            own.controller = ControllerKind::Pacer;
-            builder = builder.controller(Box::new(FleetFollower::new(&own, link)));
+            builder = builder.controller(Fleet::controller(&config.options, link));
         } else if let Some(make) = &config.controller {
             builder = builder.controller(make());
         }
@@ -223,13 +204,4 @@ impl Drop for WaitingGuard<'_> {
         let n = self.named.waiting.fetch_sub(1, Ordering::Relaxed) - 1;
         self.named.metrics.waiting(n);
     }
-}
-
-/// A member id no other process draws: 64 bits from the OS's randomness (the seed of std's
-/// hash maps), with this process's id.
-fn member_id() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u32(std::process::id());
-    format!("{:016x}-{}", h.finish(), std::process::id())
 }

@@ -5,8 +5,8 @@ use crate::PacerService;
 use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
 use pacer_core::{
-    Clock, Endpoint, Engine, InvalidOptions, KeyMode, Limiter, LimiterOptions, RealClock, Rules,
-    Timestamp, WindowLimit,
+    Clock, Endpoint, Engine, Fleet, FleetLink, FleetOptions, FleetStore, InvalidOptions, KeyMode,
+    Limiter, LimiterOptions, RealClock, Rules, Timestamp, WindowLimit,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -72,6 +72,7 @@ impl PacerLayer {
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
             windows: Vec::new(),
+            fleet: None,
         }
     }
 
@@ -164,6 +165,7 @@ pub struct PacerLayerBuilder {
     max_endpoints: usize,
     endpoint_idle_ttl: Duration,
     windows: Vec<WindowLimit>,
+    fleet: Option<Fleet>,
 }
 
 impl fmt::Debug for PacerLayerBuilder {
@@ -255,6 +257,34 @@ impl PacerLayerBuilder {
         self
     }
 
+    /// Shares each endpoint's learned rate with every process that uses the same `store` (a
+    /// `pacer_redis::RedisFleetStore` for processes on many machines), as the middleware's
+    /// `LimiterConfig::fleet` does: the endpoint's limiter is a member of the fleet
+    /// `name : endpoint key` (the layer's [`name`](Self::name)), counted while it lives (the
+    /// live count replaces `InstanceCount`), with **one** Pacer controller for the whole budget
+    /// kept in the store. A middleware and a layer with the same name and endpoint key are
+    /// members of one fleet. Each member syncs beside the requests in a task spawned on the
+    /// tokio runtime its first request runs on (without one, the endpoint keeps its own
+    /// control); no request waits on the store. See `docs/fleet.md`.
+    ///
+    /// ```
+    /// use pacer_core::{FleetOptions, LimiterOptions, MemoryFleetStore, RealClock};
+    /// use std::sync::Arc;
+    /// use tower_pacer::PacerLayer;
+    ///
+    /// let store = Arc::new(MemoryFleetStore::new(RealClock::new()));
+    /// let layer = PacerLayer::builder(LimiterOptions::default())
+    ///     .name("orders")
+    ///     .fleet(store, FleetOptions::default())
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = layer;
+    /// ```
+    pub fn fleet(mut self, store: Arc<dyn FleetStore>, options: FleetOptions) -> Self {
+        self.fleet = Some(Fleet::new(store, options));
+        self
+    }
+
     /// Validates the options and builds the layer.
     pub fn build(self) -> Result<PacerLayer, InvalidOptions> {
         self.options.validate()?;
@@ -269,6 +299,7 @@ impl PacerLayerBuilder {
                 clock: self.clock.unwrap_or_else(|| Arc::new(RealClock::new())),
                 name: self.name,
                 windows: self.windows,
+                fleet: self.fleet,
             }),
         })
     }
@@ -285,6 +316,7 @@ pub(crate) struct Shared {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) engine: Engine,
     pub(crate) windows: Vec<WindowLimit>,
+    fleet: Option<Fleet>,
 }
 
 impl Shared {
@@ -326,19 +358,44 @@ impl Shared {
         key
     }
 
-    /// The endpoint `key`, made on first use.
+    /// The endpoint `key`, made on first use (and, with a fleet, made a member of it, its task
+    /// spawned).
     pub(crate) fn endpoint(&self, key: &str, now: Timestamp) -> Arc<Endpoint> {
-        self.engine.endpoint(
+        let mut joins = None;
+        let endpoint = self.engine.endpoint(
             key,
             now,
             || {
-                Limiter::builder(self.options.clone())
+                let mut builder = Limiter::builder(self.options.clone())
                     .clock(Arc::clone(&self.clock))
-                    .name(Arc::clone(&self.name))
+                    .name(Arc::clone(&self.name));
+                if self.fleet.is_some() {
+                    let link = FleetLink::new();
+                    builder =
+                        builder.controller(Fleet::controller(&self.options, Arc::clone(&link)));
+                    joins = Some(link);
+                }
+                builder
                     .build()
                     .expect("the options are validated when the layer is built")
             },
             |_| {},
-        )
+        );
+        if let (Some(fleet), Some(link)) = (&self.fleet, joins) {
+            self.join(fleet, &endpoint, link, now);
+        }
+        endpoint
+    }
+
+    /// Makes a new endpoint a member of the fleet and spawns the task that syncs it.
+    fn join(&self, fleet: &Fleet, endpoint: &Endpoint, link: Arc<FleetLink>, now: Timestamp) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(limiter = %self.name, "no tokio runtime: the endpoint keeps its own control");
+            return;
+        };
+        let clock = Arc::clone(&self.clock);
+        if let Some(task) = fleet.join(&self.name, endpoint, link, &self.options, clock, now) {
+            runtime.spawn(task);
+        }
     }
 }

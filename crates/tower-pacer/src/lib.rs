@@ -78,3 +78,8 @@ pub use pacer_core::{
 /// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed), a
 /// [`TimedOut`] (its [`TotalTimeout`] ran out during the send), or the inner service's error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The guide's examples (`docs/tower.md`), compiled as doctests (one needs `config`).
+#[doc = include_str!("../../../docs/tower.md")]
+#[cfg(all(doctest, feature = "config"))]
+pub struct GuideDoctests;

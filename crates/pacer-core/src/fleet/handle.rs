@@ -144,7 +144,7 @@ impl FleetHandle {
         store: Arc<dyn FleetStore>,
         limiter: Limiter,
         clock: Arc<dyn Clock>,
-    ) -> impl Future<Output = ()> + Send + 'static {
+    ) -> impl Future<Output = ()> + Send + 'static + use<> {
         let weak = Arc::downgrade(handle);
         let wake = Arc::clone(&handle.wake);
         let (key, id, timeout) = {

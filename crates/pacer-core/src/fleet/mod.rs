@@ -20,6 +20,7 @@
 pub mod conformance;
 mod follower;
 mod handle;
+mod join;
 mod limiter;
 mod member;
 mod memory;
@@ -29,6 +30,7 @@ mod store;
 
 pub use follower::{FleetFollower, FleetLink};
 pub use handle::{FleetHandle, Steered};
+pub use join::Fleet;
 pub use member::{FleetCall, FleetMember};
 pub use memory::MemoryFleetStore;
 pub use options::FleetOptions;
