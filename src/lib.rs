@@ -130,3 +130,8 @@ pub use pacer_config::{
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The fleet guide's examples, compiled as doctests.
+#[doc = include_str!("../docs/fleet.md")]
+#[cfg(doctest)]
+pub struct FleetGuideDoctests;
