@@ -113,6 +113,15 @@ impl FleetLibrary {
     }
 }
 
+// By hand: the source is kilobytes of Lua, the name says which.
+impl std::fmt::Debug for Library {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Library")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,14 +188,5 @@ mod tests {
         let r = Library::real();
         assert_eq!(r.now, "pacer_window_v1_now");
         assert!(r.source.contains("local TEST_CLOCK = false"));
-    }
-}
-
-// By hand: the source is kilobytes of Lua, the name says which.
-impl std::fmt::Debug for Library {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Library")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
     }
 }
