@@ -4,7 +4,6 @@ mod cluster;
 mod conformance;
 mod down;
 mod faults;
-mod fleet;
 mod harness;
 mod lua;
 mod properties;
