@@ -1,0 +1,197 @@
+//! The member against a store in memory: demand and shares, one cut per throttle, leases, ticks,
+//! and a store that stops answering or loses the state.
+
+use super::*;
+use crate::MemoryFleetStore;
+
+const KEY: &str = "api:https://api.example.com";
+
+fn at(ms: u64) -> Timestamp {
+    Timestamp::ZERO + Duration::from_millis(ms)
+}
+
+fn options() -> LimiterOptions {
+    LimiterOptions {
+        initial_units_per_minute: Some(3_000.0),
+        max_units_per_minute: 10_000.0,
+        ..LimiterOptions::default()
+    }
+}
+
+fn member(id: &str) -> FleetMember {
+    FleetMember::new(KEY, id, FleetOptions::default(), options(), at(0))
+}
+
+/// Every call `member` wants at `now`, each answered by `store` at once.
+fn exchange(member: &mut FleetMember, store: &MemoryFleetStore, now: Timestamp) {
+    let gauges = Gauges {
+        measured: 1_000.0,
+        ..Gauges::default()
+    };
+    let mut call = member.poll(gauges, now);
+    while let Some(c) = call {
+        call = match c {
+            FleetCall::Sync(r) => member.on_sync(store.sync_at(KEY, &r, now), now, now),
+            FleetCall::Commit(r) => member.on_commit(store.commit_at(KEY, &r, now), now),
+        };
+    }
+}
+
+fn throttled(sent_at: Timestamp) -> Feedback {
+    Feedback {
+        units: 1,
+        sent_at,
+        signal: Signal::Throttled { retry_after: None },
+    }
+}
+
+#[test]
+fn one_request_just_before_a_sync_is_not_read_as_a_heavy_demand() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let (mut a, mut b) = (member("a"), member("b"));
+    // One request each, a millisecond before the first sync: over a millisecond that is
+    // 60,000 units a minute; counted over a period at least, a light demand.
+    a.on_asked(1, at(0));
+    b.on_asked(1, at(0));
+    let period = FleetOptions::default().period.as_millis() as u64;
+    for t in [1, period, 2 * period, 3 * period] {
+        exchange(&mut a, &store, at(t));
+        exchange(&mut b, &store, at(t));
+    }
+    let (sa, sb) = (
+        a.share(at(3 * period)).unwrap(),
+        b.share(at(3 * period)).unwrap(),
+    );
+    // Both light: each takes an even half of the fleet's rate (3,000), to within what the
+    // demands moved since the tick that split it.
+    let rate = a.fleet_rate().unwrap();
+    assert!((sa - sb).abs() < 1.0, "{sa} {sb}");
+    assert!(
+        (sa + sb) / rate > 0.99 && sa + sb <= rate,
+        "{sa} + {sb} of {rate}"
+    );
+}
+
+#[test]
+fn members_share_one_rate_by_demand_and_one_throttle_cuts_it_for_all() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let (mut a, mut b) = (member("a"), member("b"));
+    // Demand: a asks 6,000 units a minute, b 600 (less than an even share of 3,000).
+    for t in 0..=12 {
+        if t % 5 == 0 {
+            exchange(&mut a, &store, at(t * 100));
+            exchange(&mut b, &store, at(t * 100));
+        }
+        a.on_asked(10, at(t * 100));
+        b.on_asked(1, at(t * 100));
+    }
+    assert_eq!((a.members(), b.members()), (2, 2));
+    let (sa, sb) = (a.share(at(1_200)).unwrap(), b.share(at(1_200)).unwrap());
+    // Demands are measured over the periods, and the split is the last tick's.
+    assert!((sa + sb - 3_000.0).abs() < 150.0, "{sa} + {sb}");
+    assert!(
+        (sb - 750.0).abs() < 100.0,
+        "b takes its demand and a quarter more: {sb}"
+    );
+    assert!(sa > 2.0 * sb, "{sa} against {sb}");
+    // b is throttled: the fleet's one cut reaches a at its next sync.
+    b.on_response(&throttled(at(1_200)), at(1_300));
+    assert_eq!(
+        b.next_poll_at(),
+        Timestamp::ZERO,
+        "a throttle is reported at once"
+    );
+    exchange(&mut b, &store, at(1_300));
+    let cut = b.fleet_rate().unwrap();
+    assert!(cut < 3_000.0, "{cut}");
+    exchange(&mut a, &store, at(1_500));
+    assert_eq!(a.fleet_rate(), Some(cut));
+    assert_eq!(a.decreases(), 1);
+    // a meets the same full window: a request sent before the cut cuts nothing more.
+    a.on_response(&throttled(at(1_250)), at(1_550));
+    exchange(&mut a, &store, at(1_550));
+    assert_eq!((a.fleet_rate(), a.decreases()), (Some(cut), 1));
+}
+
+#[test]
+fn a_member_that_stops_leaves_the_count_when_its_lease_ends() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let (mut a, mut b) = (member("a"), member("b"));
+    exchange(&mut a, &store, at(0));
+    exchange(&mut b, &store, at(0));
+    exchange(&mut a, &store, at(250));
+    assert_eq!(a.members(), 2);
+    // b stops; its lease is 3 s.
+    exchange(&mut a, &store, at(2_900));
+    assert_eq!(a.members(), 2);
+    exchange(&mut a, &store, at(3_200));
+    assert_eq!(a.members(), 1);
+}
+
+#[test]
+fn one_member_ticks_each_period() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let mut members: Vec<FleetMember> = ["a", "b", "c"].iter().map(|id| member(id)).collect();
+    let mut ticks = 0;
+    for period in 0..8u64 {
+        for m in &mut members {
+            let now = at(period * 250);
+            let mut call = m.poll(Gauges::default(), now);
+            while let Some(c) = call {
+                call = match c {
+                    FleetCall::Sync(r) => {
+                        let reply = store.sync_at(KEY, &r, now);
+                        ticks += usize::from(reply.tick.is_some());
+                        m.on_sync(reply, now, now)
+                    }
+                    FleetCall::Commit(r) => m.on_commit(store.commit_at(KEY, &r, now), now),
+                };
+            }
+        }
+    }
+    assert_eq!(ticks, 8, "one tick a period, whoever runs it");
+}
+
+#[test]
+fn a_store_that_stops_answering_leaves_the_last_share_then_the_member_s_own_control() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let mut a = member("a");
+    exchange(&mut a, &store, at(0));
+    a.on_response(&throttled(at(0)), at(100));
+    exchange(&mut a, &store, at(100));
+    let share = a.share(at(100)).expect("in force");
+    // The store goes quiet: the sync in flight times out.
+    let call = a.poll(Gauges::default(), at(400));
+    assert!(matches!(call, Some(FleetCall::Sync(_))));
+    assert_eq!(a.poll(Gauges::default(), at(450)), None, "in flight");
+    assert_eq!(a.share(at(1_000)), Some(share), "the last share holds");
+    assert_eq!(
+        a.share(at(2_200)),
+        None,
+        "after FallbackAfter: its own control"
+    );
+    assert!(!a.is_in_force(at(2_200)));
+    // The store answers again: the fleet's rate is back in force.
+    exchange(&mut a, &store, at(3_000));
+    assert_eq!(a.share(at(3_000)), Some(share));
+}
+
+#[test]
+fn a_store_that_lost_the_state_gets_the_member_s_back() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let mut a = member("a");
+    exchange(&mut a, &store, at(0));
+    a.on_response(&throttled(at(0)), at(100));
+    exchange(&mut a, &store, at(100));
+    let cut = a.fleet_rate().unwrap();
+    store.clear(); // a flush
+    exchange(&mut a, &store, at(400));
+    let mut b = member("b");
+    exchange(&mut b, &store, at(450));
+    assert_eq!(
+        b.fleet_rate(),
+        Some(cut),
+        "relearnt nothing: the member kept it"
+    );
+    assert_eq!(b.decreases(), 1);
+}
