@@ -12,7 +12,7 @@ use wiremock::{Mock, MockServer, ResponseTemplate};
 
 /// A process: a middleware whose limiter `api` is a member of a fleet in Redis at `url`, with a
 /// store (and a connection) of its own.
-async fn process(url: &str) -> (PacerMiddleware, ClientWithMiddleware) {
+pub(crate) async fn process(url: &str) -> (PacerMiddleware, ClientWithMiddleware) {
     let store: Arc<dyn FleetStore> = Arc::new(RedisFleetStore::connect(url).await.expect("Redis"));
     let mut fleet = FleetOptions::default();
     fleet.period = Duration::from_millis(50);
@@ -32,7 +32,7 @@ async fn process(url: &str) -> (PacerMiddleware, ClientWithMiddleware) {
 }
 
 /// Waits (in real time, at most 10 s) until `done` holds.
-async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+pub(crate) async fn eventually(mut done: impl FnMut() -> bool) -> bool {
     let start = Instant::now();
     while start.elapsed() < Duration::from_secs(10) {
         if done() {
@@ -43,26 +43,33 @@ async fn eventually(mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_redis_killed_mid_run_costs_no_request_a_wait_and_the_fleet_comes_back() {
-    let mut redis = Server::start();
+/// An API that answers 200 to every GET, and its endpoint key.
+pub(crate) async fn api() -> (MockServer, String) {
     let api = MockServer::start().await;
     Mock::given(method("GET"))
         .respond_with(ResponseTemplate::new(200))
         .mount(&api)
         .await;
-    let key = {
-        let url: reqwest::Url = api.uri().parse().unwrap();
-        format!("http://{}:{}", url.host_str().unwrap(), url.port().unwrap())
-    };
+    let url: reqwest::Url = api.uri().parse().unwrap();
+    let key = format!("http://{}:{}", url.host_str().unwrap(), url.port().unwrap());
+    (api, key)
+}
+
+/// The members `p`'s limiter `api` counts at `key` (0 before its first request).
+pub(crate) fn members(p: &PacerMiddleware, key: &str) -> u32 {
+    p.state("api", key)
+        .unwrap()
+        .limiter
+        .map_or(0, |s| s.instance_count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_redis_killed_mid_run_costs_no_request_a_wait_and_the_fleet_comes_back() {
+    let mut redis = Server::start();
+    let (api, key) = api().await;
     let (a, client_a) = process(&redis.url()).await;
     let (b, client_b) = process(&redis.url()).await;
-    let count = |p: &PacerMiddleware| {
-        p.state("api", &key)
-            .unwrap()
-            .limiter
-            .map_or(0, |s| s.instance_count)
-    };
+    let count = |p: &PacerMiddleware| members(p, &key);
     let rate = |p: &PacerMiddleware| {
         p.state("api", &key)
             .unwrap()

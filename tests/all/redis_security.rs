@@ -123,6 +123,19 @@ async fn a_rediss_url_works_over_tls() {
             .unwrap()
             .is_acquired()
     );
+    // Fleets over the same TLS URL: two processes count each other.
+    use crate::redis_fleet::{api, eventually, members, process};
+    let (api, key) = api().await;
+    let (a, client_a) = process(&url).await;
+    let (b, client_b) = process(&url).await;
+    client_a.get(api.uri()).send().await.unwrap();
+    client_b.get(api.uri()).send().await.unwrap();
+    assert!(
+        eventually(|| members(&a, &key) == 2 && members(&b, &key) == 2).await,
+        "one fleet of two over TLS: {} {}",
+        members(&a, &key),
+        members(&b, &key)
+    );
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
