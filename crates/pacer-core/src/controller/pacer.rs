@@ -14,6 +14,7 @@ use crate::validation::InvalidOptions;
 use crate::{Feedback, LimiterOptions, Timestamp};
 use std::time::Duration;
 
+mod bare;
 mod options;
 pub use options::PacerControllerOptions;
 
@@ -78,6 +79,12 @@ const YOUNG_SCALE: f64 = 0.6;
 ///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
 ///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
 ///   and the next probe waits `ProbeAfter`, as at any estimate.
+/// - **A bucket's slack.** On a run of throttles without `Retry-After` (each within a window of
+///   the last), once it spans 5 % of `QuotaWindow` (at least a second): if the server accepted a
+///   quarter less over the run than a sliding window would have given back (what it accepted a
+///   window earlier), it is a bucket leaking at its pace, and the window's count also held what
+///   the bucket let through while it filled. The estimate is at most that pace, and is not a
+///   fall. (Only as a [`Controller`]: the pure contract's state holds no history.)
 /// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
 ///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or
@@ -173,6 +180,13 @@ pub struct PacerController {
     /// After a young throttle: what it measured, to scale the estimate by if the server turns
     /// out to count over a shorter window than `QuotaWindow`.
     young: Option<Young>,
+    /// As a [`Controller`]: the units accepted over time and the current run of bare throttles
+    /// (not kept with a fleet's state: a fleet's controller goes without the rule).
+    #[serde(skip)]
+    bare: bare::BareRuns,
+    /// The server's pace a run of bare throttles measured, for the throttle being handled.
+    #[serde(skip)]
+    bare_pace: Option<f64>,
     /// As a [`Controller`]: the units the server accepted over the last `QuotaWindow` and the
     /// time paused since the last cut, which the state it reasons on holds.
     counts: StateCounts,
@@ -234,6 +248,8 @@ impl PacerController {
             instances: None,
             suspended: None,
             young: None,
+            bare: bare::BareRuns::default(),
+            bare_pace: None,
             counts: StateCounts::default(),
         }
     }
@@ -399,6 +415,10 @@ impl Controller for PacerController {
     }
 
     fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
+        if matches!(feedback.signal, crate::Signal::Success) {
+            let window = self.counts.quota_window();
+            self.bare.accepted(feedback.units as f64, now, window);
+        }
         self.counts.on_response(feedback, now);
     }
 
@@ -408,6 +428,7 @@ impl Controller for PacerController {
 
     fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
         let state = self.counts.state(cx);
+        self.bare_pace = self.bare.throttled(cx.now, cx.quota_window, cx.retry_after);
         let rate = RateController::on_throttled(self, &state);
         self.counts.on_cut(cx);
         rate
@@ -450,12 +471,23 @@ impl RateController for PacerController {
             }
             .max(state.min_rate);
         }
-        let estimate = if state.accepted_per_minute > 0.0 {
+        let mut estimate = if state.accepted_per_minute > 0.0 {
             state.accepted_per_minute
         } else {
             state
                 .measured_send_rate
                 .map_or(state.rate, |m| state.rate.min(m))
+        };
+        // A run of bare throttles that took less than a sliding window gives back: the server
+        // leaks at its pace, and the window's count held the slack a bucket let through as it
+        // filled. Slack, not a limit that fell: nothing to probe back toward.
+        let slack = match self.bare_pace.take() {
+            Some(pace) if pace < estimate => {
+                estimate = pace;
+                self.ceiling = None;
+                true
+            }
+            _ => false,
         };
         let previous = self.limit_estimate(state.instance_count);
         // While the estimate was only our demand (or there was none), the server has shown that
@@ -486,7 +518,7 @@ impl RateController for PacerController {
             long_pause: state
                 .retry_after
                 .is_some_and(|r| r >= self.timing(LONG_PAUSE)),
-            fell: estimate * n < reference * (1.0 - FALL_BAND),
+            fell: !slack && estimate * n < reference * (1.0 - FALL_BAND),
             age: self.age_at_cut,
             window: state.quota_window,
         };

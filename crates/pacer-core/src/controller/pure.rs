@@ -101,6 +101,13 @@ pub(crate) struct StateCounts {
 }
 
 impl StateCounts {
+    /// The `QuotaWindow` it counts over (the default's before the options are known).
+    pub(crate) fn quota_window(&self) -> std::time::Duration {
+        self.accepted
+            .window()
+            .unwrap_or(std::time::Duration::from_secs(60))
+    }
+
     pub(crate) fn on_options(&mut self, options: &LimiterOptions, now: Timestamp) {
         self.accepted.set_window(options.quota_window, now);
     }

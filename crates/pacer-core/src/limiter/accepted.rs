@@ -130,6 +130,11 @@ impl QuotaWindowMeter {
         }
     }
 
+    /// The window it counts over, once known.
+    pub(crate) fn window(&self) -> Option<Duration> {
+        self.0.as_ref().map(|m| m.window)
+    }
+
     /// Counts `units` accepted at `now`.
     pub(crate) fn record(&mut self, units: f64, now: Timestamp) {
         if let Some(m) = &mut self.0 {

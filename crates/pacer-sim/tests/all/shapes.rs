@@ -2,7 +2,8 @@
 //! first target): seed 42, 2 instances, the free run. Where the target is met (at least 97 % of
 //! the quota with at most 5 429s) the test asserts the target; where it is not, it pins today's
 //! figure, so a change that loses ground fails and one that gains updates the pin on purpose.
-//! docs/controllers.md ("Other server shapes") has the 20-seed medians.
+//! The last test pins the Pacer controller against the leaky bucket. docs/controllers.md
+//! ("Other server shapes") has the 20-seed medians.
 
 use super::run;
 use pacer_sim::{Costs, SimOptions};
@@ -84,4 +85,31 @@ fn following_headers_in_every_shape_and_window_meets_the_target_or_its_pin() {
 #[test]
 fn following_headers_with_requests_of_one_unit_meets_the_target_or_its_pin() {
     check(Costs::One, &ONE_UNIT_CELLS);
+}
+
+/// The Pacer controller against a leaky bucket, which refuses without `Retry-After`: seed 42,
+/// 2 instances. A run of bare throttles that takes less than a sliding window would give back
+/// measures the bucket's leak, so the estimate sheds the slack the bucket let through as it
+/// filled (72 429s at 60 s before the rule). Pinned, with AIMD's for scale: the controller's
+/// 429s against buckets stay its open shortfall (docs/controllers.md).
+#[test]
+fn the_pacer_controller_sheds_a_leaky_bucket_s_slack() {
+    for (window, share, throttled, aimd) in [(60, 1.0644, 47, 37), (10, 1.0085, 72, 21)] {
+        let options = SimOptions {
+            seed: 42,
+            instances: 2,
+            server: "leaky-bucket".parse().expect("a shape"),
+            ..SimOptions::default()
+        }
+        .with_window(Duration::from_secs(window));
+        let c = run(&options, "free-run", &["pacer", "aimd"]);
+        let (m, a) = (&c.rows[0].metrics, &c.rows[1].metrics);
+        let what = format!("{window} s: {:.4} / {} 429s", m.share, m.throttled);
+        assert!((m.share - share).abs() <= 0.003, "{what}, pinned {share}");
+        assert!(
+            m.throttled.abs_diff(throttled) <= 2,
+            "{what}, pinned {throttled}"
+        );
+        assert_eq!(a.throttled, aimd, "AIMD's, for scale");
+    }
 }
