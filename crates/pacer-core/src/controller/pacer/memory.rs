@@ -1,0 +1,35 @@
+//! What the Pacer controller remembers between events, besides its estimate.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What a throttle before the limiter was a window old measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(super) struct Young {
+    /// The units accepted since the start, per minute of `QuotaWindow` (this process's).
+    pub(super) accepted: f64,
+    /// The send rate at the throttle (this process's), units per minute.
+    pub(super) sent: f64,
+    /// The limiter's age at the throttle.
+    pub(super) age: Duration,
+}
+
+/// An estimate set aside by a long Retry-After that met the rate at or under it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(super) struct Suspended {
+    /// The estimate (whole budget) and whether it was firm.
+    pub(super) limit: f64,
+    pub(super) firm: bool,
+    /// The limiter's age a window after the pause ends.
+    pub(super) until: Duration,
+}
+
+/// A higher limit seen before the limit fell.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(super) struct Ceiling {
+    /// The limit (whole budget) and whether it was firm.
+    pub(super) limit: f64,
+    pub(super) firm: bool,
+    /// The limiter's age when it fell.
+    pub(super) at: Duration,
+}
