@@ -47,6 +47,7 @@
 mod duration;
 mod env;
 mod error;
+mod fleet;
 mod limiter;
 mod loader;
 mod reader;
@@ -63,6 +64,7 @@ mod window;
 mod write;
 
 pub use error::{ConfigError, Problem, ProblemKind, Problems};
+pub use fleet::FleetSettings;
 pub use loader::{
     ConfigLoader, DEFAULT_ENV_PREFIX, DEFAULT_SECTION, Format, limiter_options_from_file,
 };

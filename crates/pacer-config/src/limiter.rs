@@ -42,6 +42,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "MaxEndpoints",
     "EndpointIdleTtl",
     "Windows",
+    "Fleet",
 ];
 const AIMD_KEYS: &[&str] = &["DecreaseFactor", "IncreaseInterval", "IncreaseStep"];
 const CUBIC_KEYS: &[&str] = &["Beta", "ScaleConstant"];
@@ -184,6 +185,9 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     }
     if let Some(f) = t.get(p, "Windows") {
         s.windows = crate::window::read(p, &f);
+    }
+    if let Some(f) = t.get(p, "Fleet") {
+        s.fleet = crate::fleet::read(p, &f);
     }
 
     // The rules of the core, with paths and values as the user wrote them.

@@ -2,6 +2,7 @@
 //! middleware's [`LimiterConfig`].
 
 use crate::error::{ConfigError, Problem, ProblemKind, Problems};
+use crate::fleet::FleetSettings;
 use crate::spelling::join;
 use crate::window::WindowSettings;
 use pacer_core::{
@@ -137,6 +138,8 @@ pub struct LimiterSettings {
     pub endpoint_idle_ttl: Duration,
     /// `Windows`: strict windows, per endpoint key. Default none.
     pub windows: Vec<WindowSettings>,
+    /// `Fleet`: the fleet every endpoint's limiter joins, shared through Redis. Default none.
+    pub fleet: Option<FleetSettings>,
 }
 
 /// The middleware's defaults for what [`LimiterConfig`] does not expose.
@@ -155,6 +158,7 @@ impl Default for LimiterSettings {
             max_endpoints: DEFAULT_MAX_ENDPOINTS,
             endpoint_idle_ttl: DEFAULT_ENDPOINT_IDLE_TTL,
             windows: Vec::new(),
+            fleet: None,
         }
     }
 }
@@ -226,6 +230,19 @@ impl LimiterSettings {
                         join(at, &format!("Windows[{i}]")),
                         None,
                         format!("the window {:?} cannot be built: {e}", window.name),
+                        ProblemKind::OutOfRange,
+                    ));
+                }
+            }
+        }
+        if let Some(fleet) = &self.fleet {
+            match fleet.to_store() {
+                Ok(store) => config = config.fleet(store, fleet.options),
+                Err(e) => {
+                    return Err(Problem::new(
+                        join(at, "Fleet"),
+                        None,
+                        format!("the fleet cannot be built: {e}"),
                         ProblemKind::OutOfRange,
                     ));
                 }

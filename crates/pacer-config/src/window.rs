@@ -278,14 +278,14 @@ fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettin
 /// Whether `url` parses as a Redis URL, without connecting (and without repeating it: it may hold
 /// a password).
 #[cfg(feature = "redis")]
-fn check_redis_url(url: &str) -> Result<(), String> {
+pub(crate) fn check_redis_url(url: &str) -> Result<(), String> {
     redis::Client::open(url)
         .map(|_| ())
         .map_err(|_| "not a valid Redis URL".to_owned())
 }
 
 #[cfg(not(feature = "redis"))]
-fn check_redis_url(_url: &str) -> Result<(), String> {
+pub(crate) fn check_redis_url(_url: &str) -> Result<(), String> {
     Ok(())
 }
 
@@ -293,7 +293,7 @@ fn check_redis_url(_url: &str) -> Result<(), String> {
 /// [`pacer_redis::MAX_PREFIX_BYTES`] bytes, no `{` or `}`), so that a prefix the store would
 /// refuse when the middleware is built is refused when the file is loaded.
 #[cfg(feature = "redis")]
-fn check_key_prefix(prefix: &str) -> Result<(), String> {
+pub(crate) fn check_key_prefix(prefix: &str) -> Result<(), String> {
     match pacer_redis::KeyFormat::new(prefix) {
         Ok(_) => Ok(()),
         Err(pacer_redis::RedisWindowError::Config(message)) => Err(message
@@ -306,6 +306,6 @@ fn check_key_prefix(prefix: &str) -> Result<(), String> {
 
 /// Without the `redis` feature a Redis window is refused anyway.
 #[cfg(not(feature = "redis"))]
-fn check_key_prefix(_prefix: &str) -> Result<(), String> {
+pub(crate) fn check_key_prefix(_prefix: &str) -> Result<(), String> {
     Ok(())
 }

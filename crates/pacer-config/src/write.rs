@@ -77,6 +77,20 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
         ),
     ];
     entries.extend(rest.into_iter().map(|(k, v)| (k.to_owned(), v)));
+    if let Some(f) = &s.fleet {
+        let mut fleet = vec![("Store", Node::Str(f.url.clone()))];
+        if let Some(prefix) = &f.key_prefix {
+            fleet.push(("KeyPrefix", Node::Str(prefix.clone())));
+        }
+        fleet.extend([
+            ("Period", time(f.options.period)),
+            ("Lease", time(f.options.lease)),
+            ("Timeout", time(f.options.timeout)),
+            ("FallbackAfter", time(f.options.fallback_after)),
+        ]);
+        let fleet = fleet.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+        entries.push(("Fleet".to_owned(), Node::Table(fleet)));
+    }
     Node::Table(entries)
 }
 

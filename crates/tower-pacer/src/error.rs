@@ -29,6 +29,10 @@ pub enum SettingsError {
         /// Why.
         message: String,
     },
+    /// The fleet cannot be built (a Redis URL or key prefix that loading would have refused,
+    /// or pacer-config without its `redis` feature): refused rather than left out.
+    #[error("the fleet cannot be built: {0}")]
+    Fleet(String),
     /// The settings are invalid.
     #[error(transparent)]
     Config(#[from] pacer_config::ConfigError),

@@ -97,13 +97,15 @@ impl PacerLayer {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
-    /// Its strict windows (`Windows`) come too, keyed by the endpoint key.
+    /// Its strict windows (`Windows`) come too, keyed by the endpoint key, and its fleet
+    /// (`Fleet`), as [`fleet`](PacerLayerBuilder::fleet) makes one.
     ///
     /// # Errors
     ///
     /// [`SettingsError::Window`] when a window cannot be built (a geometry, Redis URL or store
     /// that loading would have refused, or a Redis store without pacer-config's `redis`
-    /// feature): a window is never left out. [`SettingsError::Config`] for other settings made
+    /// feature): a window is never left out. [`SettingsError::Fleet`] the same for the fleet.
+    /// [`SettingsError::Config`] for other settings made
     /// in code that loading would have refused.
     #[cfg(feature = "config")]
     #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
@@ -123,6 +125,10 @@ impl PacerLayer {
                     message,
                 })?;
             builder = builder.window(limit);
+        }
+        if let Some(fleet) = &settings.fleet {
+            let store = fleet.to_store().map_err(SettingsError::Fleet)?;
+            builder = builder.fleet(store, fleet.options);
         }
         Ok(builder)
     }

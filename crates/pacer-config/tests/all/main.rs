@@ -2,6 +2,7 @@
 
 mod bad_input;
 mod env;
+mod fleet;
 mod properties;
 mod reload;
 mod samples;
