@@ -121,9 +121,10 @@ pub use pacer_redis as redis;
 #[cfg(feature = "config")]
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub use pacer_config::{
-    self as config, ConfigError, ConfigLoader, ConfigWatcher, LimiterSettings, PacerSettings,
-    Problem, ProblemKind, Problems, Reload, ThrottlingSettings, WatchHandle, from_config_file,
-    from_config_file_with_env, from_config_section, limiter_options_from_file, watch,
+    self as config, ConfigError, ConfigLoader, ConfigWatcher, FleetSettings, LimiterSettings,
+    PacerSettings, Problem, ProblemKind, Problems, Reload, ThrottlingSettings, WatchHandle,
+    from_config_file, from_config_file_with_env, from_config_section, limiter_options_from_file,
+    watch,
 };
 
 /// The README's examples, compiled as doctests.
