@@ -28,6 +28,8 @@ pub(super) struct BareRuns {
     /// `(when, total)`, about [`SAMPLES_PER_WINDOW`] a window, two windows and a span back.
     history: VecDeque<(Timestamp, f64)>,
     run: Option<Run>,
+    /// The window the samples are spaced for, and their spacing.
+    spacing: (Duration, Duration),
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -42,14 +44,19 @@ impl BareRuns {
     /// `units` were accepted at `now`.
     pub(super) fn accepted(&mut self, units: f64, now: Timestamp, window: Duration) {
         self.total += units;
-        let step = window / SAMPLES_PER_WINDOW;
+        if self.spacing.0 != window {
+            self.spacing = (window, window / SAMPLES_PER_WINDOW);
+        }
+        // On every success: the sample and the pruning only when one is due.
+        let step = self.spacing.1;
         if self
             .history
             .back()
-            .is_none_or(|(at, _)| now.saturating_duration_since(*at) >= step)
+            .is_some_and(|(at, _)| now.saturating_duration_since(*at) < step)
         {
-            self.history.push_back((now, self.total));
+            return;
         }
+        self.history.push_back((now, self.total));
         let keep = window.mul_f64(2.0 + SPAN_FRACTION) + LEAST_SPAN;
         while self
             .history
