@@ -104,3 +104,56 @@ async fn two_layers_and_a_middleware_of_one_name_are_one_fleet() {
         middleware_count()
     );
 }
+
+/// A limiter's `Fleet` from a configuration comes with the layer: two layers built from one
+/// file (against the test Redis) are one fleet; a fleet the build cannot make (a key prefix set
+/// in code that the store refuses) is refused, never left out.
+#[cfg(feature = "config")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn layers_from_one_configuration_with_a_fleet_are_one_fleet() {
+    use pacer_config::{ConfigLoader, Format};
+    let base = serve(vec![(200, vec![])]).await;
+    let toml = format!(
+        r#"
+        [adaptive_rate_limiting.limiters.api.fleet]
+        store = "{}"
+        key_prefix = "{}"
+        period = "50ms"
+        lease = "500ms"
+        "#,
+        pacer_redis::testing::url(),
+        pacer_redis::testing::unique_prefix()
+    );
+    let settings = ConfigLoader::new()
+        .string(&toml, Format::Toml)
+        .load()
+        .unwrap();
+    let limiter = settings.limiter("api").unwrap();
+    let layer = || {
+        PacerLayer::from_settings(limiter)
+            .unwrap()
+            .name("api")
+            .build()
+            .unwrap()
+    };
+    let (a, b) = (layer(), layer());
+    for layer in [&a, &b] {
+        let mut service = layer.layer(hyper_client());
+        let request = http::Request::get(format!("{base}/items"))
+            .body(Full::<Bytes>::default())
+            .unwrap();
+        assert_eq!(service.call(request).await.unwrap().status(), 200);
+    }
+    let count = |layer: &PacerLayer| layer.limiter(&base).map_or(0, |s| s.instance_count);
+    assert!(
+        eventually(|| count(&a) == 2 && count(&b) == 2).await,
+        "one fleet of two: {} {}",
+        count(&a),
+        count(&b)
+    );
+
+    let mut bad = limiter.clone();
+    bad.fleet.as_mut().unwrap().key_prefix = Some("a{b}:".to_owned());
+    let err = PacerLayer::from_settings(&bad).unwrap_err();
+    assert!(matches!(err, tower_pacer::SettingsError::Fleet(_)), "{err}");
+}
