@@ -103,16 +103,9 @@ impl Named {
         link: Arc<FleetLink>,
         now: Timestamp,
     ) {
-        let Some(fleet) = &config.fleet else {
-            return;
-        };
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!(limiter = %self.name, "no tokio runtime: the endpoint keeps its own control");
-            return;
-        };
-        let clock = Arc::clone(&self.clock);
-        if let Some(task) = fleet.join(&self.name, endpoint, link, &config.options, clock, now) {
-            runtime.spawn(task);
+        if let Some(fleet) = &config.fleet {
+            let clock = Arc::clone(&self.clock);
+            fleet.join(&self.name, endpoint, link, &config.options, clock, now);
         }
     }
 

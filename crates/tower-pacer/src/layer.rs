@@ -388,20 +388,9 @@ impl Shared {
             |_| {},
         );
         if let (Some(fleet), Some(link)) = (&self.fleet, joins) {
-            self.join(fleet, &endpoint, link, now);
+            let clock = Arc::clone(&self.clock);
+            fleet.join(&self.name, &endpoint, link, &self.options, clock, now);
         }
         endpoint
-    }
-
-    /// Makes a new endpoint a member of the fleet and spawns the task that syncs it.
-    fn join(&self, fleet: &Fleet, endpoint: &Endpoint, link: Arc<FleetLink>, now: Timestamp) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            tracing::warn!(limiter = %self.name, "no tokio runtime: the endpoint keeps its own control");
-            return;
-        };
-        let clock = Arc::clone(&self.clock);
-        if let Some(task) = fleet.join(&self.name, endpoint, link, &self.options, clock, now) {
-            runtime.spawn(task);
-        }
     }
 }

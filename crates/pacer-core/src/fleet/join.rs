@@ -3,13 +3,12 @@
 use super::{FleetFollower, FleetHandle, FleetLink, FleetMember, FleetOptions, FleetStore};
 use crate::{Clock, Controller, ControllerKind, Endpoint, LimiterOptions, Timestamp};
 use std::fmt;
-use std::future::Future;
 use std::sync::Arc;
 
 /// A fleet every endpoint of a limiter joins: its store and its options. The middleware and
 /// the tower layer hold one per limiter made with a fleet; for each new endpoint they build the
-/// limiter with [`controller`](Self::controller) and then call [`join`](Self::join), and spawn
-/// the task it returns.
+/// limiter with [`controller`](Self::controller) and then call [`join`](Self::join), which
+/// spawns the member's sync task.
 ///
 /// ```
 /// use pacer_core::{Engine, Fleet, FleetLink, FleetOptions, Limiter, LimiterOptions};
@@ -39,9 +38,7 @@ use std::sync::Arc;
 ///     },
 ///     |_| {},
 /// );
-/// if let Some(task) = fleet.join("orders", &endpoint, link, &options, clock, now) {
-///     tokio::spawn(task);
-/// }
+/// assert!(fleet.join("orders", &endpoint, link, &options, clock, now));
 /// assert!(endpoint.fleet().is_some());
 /// # }
 /// ```
@@ -90,10 +87,12 @@ impl Fleet {
     }
 
     /// Makes `endpoint` (whose limiter's controller is [`controller`](Self::controller) of
-    /// `link`) a member of the fleet `limiter : endpoint key`, and returns the task that syncs
-    /// it with the store beside the requests (the driver spawns it; it ends when the endpoint
-    /// is dropped). `options` are the limiter's: the fleet's controller runs them on the whole
-    /// budget, as one process would. `None` when the endpoint is a member already.
+    /// `link`) a member of the fleet `limiter : endpoint key`, and spawns the task that syncs
+    /// it with the store beside the requests on the tokio runtime of the caller (it ends when
+    /// the endpoint is dropped). `options` are the limiter's: the fleet's controller runs them
+    /// on the whole budget, as one process would. False when the endpoint is a member already,
+    /// or with no runtime to run the task on (it then keeps its own control, and says so in a
+    /// warning).
     pub fn join(
         &self,
         limiter: &str,
@@ -102,7 +101,14 @@ impl Fleet {
         options: &LimiterOptions,
         clock: Arc<dyn Clock>,
         now: Timestamp,
-    ) -> Option<impl Future<Output = ()> + Send + 'static + use<>> {
+    ) -> bool {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            tracing::warn!(
+                limiter,
+                "no tokio runtime: the endpoint keeps its own control"
+            );
+            return false;
+        };
         let mut whole = options.clone();
         whole.instance_count = 1;
         whole.controller = ControllerKind::Pacer;
@@ -114,14 +120,17 @@ impl Fleet {
             now,
         );
         let handle = FleetHandle::new(member, link);
-        endpoint.join_fleet(Arc::clone(&handle)).then(|| {
-            FleetHandle::run(
-                &handle,
-                Arc::clone(&self.store),
-                endpoint.limiter().clone(),
-                clock,
-            )
-        })
+        if !endpoint.join_fleet(Arc::clone(&handle)) {
+            return false;
+        }
+        let store = Arc::clone(&self.store);
+        runtime.spawn(FleetHandle::run(
+            &handle,
+            store,
+            endpoint.limiter().clone(),
+            clock,
+        ));
+        true
     }
 }
 
