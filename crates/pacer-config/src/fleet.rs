@@ -2,7 +2,7 @@
 
 use crate::error::ProblemKind;
 use crate::reader::{At, Collector};
-use crate::window::{check_key_prefix, check_redis_url};
+use crate::window::{check_key_prefix, check_redis_url, is_redis_url};
 use pacer_core::{FleetOptions, FleetStore, InvalidOption};
 use std::sync::Arc;
 
@@ -78,7 +78,7 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<FleetSettings> {
     let mut t = at.table(p)?;
     let url = match t.get(p, "Store") {
         Some(f) => match f.text(p) {
-            Some(s) if s.starts_with("redis://") || s.starts_with("rediss://") => {
+            Some(s) if is_redis_url(&s) => {
                 if cfg!(not(feature = "redis")) {
                     p.push(f.path.clone(), None, NEEDS_REDIS, ProblemKind::NotSupported);
                 } else if let Err(e) = check_redis_url(&s) {

@@ -120,6 +120,11 @@ fn redis_store(
 
 const NEEDS_REDIS: &str = "a window kept in Redis needs Pacer's `redis` feature";
 
+/// Whether a store's value names Redis (`redis://…` or `rediss://…`), whatever else it holds.
+pub(crate) fn is_redis_url(s: &str) -> bool {
+    s.starts_with("redis://") || s.starts_with("rediss://")
+}
+
 /// Reads `Windows`: a list of tables (or, from environment variables, a table indexed 0, 1, …).
 pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Vec<WindowSettings> {
     let Some(items) = at.list(p) else {
@@ -199,7 +204,7 @@ fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettin
         None => WindowStoreSettings::Memory,
         Some(f) => match f.text(p) {
             Some(s) if s.trim().eq_ignore_ascii_case("memory") => WindowStoreSettings::Memory,
-            Some(s) if s.starts_with("redis://") || s.starts_with("rediss://") => {
+            Some(s) if is_redis_url(&s) => {
                 if cfg!(not(feature = "redis")) {
                     p.push(f.path.clone(), None, NEEDS_REDIS, ProblemKind::NotSupported);
                 }

@@ -90,15 +90,19 @@ pub fn run(
         recorder: Recorder::new(seconds),
     };
     engine.add_instances(options.instances, Timestamp::ZERO)?;
+    // A story's counts are instances, or multiples of `--instances` (`per_base`).
+    let scaled = |n: u32| {
+        if story.per_base {
+            n * options.instances
+        } else {
+            n
+        }
+    };
     for join in &story.joins {
         engine.agenda.push(
             Timestamp::from_duration(join.at),
             EventKind::Join {
-                instances: if story.per_base {
-                    join.instances * options.instances
-                } else {
-                    join.instances
-                },
+                instances: scaled(join.instances),
             },
         );
     }
@@ -106,11 +110,7 @@ pub fn run(
         engine.agenda.push(
             Timestamp::from_duration(leave.at),
             EventKind::Leave {
-                instances: if story.per_base {
-                    leave.instances * options.instances
-                } else {
-                    leave.instances
-                },
+                instances: scaled(leave.instances),
             },
         );
     }

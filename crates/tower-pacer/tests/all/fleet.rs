@@ -38,6 +38,20 @@ async fn eventually(mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
+/// One GET of `base` through a service of `layer`, answered 200.
+async fn get_through(layer: &PacerLayer, base: &str) {
+    let mut service = layer.layer(hyper_client());
+    let request = http::Request::get(format!("{base}/items"))
+        .body(Full::<Bytes>::default())
+        .unwrap();
+    assert_eq!(service.call(request).await.unwrap().status(), 200);
+}
+
+/// The members `layer`'s endpoint `base` counts (0 before its first request).
+fn members(layer: &PacerLayer, base: &str) -> u32 {
+    layer.limiter(base).map_or(0, |s| s.instance_count)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_layers_and_a_middleware_of_one_name_are_one_fleet() {
     let base = serve(vec![(200, vec![])]).await;
@@ -61,15 +75,11 @@ async fn two_layers_and_a_middleware_of_one_name_are_one_fleet() {
         .with(middleware.clone())
         .build();
     for layer in [&a, &b] {
-        let mut service = layer.layer(hyper_client());
-        let request = http::Request::get(format!("{base}/items"))
-            .body(Full::<Bytes>::default())
-            .unwrap();
-        assert_eq!(service.call(request).await.unwrap().status(), 200);
+        get_through(layer, &base).await;
     }
     client.get(format!("{base}/items")).send().await.unwrap();
 
-    let count = |layer: &PacerLayer| layer.limiter(&base).map_or(0, |s| s.instance_count);
+    let count = |layer: &PacerLayer| members(layer, &base);
     let middleware_count = || {
         middleware
             .state("api", &base)
@@ -138,13 +148,9 @@ async fn layers_from_one_configuration_with_a_fleet_are_one_fleet() {
     };
     let (a, b) = (layer(), layer());
     for layer in [&a, &b] {
-        let mut service = layer.layer(hyper_client());
-        let request = http::Request::get(format!("{base}/items"))
-            .body(Full::<Bytes>::default())
-            .unwrap();
-        assert_eq!(service.call(request).await.unwrap().status(), 200);
+        get_through(layer, &base).await;
     }
-    let count = |layer: &PacerLayer| layer.limiter(&base).map_or(0, |s| s.instance_count);
+    let count = |layer: &PacerLayer| members(layer, &base);
     assert!(
         eventually(|| count(&a) == 2 && count(&b) == 2).await,
         "one fleet of two: {} {}",
