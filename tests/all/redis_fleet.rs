@@ -127,8 +127,10 @@ async fn a_redis_killed_mid_run_costs_no_request_a_wait_and_the_fleet_comes_back
         count(&a),
         count(&b)
     );
+    // An even half of the fleet's 60,000 again (the share measured before the outage is one
+    // sample of it, within the same 1 %: on a loaded machine the two can sit 2 % apart).
     assert!(
-        eventually(|| near(rate(&a), share) && near(rate(&b), share)).await,
+        eventually(|| near(rate(&a), 30_000.0) && near(rate(&b), 30_000.0)).await,
         "the fleet's rate again, no more: {} {}",
         rate(&a),
         rate(&b)
