@@ -56,6 +56,13 @@ const YOUNG_SETTLE: Duration = Duration::from_secs(2);
 /// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md).
 const YOUNG_SCALE: f64 = 0.6;
 
+/// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
+/// part of the window, counted from the start, measured the server's pace: our own first units
+/// could not leave a window that long so soon. Chosen over the simulator's 1 s and 10 s
+/// windows, where the span is at most 11 s; a minute's window, filled alone, ends its span at
+/// the window (docs/controllers.md).
+const YOUNG_PACE_SPAN: f64 = 0.25;
+
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
 /// - **The estimate.** On a throttle the limit is estimated as the units the server accepted
@@ -112,6 +119,13 @@ const YOUNG_SCALE: f64 = 0.6;
 ///   per-second quota): the units accepted since the start were its pace over those seconds,
 ///   not a window's quota. The estimate becomes that pace over the window, times 0.6 (the count
 ///   holds the room a fresh server gives at once), at most the send rate at the throttle.
+/// - **A young throttle with a short Retry-After.** A throttle before the limiter is a
+///   `QuotaWindow` old whose `Retry-After` ends within a quarter of a window from our start
+///   says the server's window lets units go that soon: it counts over a shorter window (a
+///   per-second quota), or others' units fill it. Either way the units accepted since the start
+///   were the server's pace over that span, not a window's quota, and the estimate is that pace
+///   (the units over our age plus the `Retry-After`), at most the send rate. A window of a
+///   minute that we filled alone ends its span at the window, so the rule leaves it alone.
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
 /// In the simulator it takes more of the quota than AIMD with fewer 429s in most stories;
@@ -370,6 +384,25 @@ impl PacerController {
     }
 }
 
+/// For a throttle with a `Retry-After` at `age`, within the limiter's first `QuotaWindow` and
+/// ending within [`YOUNG_PACE_SPAN`] of it: the server's pace over the span from the start to the
+/// end of the `Retry-After` (the units accepted since the start over that span, per minute), at
+/// most the send rate. A server that filled its window with our units alone would have asked us
+/// to wait until our first units leave it, a window after the start.
+fn young_pace(state: &RateControllerState, age: Duration) -> Option<f64> {
+    let retry_after = state.retry_after?;
+    let window = state.quota_window;
+    let span = age + retry_after;
+    if age >= window || span.as_secs_f64() > YOUNG_PACE_SPAN * window.as_secs_f64() {
+        return None;
+    }
+    // Before the limiter is a window old, the count holds every unit accepted since the start.
+    let accepted = state.accepted_per_minute * window.as_secs_f64() / 60.0;
+    let pace = accepted * 60.0 / span.as_secs_f64();
+    let sent = state.measured_send_rate.unwrap_or(state.rate);
+    (pace > 0.0).then(|| pace.min(sent))
+}
+
 /// What a throttle says, worked out once.
 struct Throttle {
     estimate: f64,
@@ -453,6 +486,9 @@ impl RateController for PacerController {
                 .measured_send_rate
                 .map_or(state.rate, |m| state.rate.min(m))
         };
+        if let Some(pace) = young_pace(state, self.age_at_cut) {
+            estimate = estimate.max(pace);
+        }
         // A run of bare throttles that took less than a sliding window gives back: the server
         // leaks at its pace, and the window's count held the slack a bucket let through as it
         // filled. Slack, not a limit that fell: nothing to probe back toward.
