@@ -14,11 +14,13 @@ use crate::validation::InvalidOptions;
 use crate::{Feedback, LimiterOptions, Timestamp};
 use memory::{Ceiling, Suspended, Young};
 use std::time::Duration;
+use young::young_pace;
 
 mod bare;
 mod memory;
 mod options;
 mod success;
+mod young;
 pub use options::PacerControllerOptions;
 
 // The fixed timings below are on the real clock, whatever the `QuotaWindow`: they are about round
@@ -48,21 +50,6 @@ const LONG_PAUSE: Duration = Duration::from_secs(5);
 const AGAIN: Duration = Duration::from_secs(10);
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
-/// After a young throttle, successes that come this long after the cut (past any round trip,
-/// so sent after it) and before the limiter is a window old say the server's window is shorter.
-const YOUNG_SETTLE: Duration = Duration::from_secs(2);
-/// The part of a young count, scaled to the window, taken as the limit: the count holds the
-/// room a fresh server gives at once (a bucket's capacity), which a pace measured over a few
-/// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md).
-const YOUNG_SCALE: f64 = 0.6;
-
-/// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
-/// part of the window, counted from the start, measured the server's pace: our own first units
-/// could not leave a window that long so soon. Chosen over the simulator's 1 s and 10 s
-/// windows, where the span is at most 11 s; a minute's window, filled alone, ends its span at
-/// the window (docs/controllers.md).
-const YOUNG_PACE_SPAN: f64 = 0.25;
-
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
 /// - **The estimate.** On a throttle the limit is estimated as the units the server accepted
@@ -302,31 +289,6 @@ impl PacerController {
         self.age_at_cut + state.since_last_decrease
     }
 
-    /// After a young throttle, on a success: accepted again past any round trip since the cut
-    /// and before our first units could leave a window of `QuotaWindow`, the server counts over
-    /// a shorter one (a bucket that leaks, as nginx's `limit_req`), and the units accepted since
-    /// the start were its pace over our age, not a window's quota. The estimate becomes them
-    /// scaled to the window (less the room a fresh server gives at once), at most what we sent.
-    /// A window old, the count was a window's after all and is kept.
-    fn read_young_throttle(&mut self, state: &RateControllerState) {
-        let window = state.quota_window;
-        let Some(young) = self.young.take().filter(|_| self.age(state) < window) else {
-            return;
-        };
-        if state.since_last_decrease < self.timing(YOUNG_SETTLE) {
-            // A response to a request sent before the cut: it says nothing yet.
-            self.young = Some(young);
-            return;
-        }
-        let n = f64::from(state.instance_count.max(1));
-        let scaled = (YOUNG_SCALE * young.accepted * window.as_secs_f64()
-            / young.age.as_secs_f64())
-        .min(young.sent);
-        if self.limit.is_some_and(|l| scaled * n > l) {
-            self.limit = Some(scaled * n);
-        }
-    }
-
     /// The units accepted over the last window as this process's share: within a window of a
     /// change of the instance count, scaled by `before / now` (that window was another share).
     fn accepted_share(&mut self, state: &RateControllerState) -> f64 {
@@ -382,25 +344,6 @@ impl PacerController {
             o.recovery_probe_after
         }
     }
-}
-
-/// For a throttle with a `Retry-After` at `age`, within the limiter's first `QuotaWindow` and
-/// ending within [`YOUNG_PACE_SPAN`] of it: the server's pace over the span from the start to the
-/// end of the `Retry-After` (the units accepted since the start over that span, per minute), at
-/// most the send rate. A server that filled its window with our units alone would have asked us
-/// to wait until our first units leave it, a window after the start.
-fn young_pace(state: &RateControllerState, age: Duration) -> Option<f64> {
-    let retry_after = state.retry_after?;
-    let window = state.quota_window;
-    let span = age + retry_after;
-    if age >= window || span.as_secs_f64() > YOUNG_PACE_SPAN * window.as_secs_f64() {
-        return None;
-    }
-    // Before the limiter is a window old, the count holds every unit accepted since the start.
-    let accepted = state.accepted_per_minute * window.as_secs_f64() / 60.0;
-    let pace = accepted * 60.0 / span.as_secs_f64();
-    let sent = state.measured_send_rate.unwrap_or(state.rate);
-    (pace > 0.0).then(|| pace.min(sent))
 }
 
 /// What a throttle says, worked out once.

@@ -1,0 +1,67 @@
+//! The Pacer controller's first window: what a throttle before the limiter is a `QuotaWindow`
+//! old says of a server that counts over a shorter window.
+
+use super::PacerController;
+use crate::controller::RateControllerState;
+use std::time::Duration;
+
+/// After a young throttle, successes that come this long after the cut (past any round trip,
+/// so sent after it) and before the limiter is a window old say the server's window is shorter.
+const YOUNG_SETTLE: Duration = Duration::from_secs(2);
+/// The part of a young count, scaled to the window, taken as the limit: the count holds the
+/// room a fresh server gives at once (a bucket's capacity), which a pace measured over a few
+/// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md).
+const YOUNG_SCALE: f64 = 0.6;
+
+/// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
+/// part of the window, counted from the start, measured the server's pace: our own first units
+/// could not leave a window that long so soon. A minute's window filled alone ends the span at
+/// the window. Of 0.25 and 0.5, tried against the simulator's 1 s and 10 s windows, the smaller
+/// (docs/controllers.md).
+const YOUNG_PACE_SPAN: f64 = 0.25;
+
+impl PacerController {
+    /// After a young throttle, on a success: accepted again past any round trip since the cut
+    /// and before our first units could leave a window of `QuotaWindow`, the server counts over
+    /// a shorter one (a bucket that leaks, as nginx's `limit_req`), and the units accepted since
+    /// the start were its pace over our age, not a window's quota. The estimate becomes them
+    /// scaled to the window (less the room a fresh server gives at once), at most what we sent.
+    /// A window old, the count was a window's after all and is kept.
+    pub(super) fn read_young_throttle(&mut self, state: &RateControllerState) {
+        let window = state.quota_window;
+        let Some(young) = self.young.take().filter(|_| self.age(state) < window) else {
+            return;
+        };
+        if state.since_last_decrease < self.timing(YOUNG_SETTLE) {
+            // A response to a request sent before the cut: it says nothing yet.
+            self.young = Some(young);
+            return;
+        }
+        let n = f64::from(state.instance_count.max(1));
+        let scaled = (YOUNG_SCALE * young.accepted * window.as_secs_f64()
+            / young.age.as_secs_f64())
+        .min(young.sent);
+        if self.limit.is_some_and(|l| scaled * n > l) {
+            self.limit = Some(scaled * n);
+        }
+    }
+}
+
+/// For a throttle with a `Retry-After` at `age`, within the limiter's first `QuotaWindow` and
+/// ending within [`YOUNG_PACE_SPAN`] of it: the server's pace over the span from the start to the
+/// end of the `Retry-After` (the units accepted since the start over that span, per minute), at
+/// most the send rate. A server that filled its window with our units alone would have asked us
+/// to wait until our first units leave it, a window after the start.
+pub(super) fn young_pace(state: &RateControllerState, age: Duration) -> Option<f64> {
+    let retry_after = state.retry_after?;
+    let window = state.quota_window;
+    let span = age + retry_after;
+    if age >= window || span.as_secs_f64() > YOUNG_PACE_SPAN * window.as_secs_f64() {
+        return None;
+    }
+    // Before the limiter is a window old, the count holds every unit accepted since the start.
+    let accepted = state.accepted_per_minute * window.as_secs_f64() / 60.0;
+    let pace = accepted * 60.0 / span.as_secs_f64();
+    let sent = state.measured_send_rate.unwrap_or(state.rate);
+    (pace > 0.0).then(|| pace.min(sent))
+}
