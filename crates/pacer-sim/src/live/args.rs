@@ -41,7 +41,8 @@ pub struct LiveArgs {
     pub quota: Option<u64>,
     /// A mode to run (repeat for more; each runs for the whole duration, one after the other):
     /// none, fixed, aimd, cubic, pacer, fleet (the instances share one learned rate; through
-    /// `--redis`, with every other process that does). Default: aimd.
+    /// `--redis`, with every other process that does), default (the library's defaults).
+    /// Default: aimd.
     #[arg(long = "mode", value_name = "MODE")]
     pub modes: Vec<LiveMode>,
     /// The Redis (`redis://`, `rediss://`) the `fleet` mode shares its fleet through, so that

@@ -25,6 +25,9 @@ pub enum LiveMode {
     /// `--redis URL` (so that processes started apart form one fleet), else a store in this
     /// process's memory shared by its instances.
     Fleet,
+    /// The middleware with the library's defaults, [`LimiterOptions::default`]: `compare`'s
+    /// `default` (no limit until the first throttle; only the instance count is the run's).
+    Default,
     /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`),
     /// every setting of it; its row is named after the limiter.
     Configured(Box<ConfiguredLimiter>),
@@ -34,7 +37,9 @@ pub enum LiveMode {
 const MAX_MINUTES: u64 = 24 * 60;
 
 /// The modes `live` knows, in table order.
-pub const LIVE_MODE_NAMES: [&str; 6] = ["none", "fixed", "aimd", "cubic", "pacer", "fleet"];
+pub const LIVE_MODE_NAMES: [&str; 7] = [
+    "none", "fixed", "aimd", "cubic", "pacer", "fleet", "default",
+];
 
 impl FromStr for LiveMode {
     type Err = String;
@@ -47,6 +52,7 @@ impl FromStr for LiveMode {
             "cubic" => Ok(LiveMode::Cubic),
             "pacer" => Ok(LiveMode::Pacer),
             "fleet" => Ok(LiveMode::Fleet),
+            "default" => Ok(LiveMode::Default),
             "headers" => Err(format!(
                 "mode \"headers\" is not available in live: expected one of {}. The middleware \
                  follows a server's rate-limit fields in every limiter mode, so run `pacer` \
@@ -78,6 +84,7 @@ impl LiveMode {
             LiveMode::Cubic => "cubic",
             LiveMode::Pacer => "pacer",
             LiveMode::Fleet => "fleet",
+            LiveMode::Default => "default",
             LiveMode::Configured(c) => &c.name,
         }
     }
@@ -92,6 +99,7 @@ impl LiveMode {
             LiveMode::Aimd => LimiterMode::builtin(ControllerKind::Aimd),
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
             LiveMode::Pacer | LiveMode::Fleet => LimiterMode::builtin(ControllerKind::Pacer),
+            LiveMode::Default => LimiterMode::library_defaults(),
             LiveMode::Configured(c) => {
                 LimiterMode::with_options(c.name.clone(), c.settings.options.clone())
             }
@@ -199,10 +207,12 @@ mod tests {
     fn modes_parse_and_refuse_the_ones_live_has_not() {
         assert_eq!("AIMD".parse(), Ok(LiveMode::Aimd));
         assert_eq!("none".parse(), Ok(LiveMode::None));
+        assert_eq!("default".parse(), Ok(LiveMode::Default));
         let e = "turbo".parse::<LiveMode>().unwrap_err();
         assert!(
             e.contains(
-                "not available in live: expected one of none, fixed, aimd, cubic, pacer, fleet"
+                "not available in live: expected one of none, fixed, aimd, cubic, pacer, fleet, \
+                 default"
             ),
             "{e}"
         );
