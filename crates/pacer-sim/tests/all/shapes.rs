@@ -3,10 +3,10 @@
 //! the quota with at most 5 429s) the test asserts the target; where it is not, it pins today's
 //! figure, so a change that loses ground fails and one that gains updates the pin on purpose.
 //! The last tests pin the Pacer controller against the leaky bucket and the library's defaults
-//! against short windows. docs/controllers.md
-//! ("Other server shapes") has the 20-seed medians.
+//! against short windows. docs/controllers.md ("Other server shapes") has the 20-seed medians.
 
 use super::run;
+use pacer_sim::metrics::RunMetrics;
 use pacer_sim::{Costs, SimOptions};
 use std::time::Duration;
 
@@ -46,18 +46,33 @@ const ONE_UNIT_CELLS: [(&str, u64, Pin); 4] = [
     ("token-bucket", 1, Some((0.9599, 0))),
 ];
 
+/// The free run of `modes` against `shape` with a window of `window` seconds: seed 42, 2
+/// instances.
+fn free_run(shape: &str, window: u64, costs: Costs, modes: &[&str]) -> Vec<RunMetrics> {
+    let options = SimOptions {
+        seed: 42,
+        instances: 2,
+        server: shape.parse().expect("a shape"),
+        costs,
+        ..SimOptions::default()
+    }
+    .with_window(Duration::from_secs(window));
+    let c = run(&options, "free-run", modes);
+    c.rows.into_iter().map(|r| r.metrics).collect()
+}
+
+/// A share within 0.3 point and 429s within 2 of their pins.
+fn assert_pinned(m: &RunMetrics, share: f64, throttled: u64, what: &str) {
+    assert!((m.share - share).abs() <= 0.003, "{what}, pinned {share}");
+    assert!(
+        m.throttled.abs_diff(throttled) <= 2,
+        "{what}, pinned {throttled}"
+    );
+}
+
 fn check(costs: Costs, cells: &[(&str, u64, Pin)]) {
     for &(shape, window, pinned) in cells {
-        let options = SimOptions {
-            seed: 42,
-            instances: 2,
-            server: shape.parse().expect("a shape"),
-            costs,
-            ..SimOptions::default()
-        }
-        .with_window(Duration::from_secs(window));
-        let c = run(&options, "free-run", &["headers"]);
-        let m = &c.rows[0].metrics;
+        let m = &free_run(shape, window, costs, &["headers"])[0];
         let what = format!(
             "{shape}, {window} s, costs {costs}: {:.4} / {} 429s",
             m.share, m.throttled
@@ -67,13 +82,7 @@ fn check(costs: Costs, cells: &[(&str, u64, Pin)]) {
                 m.share >= 0.97 && m.throttled <= 5,
                 "{what}, target 0.97 / 5"
             ),
-            Some((share, throttled)) => {
-                assert!((m.share - share).abs() <= 0.003, "{what}, pinned {share}");
-                assert!(
-                    m.throttled.abs_diff(throttled) <= 2,
-                    "{what}, pinned {throttled}"
-                );
-            }
+            Some((share, throttled)) => assert_pinned(m, share, throttled, &what),
         }
     }
 }
@@ -96,21 +105,15 @@ fn following_headers_with_requests_of_one_unit_meets_the_target_or_its_pin() {
 #[test]
 fn the_pacer_controller_sheds_a_leaky_bucket_s_slack() {
     for (window, share, throttled, aimd) in [(60, 1.0644, 47, 37), (10, 1.0085, 72, 21)] {
-        let options = SimOptions {
-            seed: 42,
-            instances: 2,
-            server: "leaky-bucket".parse().expect("a shape"),
-            ..SimOptions::default()
-        }
-        .with_window(Duration::from_secs(window));
-        let c = run(&options, "free-run", &["pacer", "aimd"]);
-        let (m, a) = (&c.rows[0].metrics, &c.rows[1].metrics);
-        let what = format!("{window} s: {:.4} / {} 429s", m.share, m.throttled);
-        assert!((m.share - share).abs() <= 0.003, "{what}, pinned {share}");
-        assert!(
-            m.throttled.abs_diff(throttled) <= 2,
-            "{what}, pinned {throttled}"
+        let rows = free_run(
+            "leaky-bucket",
+            window,
+            Costs::SharePoint,
+            &["pacer", "aimd"],
         );
+        let (m, a) = (&rows[0], &rows[1]);
+        let what = format!("{window} s: {:.4} / {} 429s", m.share, m.throttled);
+        assert_pinned(m, share, throttled, &what);
         assert_eq!(a.throttled, aimd, "AIMD's, for scale");
     }
 }
@@ -130,20 +133,8 @@ fn the_library_s_defaults_measure_a_short_window_s_pace() {
         ("sliding", 10, 0.9314, 23),
         ("fixed", 10, 0.9358, 18),
     ] {
-        let options = SimOptions {
-            seed: 42,
-            instances: 2,
-            server: shape.parse().expect("a shape"),
-            ..SimOptions::default()
-        }
-        .with_window(Duration::from_secs(window));
-        let c = run(&options, "free-run", &["default"]);
-        let m = &c.rows[0].metrics;
+        let m = &free_run(shape, window, Costs::SharePoint, &["default"])[0];
         let what = format!("{shape}, {window} s: {:.4} / {} 429s", m.share, m.throttled);
-        assert!((m.share - share).abs() <= 0.003, "{what}, pinned {share}");
-        assert!(
-            m.throttled.abs_diff(throttled) <= 2,
-            "{what}, pinned {throttled}"
-        );
+        assert_pinned(m, share, throttled, &what);
     }
 }

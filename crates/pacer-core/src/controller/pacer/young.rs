@@ -59,9 +59,9 @@ pub(super) fn young_pace(state: &RateControllerState, age: Duration) -> Option<f
     if age >= window || span.as_secs_f64() > YOUNG_PACE_SPAN * window.as_secs_f64() {
         return None;
     }
-    // Before the limiter is a window old, the count holds every unit accepted since the start.
-    let accepted = state.accepted_per_minute * window.as_secs_f64() / 60.0;
-    let pace = accepted * 60.0 / span.as_secs_f64();
+    // Before the limiter is a window old, the count holds every unit accepted since the start:
+    // `accepted_per_minute` is that count times 60 s over the window; over the span instead.
+    let pace = state.accepted_per_minute * window.as_secs_f64() / span.as_secs_f64();
     let sent = state.measured_send_rate.unwrap_or(state.rate);
     (pace > 0.0).then(|| pace.min(sent))
 }
