@@ -36,6 +36,9 @@ pub struct LimiterConfig {
     /// The classifier, the server-stop policy and the proactive algorithm: the engine's rules.
     pub(crate) rules: Rules,
     pub(crate) key: Arc<dyn EndpointKeyExtractor>,
+    /// `key`, when it is one of the built-in modes (their keys can often be read from the URL
+    /// without a copy).
+    pub(crate) key_mode: Option<KeyMode>,
     pub(crate) cost: Arc<dyn CostEstimator>,
     pub(crate) tokens: Option<TokenEstimator>,
     pub(crate) max_endpoints: usize,
@@ -59,6 +62,7 @@ impl LimiterConfig {
             controller: None,
             rules: Rules::default(),
             key: Arc::new(KeyMode::SchemeHostPort),
+            key_mode: Some(KeyMode::SchemeHostPort),
             cost: Arc::new(UnitCost),
             tokens: None,
             max_endpoints: 10_000,
@@ -137,6 +141,7 @@ impl LimiterConfig {
 
     /// How requests are keyed. Default [`KeyMode::SchemeHostPort`].
     pub fn endpoint_key(mut self, key: impl EndpointKeyExtractor) -> Self {
+        self.key_mode = (&key as &dyn std::any::Any).downcast_ref::<KeyMode>().copied();
         self.key = Arc::new(key);
         self
     }

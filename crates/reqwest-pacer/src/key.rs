@@ -57,17 +57,23 @@ fn key_of(mode: KeyMode, url: &Url) -> String {
     key
 }
 
-/// Appends the key of `url` in `mode` to `out`.
+/// The key `mode` gives `url`, when it is a piece of the URL's own text: a URL that states its
+/// port and no credentials holds its `scheme://host:port` whole, the key the parts give (the
+/// property test below). Such a key needs no buffer.
+pub(crate) fn key_in_url(mode: KeyMode, url: &Url) -> Option<&str> {
+    if mode != KeyMode::SchemeHostPort || url.port().is_none() {
+        return None;
+    }
+    let key = &url[..Position::AfterPort];
+    let (scheme, start) = (url.scheme().len(), url.scheme().len() + "://".len());
+    let text = key.as_bytes();
+    // A raw `@` in the authority ends its credentials (within them it is percent-encoded).
+    (text.get(scheme..start) == Some(b"://") && !text[start..].contains(&b'@')).then_some(key)
+}
+
 fn write_key_of(mode: KeyMode, url: &Url, out: &mut String) {
-    // A URL that states its port and no credentials holds its `scheme://host:port` as one piece
-    // of its own text: copied whole, it is the key the parts give (the property test below).
-    if mode == KeyMode::SchemeHostPort
-        && url.port().is_some()
-        && url.has_host()
-        && url.username().is_empty()
-        && url.password().is_none()
-    {
-        out.push_str(&url[..Position::AfterPort]);
+    if let Some(key) = key_in_url(mode, url) {
+        out.push_str(key);
         return;
     }
     let first_segment = match mode {

@@ -4,8 +4,8 @@
 use super::ServerState;
 use crate::FleetHandle;
 use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
+use hashbrown::HashTable;
 use parking_lot::Mutex;
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -14,7 +14,8 @@ use std::time::Duration;
 const SWEEP_EVERY: u32 = 1024;
 const SHARDS: usize = 16;
 
-/// Endpoint key → [`Endpoint`] (hashed with `foldhash`, seeded per process). Sharded by key; an
+/// Endpoint key → [`Endpoint`] (hashed once with `foldhash`, seeded per process: the hash picks
+/// the shard and finds the entry in it). Sharded by key; an
 /// entry idle for `idle_ttl` with nobody waiting is dropped by an amortised sweep, and a full
 /// shard drops its least recently used idle entry. An endpoint with waiters is never dropped
 /// (the capacity may then be exceeded until they are served).
@@ -27,13 +28,22 @@ pub(crate) struct Endpoints {
 
 #[derive(Default)]
 struct Shard {
-    map: HashMap<Arc<str>, Slot, foldhash::fast::RandomState>,
+    map: HashTable<Slot>,
     ops: u32,
 }
 
 struct Slot {
+    /// The key's hash (kept: a growing table moves entries by it, and a look-up compares it
+    /// before the key).
+    hash: u64,
     endpoint: Arc<Endpoint>,
     touched: Timestamp,
+}
+
+impl Slot {
+    fn is(&self, hash: u64, key: &str) -> bool {
+        self.hash == hash && *self.endpoint.key == *key
+    }
 }
 
 /// One endpoint: everything the engine knows of it. A request holds it (one reference count) for
@@ -98,8 +108,12 @@ impl Endpoints {
         }
     }
 
-    fn shard(&self, key: &str) -> &Mutex<Shard> {
-        &self.shards[(self.hasher.hash_one(key) % SHARDS as u64) as usize]
+    /// The key's hash and its shard. The shard is picked with bits the table uses for neither
+    /// the bucket (the low ones) nor the tag (the top seven), so that the entries of a shard
+    /// spread over its whole table.
+    fn shard(&self, key: &str) -> (u64, &Mutex<Shard>) {
+        let hash = self.hasher.hash_one(key);
+        (hash, &self.shards[((hash >> 32) % SHARDS as u64) as usize])
     }
 
     /// The endpoint `key`, with a limiter made with `make` if there is none. `evicted` is told of
@@ -111,13 +125,14 @@ impl Endpoints {
         make: impl FnOnce() -> Limiter,
         mut evicted: impl FnMut(&Limiter),
     ) -> Arc<Endpoint> {
-        let mut shard = self.shard(key).lock();
+        let (hash, shard) = self.shard(key);
+        let mut shard = shard.lock();
         shard.ops += 1;
         if shard.ops >= SWEEP_EVERY {
             shard.ops = 0;
             shard.sweep(now, self.idle_ttl, &mut evicted);
         }
-        if let Some(slot) = shard.map.get_mut(key) {
+        if let Some(slot) = shard.map.find_mut(hash, |s| s.is(hash, key)) {
             slot.touched = slot.touched.max(now);
             return Arc::clone(&slot.endpoint);
         }
@@ -127,29 +142,31 @@ impl Endpoints {
                 shard.evict_lru(&mut evicted);
             }
         }
-        let key: Arc<str> = Arc::from(key);
         let endpoint = Arc::new(Endpoint {
-            key: Arc::clone(&key),
+            key: Arc::from(key),
             limiter: make(),
             server: Mutex::new(ServerState::default()),
             fleet: OnceLock::new(),
         });
-        shard.map.insert(
-            key,
+        shard.map.insert_unique(
+            hash,
             Slot {
+                hash,
                 endpoint: Arc::clone(&endpoint),
                 touched: now,
             },
+            |s| s.hash,
         );
         endpoint
     }
 
     /// The endpoint `key`, if there is one (none is made).
     pub(crate) fn find(&self, key: &str) -> Option<Arc<Endpoint>> {
-        self.shard(key)
+        let (hash, shard) = self.shard(key);
+        shard
             .lock()
             .map
-            .get(key)
+            .find(hash, |s| s.is(hash, key))
             .map(|s| Arc::clone(&s.endpoint))
     }
 
@@ -162,7 +179,7 @@ impl Endpoints {
                 shard
                     .map
                     .iter()
-                    .map(|(k, s)| (Arc::clone(k), s.endpoint.limiter.clone())),
+                    .map(|s| (Arc::clone(&s.endpoint.key), s.endpoint.limiter.clone())),
             );
         }
         all.sort_by(|a, b| a.0.cmp(&b.0));
@@ -188,7 +205,7 @@ impl Endpoints {
             let endpoints: Vec<Arc<Endpoint>> = shard
                 .lock()
                 .map
-                .values()
+                .iter()
                 .map(|s| Arc::clone(&s.endpoint))
                 .collect();
             for endpoint in endpoints {
@@ -234,7 +251,7 @@ impl Shard {
         evicted: &mut impl FnMut(&Limiter),
     ) -> usize {
         let before = self.map.len();
-        self.map.retain(|_, slot| {
+        self.map.retain(|slot| {
             let keep = now - slot.touched < idle_ttl || slot.endpoint.limiter.queue_len() > 0;
             if !keep {
                 evicted(&slot.endpoint.limiter);
@@ -250,16 +267,17 @@ impl Shard {
         let oldest = self
             .map
             .iter()
-            .min_by_key(|(_, s)| s.touched)
-            .filter(|(_, s)| idle(s))
-            .or_else(|| {
-                self.map
-                    .iter()
-                    .filter(|(_, s)| idle(s))
-                    .min_by_key(|(_, s)| s.touched)
-            })
-            .map(|(k, _)| Arc::clone(k));
-        if let Some(slot) = oldest.and_then(|key| self.map.remove(&key)) {
+            .min_by_key(|s| s.touched)
+            .filter(|s| idle(s))
+            .or_else(|| self.map.iter().filter(|s| idle(s)).min_by_key(|s| s.touched))
+            .map(|s| (s.hash, Arc::clone(&s.endpoint)));
+        let found = oldest.and_then(|(hash, endpoint)| {
+            self.map
+                .find_entry(hash, |s| Arc::ptr_eq(&s.endpoint, &endpoint))
+                .ok()
+        });
+        if let Some(entry) = found {
+            let (slot, _) = entry.remove();
             evicted(&slot.endpoint.limiter);
         }
     }
