@@ -229,7 +229,7 @@ impl<'a> Request<'a> {
                 };
                 // 3. Wait, within MaxWait.
                 let start = if attempt == 1 { now } else { named.clock.now() };
-                let waited = match self.go_now(&windows) {
+                let waited = match self.go_now(&windows, start) {
                     Some(sent_at) => Ok(sent_at),
                     // Boxed: the rare wait would otherwise make every request's future larger.
                     None => Box::pin(self.wait(&windows, start)).await,
@@ -314,7 +314,7 @@ impl<'a> Request<'a> {
                 let (signal, after) = match &result {
                     Ok(response) => {
                         let endpoint = &self.endpoint;
-                        let (reading, after) = observe(
+                        observe(
                             named,
                             config,
                             endpoint,
@@ -322,8 +322,7 @@ impl<'a> Request<'a> {
                             body.as_ref(),
                             units,
                             sent_at,
-                        );
-                        (reading.signal(), after)
+                        )
                     }
                     Err(_) => {
                         named.record(&named.engine.failed(&self.endpoint, units, sent_at));

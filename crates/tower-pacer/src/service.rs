@@ -139,7 +139,10 @@ where
         };
         // The engine's fast path: nothing but the adaptive limiter can hold the request.
         let fast = (units > 0)
-            .then(|| (shared.engine).go_now(&endpoint, units, !shared.windows.is_empty()))
+            .then(|| {
+                let now = if attempt == 1 { start } else { clock.now() };
+                (shared.engine).go_now(&endpoint, units, !shared.windows.is_empty(), now)
+            })
             .flatten();
         let sent_at = if units == 0 {
             clock.now()
@@ -186,14 +189,10 @@ where
             clock.system_now(),
             shared.options.max_retry_after,
         );
-        let now = if reading.kept(shared.engine.headers_seen()) {
-            clock.now()
-        } else {
-            sent_at
-        };
+        let now = clock.now();
         let after = shared
             .engine
-            .after(&endpoint, &reading, units, sent_at, now);
+            .after(&endpoint, reading, units, sent_at, now);
         match copy {
             Some(copy) if retries.again(&after) => {
                 tracing::debug!(

@@ -41,7 +41,7 @@
 //! let reading = rules.read(StatusCode::TOO_MANY_REQUESTS, &headers, None, SystemTime::now(),
 //!     Duration::from_secs(60));
 //! assert_eq!(reading.signal(), Signal::Throttled { retry_after: Some(Duration::from_secs(7)) });
-//! let after = engine.after(&endpoint, &reading, 1, t0, t0);
+//! let after = engine.after(&endpoint, reading, 1, t0, t0);
 //! assert!(after.retry, "a throttle may be sent again");
 //!
 //! // The next request waits for the server's stop.
@@ -179,13 +179,19 @@ impl Engine {
     /// and the limiter has its `units` now, they are taken and the attempt may go at the time
     /// returned. `None` otherwise, having taken nothing: the driver then runs
     /// [`wait`](Self::wait), which would come to the same answer for such an attempt, only at
-    /// the cost of building its wait.
+    /// the cost of building its wait. `now` is the time on the limiter's clock.
     #[must_use]
-    pub fn go_now(&self, endpoint: &Endpoint, units: u64, windows: bool) -> Option<Timestamp> {
+    pub fn go_now(
+        &self,
+        endpoint: &Endpoint,
+        units: u64,
+        windows: bool,
+        now: Timestamp,
+    ) -> Option<Timestamp> {
         if windows || self.headers_seen() {
             return None;
         }
-        let permit = endpoint.limiter().try_acquire(units).ok()?;
+        let permit = endpoint.limiter().try_acquire_at(units, now).ok()?;
         if let Some(fleet) = endpoint.fleet() {
             fleet.asked(units, permit.granted_at());
         }
@@ -268,15 +274,18 @@ impl Engine {
     /// endpoint at `now`. The server's numbers are kept (unless the response came from a
     /// cache), the limiter paces to them ([`Limiter::follow_server`]), then learns from the
     /// signal (a request of 0 units moves no rate). Says whether the request may be sent again.
+    /// `now` is the time the response came, on the limiter's clock. It takes the reading (what
+    /// the response reports is kept, not copied): read its [`signal`](Reading::signal) before.
     pub fn after(
         &self,
         endpoint: &Endpoint,
-        reading: &Reading,
+        reading: Reading,
         units: u64,
         sent_at: Timestamp,
         now: Timestamp,
     ) -> After {
         let seen = self.headers_seen();
+        let (signal, retry_refused) = (reading.signal, reading.retry_refused);
         let (kept, quota) = if reading.kept(seen) {
             endpoint.server.lock().observe(reading, seen, now)
         } else {
@@ -285,17 +294,17 @@ impl Engine {
         if kept && !seen {
             self.headers_seen.store(true, Ordering::Relaxed);
         }
-        let followed = quota.map(|quota| endpoint.limiter().follow_server(quota));
+        let followed = quota.map(|quota| endpoint.limiter().follow_server_at(quota, now));
         let mut changes = if units > 0 {
             let feedback = Feedback {
                 units,
                 sent_at,
-                signal: reading.signal,
+                signal,
             };
             if let Some(fleet) = endpoint.fleet() {
                 fleet.responded(&feedback, now);
             }
-            endpoint.limiter().on_response(feedback)
+            endpoint.limiter().on_response_at(feedback, now)
         } else {
             Changes::default()
         };
@@ -305,7 +314,7 @@ impl Engine {
         }
         After {
             changes,
-            retry: matches!(reading.signal, Signal::Throttled { .. }) && !reading.retry_refused,
+            retry: matches!(signal, Signal::Throttled { .. }) && !retry_refused,
         }
     }
 

@@ -27,23 +27,27 @@ impl ServerState {
     ///
     /// A reading that reports nothing replaces nothing: servers need not send the fields on
     /// every response, so the last state stands until it is spent.
+    ///
+    /// It takes the reading: what it reports is kept as it is, not copied (read its
+    /// [`signal`](Reading::signal) before).
     pub fn observe(
         &mut self,
-        reading: &Reading,
+        reading: Reading,
         seen: bool,
         now: Timestamp,
     ) -> (bool, Option<ServerQuota>) {
         if !reading.kept(seen) {
             return (false, None);
         }
-        if !reading.info.is_empty() {
-            self.info = reading.info.clone();
-            self.observed_at = now;
-        }
+        let quota = ServerQuota::from_info(&reading.info);
         if let Some(policies) = &reading.unit_policies {
             self.units.observe(policies, now);
         }
-        (true, ServerQuota::from_info(&reading.info))
+        if !reading.info.is_empty() {
+            self.info = reading.info;
+            self.observed_at = now;
+        }
+        (true, quota)
     }
 
     /// Records that a request went at `now` (what [`crate::Pacing`] spaces from). A send

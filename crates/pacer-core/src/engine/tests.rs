@@ -71,10 +71,10 @@ fn a_retry_after_is_bounded_by_max_retry_after() {
 fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
     let (engine, endpoint) = engine_and_endpoint("a");
     let plain = read(429, &[]);
-    assert!(engine.after(&endpoint, &plain, 1, at(0), at(0)).retry);
+    assert!(engine.after(&endpoint, plain.clone(), 1, at(0), at(0)).retry);
     let refused = read(429, &[("x-should-retry", "false")]);
     assert!(refused.retry_refused());
-    assert!(!engine.after(&endpoint, &refused, 1, at(0), at(0)).retry);
+    assert!(!engine.after(&endpoint, refused.clone(), 1, at(0), at(0)).retry);
     let rules = Rules::default();
     let out_of_credit = BodyVerdict::QuotaExhausted {
         code: "insufficient_quota".into(),
@@ -88,7 +88,7 @@ fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
     );
     assert_eq!(exhausted.signal(), Signal::Neutral, "not a throttle");
     assert!(exhausted.quota_exhausted());
-    assert!(!engine.after(&endpoint, &exhausted, 1, at(0), at(0)).retry);
+    assert!(!engine.after(&endpoint, exhausted.clone(), 1, at(0), at(0)).retry);
     let no_retry = rules.read(
         StatusCode::TOO_MANY_REQUESTS,
         &HeaderMap::new(),
@@ -97,9 +97,9 @@ fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
         MAX_RETRY_AFTER,
     );
     assert!(matches!(no_retry.signal(), Signal::Throttled { .. }));
-    assert!(!engine.after(&endpoint, &no_retry, 1, at(0), at(0)).retry);
+    assert!(!engine.after(&endpoint, no_retry.clone(), 1, at(0), at(0)).retry);
     let success = read(200, &[]);
-    assert!(!engine.after(&endpoint, &success, 1, at(0), at(0)).retry);
+    assert!(!engine.after(&endpoint, success.clone(), 1, at(0), at(0)).retry);
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn a_throttle_holds_the_next_request_until_its_retry_after_is_over() {
         Hold::NONE
     );
     let reading = read(429, &[("retry-after", "7")]);
-    let _ = engine.after(&endpoint, &reading, 1, at(0), at(0));
+    let _ = engine.after(&endpoint, reading.clone(), 1, at(0), at(0));
     assert!(engine.headers_seen());
     let hold = engine.hold(&rules, &endpoint, at(2), MAX_RETRY_AFTER, false);
     assert_eq!(
@@ -144,7 +144,7 @@ fn a_throttle_of_an_exhausted_quota_stops_until_its_reset_and_a_low_one_is_paced
             ("x-ratelimit-reset", "30"),
         ],
     );
-    let _ = engine.after(&endpoint, &exhausted, 1, at(0), at(0));
+    let _ = engine.after(&endpoint, exhausted.clone(), 1, at(0), at(0));
     let hold = engine.hold(&rules, &endpoint, at(10), MAX_RETRY_AFTER, false);
     assert_eq!(hold.cause, WaitCause::ServerStop);
     assert_eq!(hold.wait, secs(20));
@@ -156,7 +156,7 @@ fn a_throttle_of_an_exhausted_quota_stops_until_its_reset_and_a_low_one_is_paced
             ("x-ratelimit-reset", "30"),
         ],
     );
-    let _ = engine.after(&endpoint, &low, 1, at(40), at(40));
+    let _ = engine.after(&endpoint, low.clone(), 1, at(40), at(40));
     let hold = engine.hold(&rules, &endpoint, at(40), MAX_RETRY_AFTER, false);
     assert_eq!(hold.cause, WaitCause::Throttling);
     assert!(!hold.wait.is_zero(), "5 % left: the percentage rule delays");
@@ -188,7 +188,7 @@ fn a_response_from_a_cache_leaves_the_server_state_alone() {
         ],
     );
     assert!(cached.from_cache());
-    let _ = engine.after(&endpoint, &cached, 1, at(0), at(0));
+    let _ = engine.after(&endpoint, cached.clone(), 1, at(0), at(0));
     assert_eq!(endpoint.server_state(at(0)), None);
     assert!(!engine.headers_seen());
 }
@@ -198,14 +198,14 @@ fn a_request_of_no_units_informs_the_state_but_moves_no_rate() {
     let (engine, endpoint) = engine_and_endpoint("a");
     let before = endpoint.limiter().snapshot();
     let throttle = read(429, &[("retry-after", "3")]);
-    let after = engine.after(&endpoint, &throttle, 0, at(0), at(0));
+    let after = engine.after(&endpoint, throttle.clone(), 0, at(0), at(0));
     assert_eq!(after.changes.rate, None);
     assert_eq!(endpoint.limiter().snapshot().rate, before.rate);
     assert_eq!(
         endpoint.server_state(at(1)).and_then(|i| i.retry_after()),
         Some(secs(2))
     );
-    let after = engine.after(&endpoint, &throttle, 1, at(0), at(0));
+    let after = engine.after(&endpoint, throttle.clone(), 1, at(0), at(0));
     assert!(after.changes.rate.is_some() || after.changes.paused_until.is_some());
 }
 
@@ -220,7 +220,7 @@ fn tokens_are_held_by_their_budget_and_a_cost_above_its_limit_is_refused() {
             ("x-ratelimit-reset-tokens", "60s"),
         ],
     );
-    let _ = engine.after(&endpoint, &reading, 1, at(0), at(0));
+    let _ = engine.after(&endpoint, reading.clone(), 1, at(0), at(0));
     assert_eq!(engine.tokens_wait(&endpoint, Some(50), at(0)), Ok(None));
     let mut attempt = 0;
     assert_eq!(
@@ -258,7 +258,7 @@ fn sends_are_recorded_once_the_server_reports() {
             ("x-ratelimit-remaining", "50"),
         ],
     );
-    let _ = engine.after(&endpoint, &reading, 1, at(1), at(2));
+    let _ = engine.after(&endpoint, reading.clone(), 1, at(1), at(2));
     engine.sent(&endpoint, at(3));
     let snapshot = endpoint.snapshot(at(5)).unwrap();
     assert_eq!(snapshot.since_last_request(), Some(secs(2)));
@@ -279,7 +279,7 @@ fn global_sees_every_endpoint_of_the_engine() {
             ("x-ratelimit-reset", "60"),
         ],
     );
-    let _ = engine.after(&search, &low, 1, at(0), at(0));
+    let _ = engine.after(&search, low.clone(), 1, at(0), at(0));
     let fine = read(
         200,
         &[
@@ -288,7 +288,7 @@ fn global_sees_every_endpoint_of_the_engine() {
             ("x-ratelimit-reset", "60"),
         ],
     );
-    let _ = engine.after(&core, &fine, 1, at(0), at(0));
+    let _ = engine.after(&core, fine.clone(), 1, at(0), at(0));
     let rules = Rules::default().with_algorithm(Some(Arc::new(Global::default())));
     let hold = engine.hold(&rules, &core, at(10), MAX_RETRY_AFTER, false);
     // Global: 50 s × (1 − 0.03 / 0.15) = 40 s, from the other endpoint's state.
@@ -330,7 +330,7 @@ async fn wait_holds_for_the_stop_then_refuses_what_would_outlast_max_wait() {
     let rules = Rules::default();
     let _ = engine.after(
         &endpoint,
-        &read(429, &[("retry-after", "5")]),
+        read(429, &[("retry-after", "5")]),
         1,
         at(0),
         at(0),
@@ -345,7 +345,7 @@ async fn wait_holds_for_the_stop_then_refuses_what_would_outlast_max_wait() {
     assert!(went.unwrap() >= at(5), "held for the Retry-After");
     let _ = engine.after(
         &endpoint,
-        &read(429, &[("retry-after", "50")]),
+        read(429, &[("retry-after", "50")]),
         1,
         at(5),
         at(5),
@@ -420,15 +420,15 @@ fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_reque
         },
         |_| {},
     );
-    assert_eq!(engine.go_now(&endpoint, 4, false), Some(Timestamp::ZERO));
+    assert_eq!(engine.go_now(&endpoint, 4, false, Timestamp::ZERO), Some(Timestamp::ZERO));
     assert_eq!(
-        engine.go_now(&endpoint, 4, true),
+        engine.go_now(&endpoint, 4, true, Timestamp::ZERO),
         None,
         "a strict window needs the wait"
     );
-    assert_eq!(engine.go_now(&endpoint, 4, false), Some(Timestamp::ZERO));
+    assert_eq!(engine.go_now(&endpoint, 4, false, Timestamp::ZERO), Some(Timestamp::ZERO));
     assert_eq!(
-        engine.go_now(&endpoint, 4, false),
+        engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
         None,
         "2 units left: the wait estimates the rest"
     );
@@ -436,7 +436,7 @@ fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_reque
     assert!((left - 2.0).abs() < 1e-9, "taken only when going: {left}");
     // Once a response carries rate-limit fields, the server's state may hold a request.
     let reading = read(200, &[("ratelimit-policy", "\"d\";q=100;w=60")]);
-    let _ = engine.after(&endpoint, &reading, 1, Timestamp::ZERO, Timestamp::ZERO);
+    let _ = engine.after(&endpoint, reading.clone(), 1, Timestamp::ZERO, Timestamp::ZERO);
     clock.advance(secs(10));
-    assert_eq!(engine.go_now(&endpoint, 1, false), None);
+    assert_eq!(engine.go_now(&endpoint, 1, false, clock.now()), None);
 }

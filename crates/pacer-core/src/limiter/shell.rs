@@ -169,7 +169,11 @@ impl Limiter {
     /// Takes `units` only if they can go right now; otherwise returns the estimated wait and
     /// changes nothing.
     pub fn try_acquire(&self, units: u64) -> Result<Permit, Duration> {
-        let now = self.shared.clock.now();
+        self.try_acquire_at(units, self.shared.clock.now())
+    }
+
+    /// [`try_acquire`](Self::try_acquire) at `now`, read from the limiter's clock by the caller.
+    pub(crate) fn try_acquire_at(&self, units: u64, now: Timestamp) -> Result<Permit, Duration> {
         self.shared.state.lock().core.try_take(units, now)?;
         Ok(Permit {
             waited: Duration::ZERO,
@@ -194,16 +198,29 @@ impl Limiter {
 
     /// Tells the limiter how a request went (see [`LimiterCore::on_response`]).
     pub fn on_response(&self, feedback: Feedback) -> Changes {
-        let Ok(changes) =
-            self.mutate(|core, now| Ok::<_, Infallible>(core.on_response(feedback, now)));
+        self.on_response_at(feedback, self.shared.clock.now())
+    }
+
+    /// [`on_response`](Self::on_response) at `now`, read from the limiter's clock by the caller.
+    pub(crate) fn on_response_at(&self, feedback: Feedback, now: Timestamp) -> Changes {
+        let Ok(changes) = self.mutate_at(now, |core, now| {
+            Ok::<_, Infallible>(core.on_response(feedback, now))
+        });
         changes
     }
 
     /// Sets the rate from the server's own numbers (see [`LimiterCore::follow_server`]). Call it
     /// with each response's numbers, before [`on_response`](Self::on_response).
     pub fn follow_server(&self, quota: ServerQuota) -> Changes {
-        let Ok(changes) =
-            self.mutate(|core, now| Ok::<_, Infallible>(core.follow_server(quota, now)));
+        self.follow_server_at(quota, self.shared.clock.now())
+    }
+
+    /// [`follow_server`](Self::follow_server) at `now`, read from the limiter's clock by the
+    /// caller.
+    pub(crate) fn follow_server_at(&self, quota: ServerQuota, now: Timestamp) -> Changes {
+        let Ok(changes) = self.mutate_at(now, |core, now| {
+            Ok::<_, Infallible>(core.follow_server(quota, now))
+        });
         changes
     }
 
@@ -287,7 +304,15 @@ impl Limiter {
         &self,
         f: impl FnOnce(&mut LimiterCore, Timestamp) -> Result<Changes, E>,
     ) -> Result<Changes, E> {
-        let now = self.shared.clock.now();
+        self.mutate_at(self.shared.clock.now(), f)
+    }
+
+    /// [`mutate`](Self::mutate) at `now`.
+    fn mutate_at<E>(
+        &self,
+        now: Timestamp,
+        f: impl FnOnce(&mut LimiterCore, Timestamp) -> Result<Changes, E>,
+    ) -> Result<Changes, E> {
         let mut wake = Vec::new();
         let changes = {
             let mut st = self.shared.state.lock();
@@ -304,10 +329,16 @@ impl Limiter {
         Ok(changes)
     }
 
+    /// Logs what changed (most calls change nothing: that check is inlined).
+    #[inline]
     fn log(&self, changes: &Changes) {
-        if changes.is_empty() {
-            return;
+        if !changes.is_empty() {
+            self.log_changes(changes);
         }
+    }
+
+    #[cold]
+    fn log_changes(&self, changes: &Changes) {
         if let Some(c) = changes.rate {
             if c.reason == RateChangeReason::Server {
                 // Every response with rate-limit headers moves it: not news.
@@ -349,6 +380,7 @@ impl Limiter {
 impl State {
     /// Hands outcomes to refused and ready waiters, and makes sure the first waiter has a timer
     /// (waking it unless it is the one `polling` right now).
+    #[inline]
     fn settle(
         &mut self,
         changes: &Changes,
@@ -360,6 +392,16 @@ impl State {
             // Nobody waits: nothing to hand out, no timer to arm (most responses).
             return;
         }
+        self.settle_waiters(changes, now, polling, wake);
+    }
+
+    fn settle_waiters(
+        &mut self,
+        changes: &Changes,
+        now: Timestamp,
+        polling: Option<Ticket>,
+        wake: &mut Vec<Waker>,
+    ) {
         for (ticket, rejected) in &changes.rejected {
             self.finish(*ticket, Err(rejected.clone()), wake);
         }

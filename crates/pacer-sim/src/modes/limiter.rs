@@ -242,7 +242,8 @@ impl Client for LimiterClient {
         let reading = self
             .rules
             .read(status, &headers, None, wall(now), max_retry_after);
-        let (kept, quota) = self.server.observe(&reading, self.seen, now);
+        let signal = reading.signal();
+        let (kept, quota) = self.server.observe(reading, self.seen, now);
         self.seen |= kept;
         let mut changes = match quota {
             Some(quota) => self.core.follow_server(quota, now),
@@ -251,7 +252,7 @@ impl Client for LimiterClient {
         let feedback = Feedback {
             units: response.units,
             sent_at: response.sent_at,
-            signal: reading.signal(),
+            signal,
         };
         changes.merge(self.core.on_response(feedback, now));
         changes

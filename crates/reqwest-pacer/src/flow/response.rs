@@ -3,7 +3,7 @@
 
 use crate::named::Named;
 use crate::{BodyVerdict, LimiterConfig, Paced, QuotaExhausted};
-use pacer_core::{After, Endpoint, Reading, Timestamp};
+use pacer_core::{After, Endpoint, Signal, Timestamp};
 use reqwest::Response;
 use std::sync::Arc;
 
@@ -50,7 +50,7 @@ pub(super) fn observe(
     body: Option<&BodyVerdict>,
     units: u64,
     sent_at: Timestamp,
-) -> (Reading, After) {
+) -> (Signal, After) {
     let reading = config.rules.read(
         response.status(),
         response.headers(),
@@ -58,14 +58,9 @@ pub(super) fn observe(
         named.clock.system_now(),
         config.options.max_retry_after,
     );
-    // The time is read only when the engine keeps what the response said (a clock read is a
-    // tenth of a request's own instructions).
-    let now = if reading.kept(named.engine.headers_seen()) {
-        named.clock.now()
-    } else {
-        sent_at
-    };
-    let after = named.engine.after(endpoint, &reading, units, sent_at, now);
+    let now = named.clock.now();
+    let signal = reading.signal();
+    let after = named.engine.after(endpoint, reading, units, sent_at, now);
     named.record(&after.changes);
-    (reading, after)
+    (signal, after)
 }

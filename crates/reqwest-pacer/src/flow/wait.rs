@@ -10,11 +10,16 @@ use std::time::Duration;
 impl Request<'_> {
     /// The engine's fast path ([`pacer_core::Engine::go_now`]): the time the request may go
     /// if nothing but its adaptive limiter can hold it and that limiter has its units now.
-    pub(super) fn go_now(&self, windows: &[(&WindowLimit, String)]) -> Option<Timestamp> {
+    /// `now` is the time on the limiter's clock.
+    pub(super) fn go_now(
+        &self,
+        windows: &[(&WindowLimit, String)],
+        now: Timestamp,
+    ) -> Option<Timestamp> {
         let (named, units) = (self.named, self.units);
         let sent_at = named
             .engine
-            .go_now(&self.endpoint, units, !windows.is_empty())?;
+            .go_now(&self.endpoint, units, !windows.is_empty(), now)?;
         named.metrics.sent(units, Duration::ZERO);
         Some(sent_at)
     }
