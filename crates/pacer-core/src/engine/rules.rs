@@ -172,6 +172,20 @@ impl Rules {
         max_retry_after: Duration,
     ) -> Reading {
         let info = RateLimitInfo::from_headers(headers, wall);
+        if info.is_empty() && body.is_none() {
+            // No field and no body's word (most responses): nothing to bound or keep, the same
+            // reading as below.
+            let signal = self.classifier.classify(status, headers, &info);
+            return Reading {
+                signal,
+                reports: false,
+                from_cache: false,
+                info,
+                unit_policies: None,
+                retry_refused: matches!(signal, Signal::Throttled { .. }) && forbids_retry(headers),
+                quota_exhausted: false,
+            };
+        }
         let quota_exhausted = matches!(body, Some(BodyVerdict::QuotaExhausted { .. }));
         // An account out of credit is not a throttle: waiting will not help.
         let signal = if quota_exhausted {
@@ -192,7 +206,7 @@ impl Rules {
         let reports = !info.is_empty();
         // Bounded once, here, so that a bounded stop also ends (see `RateLimitInfo::bounded`).
         let info = if reports {
-            info.bounded(max_retry_after, self.server_stop.max_exhausted_delay())
+            info.into_bounded(max_retry_after, self.server_stop.max_exhausted_delay())
         } else {
             info
         };

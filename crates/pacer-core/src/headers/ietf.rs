@@ -41,14 +41,21 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     let mut counted: Option<Policy> = None;
     if let Some(field) = c.ratelimit.joined() {
         if trim_ows(&field).starts_with('"') {
-            if let Some(entries) = parse_list(&field).and_then(|m| ratelimit_entries(&m)) {
+            if let Some(members) = parse_list(&field)
+                && let Some(entries) = ratelimit_entries(&members)
+            {
                 merge(&mut named, entries);
             }
         } else {
             counted = draft07(&field);
         }
     }
-    out.append(&mut named);
+    if out.is_empty() {
+        // The usual case: no other dialect came before; the policies are moved, not copied.
+        *out = named;
+    } else {
+        out.append(&mut named);
+    }
 
     let legacy = read_counters(
         Dialect::IetfLegacy,
@@ -90,7 +97,7 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
 /// quotas; `None` when any member is malformed.
 #[allow(clippy::type_complexity)]
 fn policy_members(members: &[Member<'_>]) -> Option<(Vec<Policy>, Vec<(u64, Option<Duration>)>)> {
-    let mut named: Vec<Policy> = Vec::new();
+    let mut named: Vec<Policy> = Vec::with_capacity(members.len());
     let mut integers = Vec::new();
     for m in members {
         let window = match &m.params.w {
@@ -100,8 +107,8 @@ fn policy_members(members: &[Member<'_>]) -> Option<(Vec<Policy>, Vec<(u64, Opti
         match &m.item {
             Bare::Str(name) => {
                 let mut p = Policy::new(Dialect::IetfStructured)
-                    .with_name(name.clone().into_owned())
                     .with_limit(m.params.q.as_ref()?.non_negative()?);
+                p.set_name_of(name);
                 p.set_window(window);
                 match &m.params.qu {
                     None => {}
@@ -121,23 +128,23 @@ fn policy_members(members: &[Member<'_>]) -> Option<(Vec<Policy>, Vec<(u64, Opti
     Some((named, integers))
 }
 
-/// Reads draft-11 `RateLimit` members as policies with a remaining; `None` when any is
-/// malformed.
-fn ratelimit_entries(members: &[Member<'_>]) -> Option<Vec<Policy>> {
-    let mut entries: Vec<Policy> = Vec::with_capacity(members.len());
+/// Reads draft-11 `RateLimit` members as policies with a remaining, each with its name as the
+/// field has it (given to the policy only when no `RateLimit-Policy` entry takes it, see
+/// [`merge`]); `None` when any is malformed.
+fn ratelimit_entries<'m>(members: &'m [Member<'_>]) -> Option<Vec<(&'m str, Policy)>> {
+    let mut entries: Vec<(&str, Policy)> = Vec::with_capacity(members.len());
     for m in members {
         let Bare::Str(name) = &m.item else {
             return None;
         };
         let mut p = Policy::new(Dialect::IetfStructured)
-            .with_name(name.clone().into_owned())
             .with_remaining(m.params.r.as_ref()?.non_negative()?);
         if let Some(t) = &m.params.t {
             p.set_reset_after(Some(Duration::from_secs(t.non_negative()?)));
         }
         p.set_partition_key(partition_key(m)?);
-        entries.retain(|o| !same_name(o, &p));
-        entries.push(p);
+        entries.retain(|(other, _)| !other.eq_ignore_ascii_case(name));
+        entries.push((name, p));
     }
     Some(entries)
 }
@@ -158,10 +165,12 @@ fn same_name(a: &Policy, b: &Policy) -> bool {
     }
 }
 
-/// Merges `RateLimit` entries into the named policies of `RateLimit-Policy`.
-fn merge(policies: &mut Vec<Policy>, entries: Vec<Policy>) {
-    for e in entries {
-        match policies.iter_mut().find(|p| same_name(p, &e)) {
+/// Merges `RateLimit` entries into the named policies of `RateLimit-Policy` (names compared
+/// case-insensitively); an entry no policy names is kept on its own, with its name.
+fn merge(policies: &mut Vec<Policy>, entries: Vec<(&str, Policy)>) {
+    for (name, mut e) in entries {
+        let named = |p: &&mut Policy| p.name().is_some_and(|n| n.eq_ignore_ascii_case(name));
+        match policies.iter_mut().find(named) {
             Some(p) => {
                 if !e.is_sound() {
                     p.mark_unsound();
@@ -172,7 +181,10 @@ fn merge(policies: &mut Vec<Policy>, entries: Vec<Policy>) {
                     p.set_partition_key(Some(pk.into()));
                 }
             }
-            None => policies.push(e),
+            None => {
+                e.set_name_of(name);
+                policies.push(e);
+            }
         }
     }
 }

@@ -295,18 +295,22 @@ impl RateLimitInfo {
     /// ```
     #[must_use]
     pub fn bounded(&self, max_retry_after: Duration, max_exhausted: Duration) -> RateLimitInfo {
-        let policies = self
-            .policies
-            .iter()
-            .map(|p| match p.reset_after() {
-                Some(reset) if p.is_exhausted() && reset > max_exhausted => {
-                    p.clone().with_reset_after(max_exhausted)
-                }
-                _ => p.clone(),
-            })
-            .collect();
-        let retry_after = self.retry_after.map(|r| r.min(max_retry_after));
-        RateLimitInfo::from_parts(policies, retry_after)
+        self.clone().into_bounded(max_retry_after, max_exhausted)
+    }
+
+    /// [`bounded`](Self::bounded), taking the info: only a policy it bounds is copied.
+    pub(crate) fn into_bounded(
+        self,
+        max_retry_after: Duration,
+        max_exhausted: Duration,
+    ) -> RateLimitInfo {
+        let (mut policies, retry_after) = self.into_parts();
+        for p in &mut policies {
+            if p.is_exhausted() && p.reset_after().is_some_and(|reset| reset > max_exhausted) {
+                *p = p.clone().with_reset_after(max_exhausted);
+            }
+        }
+        RateLimitInfo::from_parts(policies, retry_after.map(|r| r.min(max_retry_after)))
     }
 
     /// `true` when [`aged`](Self::aged)`(elapsed)` would be empty, decided without cloning.

@@ -5,6 +5,8 @@
 //! info orders them most restrictive first.
 
 use std::borrow::Cow;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::bounds::{MAX_RESET_AFTER, MAX_WINDOW};
@@ -123,7 +125,7 @@ pub enum Dialect {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
-    name: Option<Cow<'static, str>>,
+    name: Option<Name>,
     limit: Option<u64>,
     remaining: Option<u64>,
     reset_after: Option<Duration>,
@@ -154,7 +156,7 @@ impl Policy {
     /// Sets the policy name (IETF policy name, OpenAI `requests`, GitHub resource, …).
     #[must_use]
     pub fn with_name(mut self, name: impl Into<Cow<'static, str>>) -> Policy {
-        self.name = Some(name.into());
+        self.set_name(name.into());
         self
     }
 
@@ -246,7 +248,7 @@ impl Policy {
     /// The policy name, if the server named it.
     #[must_use]
     pub fn name(&self) -> Option<&str> {
-        self.name.as_deref()
+        self.name.as_ref().map(Name::as_str)
     }
 
     /// The quota of the window.
@@ -344,7 +346,15 @@ impl Policy {
     }
 
     pub(crate) fn set_name(&mut self, name: Cow<'static, str>) {
-        self.name = Some(name);
+        self.name = Some(match name {
+            Cow::Borrowed(name) => Name::Static(name),
+            Cow::Owned(name) => Name::Shared(Arc::from(name)),
+        });
+    }
+
+    /// Names the policy with a copy of `name` (one allocation).
+    pub(crate) fn set_name_of(&mut self, name: &str) {
+        self.name = Some(Name::Shared(Arc::from(name)));
     }
 
     pub(crate) fn set_limit(&mut self, limit: Option<u64>) {
@@ -387,6 +397,36 @@ impl Policy {
 
     pub(crate) fn has_numbers(&self) -> bool {
         self.limit.is_some() || self.remaining.is_some()
+    }
+}
+
+
+/// A policy's name: a dialect's own (static) or the server's, shared: copying a policy (as each
+/// request's look at the server's state does) copies no text.
+#[derive(Clone, Eq)]
+enum Name {
+    Static(&'static str),
+    Shared(Arc<str>),
+}
+
+impl Name {
+    fn as_str(&self) -> &str {
+        match self {
+            Name::Static(name) => name,
+            Name::Shared(name) => name,
+        }
+    }
+}
+
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 

@@ -47,7 +47,7 @@ pub(crate) fn github(x: &XFields<'_>, policy: &mut Policy) {
         .map(trim_ows)
         .filter(|r| !r.is_empty())
     {
-        policy.set_name(Cow::Owned(resource.to_owned()));
+        policy.set_name_of(resource);
     }
     let used = used(x, policy);
     if let (Some(limit), Some(used)) = (policy.limit(), used) {
