@@ -6,20 +6,35 @@ use crate::FleetHandle;
 use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
 use hashbrown::HashTable;
 use parking_lot::Mutex;
+use std::cell::RefCell;
 use std::hash::BuildHasher;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 /// How many operations a shard runs between two sweeps of its idle entries.
 const SWEEP_EVERY: u32 = 1024;
 const SHARDS: usize = 16;
 
+/// The number of the next store made (a thread's last endpoint is told apart by it).
+static NEXT_STORE: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    /// The endpoint this thread looked up last, and the number of its store: a run of requests
+    /// to one endpoint finds it without the shard's lock and hash. Weak: it keeps nothing alive.
+    static LAST: RefCell<Option<(u64, Weak<Endpoint>)>> = const { RefCell::new(None) };
+}
+
 /// Endpoint key → [`Endpoint`] (hashed once with `foldhash`, seeded per process: the hash picks
 /// the shard and finds the entry in it). Sharded by key; an
-/// entry idle for `idle_ttl` with nobody waiting is dropped by an amortised sweep, and a full
-/// shard drops its least recently used idle entry. An endpoint with waiters is never dropped
-/// (the capacity may then be exceeded until they are served).
+/// entry idle for `idle_ttl` with nobody waiting is dropped by a sweep amortised over the
+/// look-ups that reach its shard, and a full shard drops its least recently used idle entry. An
+/// endpoint with waiters is never dropped (the capacity may then be exceeded until they are
+/// served). Each thread remembers the endpoint it looked up last ([`LAST`]): a run of requests
+/// to one endpoint finds it there, touching it, without the shard.
 pub(crate) struct Endpoints {
+    /// This store's number, for [`LAST`].
+    id: u64,
     shards: Box<[Mutex<Shard>]>,
     hasher: foldhash::fast::RandomState,
     shard_capacity: usize,
@@ -37,7 +52,6 @@ struct Slot {
     /// before the key).
     hash: u64,
     endpoint: Arc<Endpoint>,
-    touched: Timestamp,
 }
 
 impl Slot {
@@ -55,6 +69,10 @@ pub struct Endpoint {
     pub(crate) server: Mutex<ServerState>,
     /// The endpoint's member of its fleet, when its limiter shares a fleet's rate.
     fleet: OnceLock<Arc<FleetHandle>>,
+    /// When it was last looked up, in nanoseconds (for the idle sweep and the LRU).
+    touched: AtomicU64,
+    /// Whether its store still holds it (a thread's last endpoint is used only then).
+    stored: AtomicBool,
 }
 
 impl Endpoint {
@@ -98,9 +116,20 @@ impl Endpoint {
     }
 }
 
+impl Endpoint {
+    fn touch(&self, now: Timestamp) {
+        self.touched.fetch_max(now.as_nanos(), Ordering::Relaxed);
+    }
+
+    fn touched(&self) -> Timestamp {
+        Timestamp::from_nanos(self.touched.load(Ordering::Relaxed))
+    }
+}
+
 impl Endpoints {
     pub(crate) fn new(capacity: usize, idle_ttl: Duration) -> Self {
         Endpoints {
+            id: NEXT_STORE.fetch_add(1, Ordering::Relaxed),
             shards: (0..SHARDS).map(|_| Mutex::new(Shard::default())).collect(),
             hasher: foldhash::fast::RandomState::default(),
             shard_capacity: capacity.div_ceil(SHARDS).max(1),
@@ -123,6 +152,33 @@ impl Endpoints {
         key: &str,
         now: Timestamp,
         make: impl FnOnce() -> Limiter,
+        evicted: impl FnMut(&Limiter),
+    ) -> Arc<Endpoint> {
+        if let Some(endpoint) = self.last(key) {
+            endpoint.touch(now);
+            return endpoint;
+        }
+        let endpoint = self.get_or_insert_stored(key, now, make, evicted);
+        LAST.with_borrow_mut(|last| *last = Some((self.id, Arc::downgrade(&endpoint))));
+        endpoint
+    }
+
+    /// The endpoint this thread looked up last, if it is `key`'s in this store and still held.
+    fn last(&self, key: &str) -> Option<Arc<Endpoint>> {
+        LAST.with_borrow(|last| {
+            let (_, endpoint) = last.as_ref().filter(|(id, _)| *id == self.id)?;
+            let endpoint = endpoint.upgrade()?;
+            (endpoint.stored.load(Ordering::Relaxed) && *endpoint.key == *key).then_some(endpoint)
+        })
+    }
+
+    /// [`get_or_insert`](Self::get_or_insert) in the store itself. The amortised sweep counts
+    /// these look-ups.
+    fn get_or_insert_stored(
+        &self,
+        key: &str,
+        now: Timestamp,
+        make: impl FnOnce() -> Limiter,
         mut evicted: impl FnMut(&Limiter),
     ) -> Arc<Endpoint> {
         let (hash, shard) = self.shard(key);
@@ -132,8 +188,8 @@ impl Endpoints {
             shard.ops = 0;
             shard.sweep(now, self.idle_ttl, &mut evicted);
         }
-        if let Some(slot) = shard.map.find_mut(hash, |s| s.is(hash, key)) {
-            slot.touched = slot.touched.max(now);
+        if let Some(slot) = shard.map.find(hash, |s| s.is(hash, key)) {
+            slot.endpoint.touch(now);
             return Arc::clone(&slot.endpoint);
         }
         if shard.map.len() >= self.shard_capacity {
@@ -147,13 +203,14 @@ impl Endpoints {
             limiter: make(),
             server: Mutex::new(ServerState::default()),
             fleet: OnceLock::new(),
+            touched: AtomicU64::new(now.as_nanos()),
+            stored: AtomicBool::new(true),
         });
         shard.map.insert_unique(
             hash,
             Slot {
                 hash,
                 endpoint: Arc::clone(&endpoint),
-                touched: now,
             },
             |s| s.hash,
         );
@@ -252,8 +309,10 @@ impl Shard {
     ) -> usize {
         let before = self.map.len();
         self.map.retain(|slot| {
-            let keep = now - slot.touched < idle_ttl || slot.endpoint.limiter.queue_len() > 0;
+            let keep =
+                now - slot.endpoint.touched() < idle_ttl || slot.endpoint.limiter.queue_len() > 0;
             if !keep {
+                slot.endpoint.stored.store(false, Ordering::Relaxed);
                 evicted(&slot.endpoint.limiter);
             }
             keep
@@ -267,9 +326,14 @@ impl Shard {
         let oldest = self
             .map
             .iter()
-            .min_by_key(|s| s.touched)
+            .min_by_key(|s| s.endpoint.touched())
             .filter(|s| idle(s))
-            .or_else(|| self.map.iter().filter(|s| idle(s)).min_by_key(|s| s.touched))
+            .or_else(|| {
+                self.map
+                    .iter()
+                    .filter(|s| idle(s))
+                    .min_by_key(|s| s.endpoint.touched())
+            })
             .map(|s| (s.hash, Arc::clone(&s.endpoint)));
         let found = oldest.and_then(|(hash, endpoint)| {
             self.map
@@ -278,6 +342,7 @@ impl Shard {
         });
         if let Some(entry) = found {
             let (slot, _) = entry.remove();
+            slot.endpoint.stored.store(false, Ordering::Relaxed);
             evicted(&slot.endpoint.limiter);
         }
     }
@@ -331,5 +396,38 @@ mod tests {
             1
         );
         assert!(map.find("a").is_none());
+    }
+
+    #[test]
+    fn a_thread_s_last_endpoint_is_the_store_s_and_follows_it() {
+        let secs = |s: u64| Timestamp::from_nanos(s * 1_000_000_000);
+        let map = Endpoints::new(100, Duration::from_secs(10));
+        let a = map.get_or_insert("a", secs(0), limiter, |_| {});
+        // Found again (the thread's last): the same endpoint, touched now.
+        let again = map.get_or_insert("a", secs(9), limiter, |_| panic!("no eviction"));
+        assert!(Arc::ptr_eq(&a, &again));
+        assert_eq!(map.evict_idle(secs(10), |_| {}), 0, "touched at 9 s");
+        // Another key, then back: each the store's own.
+        let b = map.get_or_insert("b", secs(9), limiter, |_| {});
+        assert!(!Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(&map.get_or_insert("a", secs(9), limiter, |_| {}), &a));
+        // Swept: the next look-up makes a new endpoint, though this thread still knows the old.
+        assert_eq!(map.evict_idle(secs(19), |_| {}), 2);
+        let fresh = map.get_or_insert("a", secs(19), limiter, |_| {});
+        assert!(!Arc::ptr_eq(&a, &fresh), "an evicted endpoint is not handed out again");
+        assert!(Arc::ptr_eq(&map.find("a").unwrap(), &fresh));
+        // Another store on the same thread has its own endpoints.
+        let other = Endpoints::new(100, Duration::from_secs(10));
+        let elsewhere = other.get_or_insert("a", secs(19), limiter, |_| {});
+        assert!(!Arc::ptr_eq(&fresh, &elsewhere));
+        assert!(Arc::ptr_eq(&map.get_or_insert("a", secs(19), limiter, |_| {}), &fresh));
+    }
+
+    #[test]
+    fn the_last_endpoint_keeps_nothing_alive() {
+        let map = Endpoints::new(100, Duration::from_secs(10));
+        let weak = Arc::downgrade(&map.get_or_insert("a", Timestamp::ZERO, limiter, |_| {}));
+        drop(map);
+        assert!(weak.upgrade().is_none());
     }
 }
