@@ -21,7 +21,7 @@ use tracing::Instrument;
 mod response;
 mod wait;
 
-use response::{mark, observe, read_body};
+use response::{mark, mark_in, observe, read_body};
 
 thread_local! {
     /// The buffer each thread builds endpoint keys in: a request whose endpoint is known needs no
@@ -307,12 +307,8 @@ impl<'a> Request<'a> {
                     Some(parked) => Box::pin(read_body(named, config, key, parked)).await,
                     None => None,
                 };
-                let result = match failed {
-                    Some(e) => Err(e),
-                    None => Ok(last.take().expect("parked above")),
-                };
-                let (signal, after) = match &result {
-                    Ok(response) => {
+                let (signal, after) = match last.as_ref().filter(|_| failed.is_none()) {
+                    Some(response) => {
                         let endpoint = &self.endpoint;
                         observe(
                             named,
@@ -324,15 +320,25 @@ impl<'a> Request<'a> {
                             sent_at,
                         )
                     }
-                    Err(_) => {
+                    None => {
                         named.record(&named.engine.failed(&self.endpoint, units, sent_at));
                         (Signal::Neutral, pacer_core::After::default())
                     }
                 };
                 drop(body);
                 if !matches!(signal, Signal::Throttled { .. }) {
-                    return result.map(|r| mark(r, self.paced(attempt, waited_in_all, rate)));
+                    // Marked where it waits, and moved once, out to the caller.
+                    if let Some(e) = failed {
+                        return Err(e);
+                    }
+                    let response = last.as_mut().expect("parked above");
+                    mark_in(response, self.paced(attempt, waited_in_all, rate));
+                    return Ok(last.take().expect("parked above"));
                 }
+                let result = match failed {
+                    Some(e) => Err(e),
+                    None => Ok(last.take().expect("parked above")),
+                };
                 named.metrics.throttled();
                 // 7. Retry as the engine says (a throttle the server allows to be sent again,
                 // with attempts left), if the body could be copied.

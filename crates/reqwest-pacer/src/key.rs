@@ -61,14 +61,12 @@ fn key_of(mode: KeyMode, url: &Url) -> String {
 /// port and no credentials holds its `scheme://host:port` whole, the key the parts give (the
 /// property test below). Such a key needs no buffer.
 pub(crate) fn key_in_url(mode: KeyMode, url: &Url) -> Option<&str> {
-    if mode != KeyMode::SchemeHostPort || url.port().is_none() {
-        return None;
-    }
-    let key = &url[..Position::AfterPort];
-    let (scheme, start) = (url.scheme().len(), url.scheme().len() + "://".len());
-    let text = key.as_bytes();
-    // A raw `@` in the authority ends its credentials (within them it is percent-encoded).
-    (text.get(scheme..start) == Some(b"://") && !text[start..].contains(&b'@')).then_some(key)
+    let plain = mode == KeyMode::SchemeHostPort
+        && url.port().is_some()
+        && url.has_host()
+        // No credentials: nothing between the `//` and the host.
+        && url[Position::BeforeUsername..Position::BeforeHost].is_empty();
+    plain.then(|| &url[..Position::AfterPort])
 }
 
 fn write_key_of(mode: KeyMode, url: &Url, out: &mut String) {

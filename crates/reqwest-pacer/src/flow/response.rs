@@ -9,8 +9,13 @@ use std::sync::Arc;
 
 /// Gives the caller what Pacer did, in the response's extensions.
 pub(super) fn mark(mut response: Response, paced: Paced) -> Response {
-    response.extensions_mut().insert(paced);
+    mark_in(&mut response, paced);
     response
+}
+
+/// [`mark`] in place.
+pub(super) fn mark_in(response: &mut Response, paced: Paced) {
+    response.extensions_mut().insert(paced);
 }
 
 /// Step 5 for a 429 with a JSON body: shows the classifier the body's first bytes
