@@ -141,7 +141,9 @@ impl LimiterConfig {
 
     /// How requests are keyed. Default [`KeyMode::SchemeHostPort`].
     pub fn endpoint_key(mut self, key: impl EndpointKeyExtractor) -> Self {
-        self.key_mode = (&key as &dyn std::any::Any).downcast_ref::<KeyMode>().copied();
+        self.key_mode = (&key as &dyn std::any::Any)
+            .downcast_ref::<KeyMode>()
+            .copied();
         self.key = Arc::new(key);
         self
     }

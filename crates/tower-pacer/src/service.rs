@@ -190,9 +190,7 @@ where
             shared.options.max_retry_after,
         );
         let now = clock.now();
-        let after = shared
-            .engine
-            .after(&endpoint, reading, units, sent_at, now);
+        let after = shared.engine.after(&endpoint, reading, units, sent_at, now);
         match copy {
             Some(copy) if retries.again(&after) => {
                 tracing::debug!(

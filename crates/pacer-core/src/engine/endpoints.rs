@@ -410,17 +410,26 @@ mod tests {
         // Another key, then back: each the store's own.
         let b = map.get_or_insert("b", secs(9), limiter, |_| {});
         assert!(!Arc::ptr_eq(&a, &b));
-        assert!(Arc::ptr_eq(&map.get_or_insert("a", secs(9), limiter, |_| {}), &a));
+        assert!(Arc::ptr_eq(
+            &map.get_or_insert("a", secs(9), limiter, |_| {}),
+            &a
+        ));
         // Swept: the next look-up makes a new endpoint, though this thread still knows the old.
         assert_eq!(map.evict_idle(secs(19), |_| {}), 2);
         let fresh = map.get_or_insert("a", secs(19), limiter, |_| {});
-        assert!(!Arc::ptr_eq(&a, &fresh), "an evicted endpoint is not handed out again");
+        assert!(
+            !Arc::ptr_eq(&a, &fresh),
+            "an evicted endpoint is not handed out again"
+        );
         assert!(Arc::ptr_eq(&map.find("a").unwrap(), &fresh));
         // Another store on the same thread has its own endpoints.
         let other = Endpoints::new(100, Duration::from_secs(10));
         let elsewhere = other.get_or_insert("a", secs(19), limiter, |_| {});
         assert!(!Arc::ptr_eq(&fresh, &elsewhere));
-        assert!(Arc::ptr_eq(&map.get_or_insert("a", secs(19), limiter, |_| {}), &fresh));
+        assert!(Arc::ptr_eq(
+            &map.get_or_insert("a", secs(19), limiter, |_| {}),
+            &fresh
+        ));
     }
 
     #[test]

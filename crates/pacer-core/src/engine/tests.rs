@@ -71,10 +71,18 @@ fn a_retry_after_is_bounded_by_max_retry_after() {
 fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
     let (engine, endpoint) = engine_and_endpoint("a");
     let plain = read(429, &[]);
-    assert!(engine.after(&endpoint, plain.clone(), 1, at(0), at(0)).retry);
+    assert!(
+        engine
+            .after(&endpoint, plain.clone(), 1, at(0), at(0))
+            .retry
+    );
     let refused = read(429, &[("x-should-retry", "false")]);
     assert!(refused.retry_refused());
-    assert!(!engine.after(&endpoint, refused.clone(), 1, at(0), at(0)).retry);
+    assert!(
+        !engine
+            .after(&endpoint, refused.clone(), 1, at(0), at(0))
+            .retry
+    );
     let rules = Rules::default();
     let out_of_credit = BodyVerdict::QuotaExhausted {
         code: "insufficient_quota".into(),
@@ -88,7 +96,11 @@ fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
     );
     assert_eq!(exhausted.signal(), Signal::Neutral, "not a throttle");
     assert!(exhausted.quota_exhausted());
-    assert!(!engine.after(&endpoint, exhausted.clone(), 1, at(0), at(0)).retry);
+    assert!(
+        !engine
+            .after(&endpoint, exhausted.clone(), 1, at(0), at(0))
+            .retry
+    );
     let no_retry = rules.read(
         StatusCode::TOO_MANY_REQUESTS,
         &HeaderMap::new(),
@@ -97,9 +109,17 @@ fn the_body_and_x_should_retry_decide_whether_a_throttle_is_sent_again() {
         MAX_RETRY_AFTER,
     );
     assert!(matches!(no_retry.signal(), Signal::Throttled { .. }));
-    assert!(!engine.after(&endpoint, no_retry.clone(), 1, at(0), at(0)).retry);
+    assert!(
+        !engine
+            .after(&endpoint, no_retry.clone(), 1, at(0), at(0))
+            .retry
+    );
     let success = read(200, &[]);
-    assert!(!engine.after(&endpoint, success.clone(), 1, at(0), at(0)).retry);
+    assert!(
+        !engine
+            .after(&endpoint, success.clone(), 1, at(0), at(0))
+            .retry
+    );
 }
 
 #[test]
@@ -420,13 +440,19 @@ fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_reque
         },
         |_| {},
     );
-    assert_eq!(engine.go_now(&endpoint, 4, false, Timestamp::ZERO), Some(Timestamp::ZERO));
+    assert_eq!(
+        engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
+        Some(Timestamp::ZERO)
+    );
     assert_eq!(
         engine.go_now(&endpoint, 4, true, Timestamp::ZERO),
         None,
         "a strict window needs the wait"
     );
-    assert_eq!(engine.go_now(&endpoint, 4, false, Timestamp::ZERO), Some(Timestamp::ZERO));
+    assert_eq!(
+        engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
+        Some(Timestamp::ZERO)
+    );
     assert_eq!(
         engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
         None,
@@ -436,7 +462,13 @@ fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_reque
     assert!((left - 2.0).abs() < 1e-9, "taken only when going: {left}");
     // Once a response carries rate-limit fields, the server's state may hold a request.
     let reading = read(200, &[("ratelimit-policy", "\"d\";q=100;w=60")]);
-    let _ = engine.after(&endpoint, reading.clone(), 1, Timestamp::ZERO, Timestamp::ZERO);
+    let _ = engine.after(
+        &endpoint,
+        reading.clone(),
+        1,
+        Timestamp::ZERO,
+        Timestamp::ZERO,
+    );
     clock.advance(secs(10));
     assert_eq!(engine.go_now(&endpoint, 1, false, clock.now()), None);
 }

@@ -400,7 +400,6 @@ impl Policy {
     }
 }
 
-
 /// A policy's name: a dialect's own (static) or the server's, shared: copying a policy (as each
 /// request's look at the server's state does) copies no text.
 #[derive(Clone, Eq)]
