@@ -73,21 +73,22 @@ impl Middleware for PacerMiddleware {
             return Box::pin(free(named, config, key, req, extensions, next).instrument(span));
         }
         let now = named.clock.now();
-        let in_url = config
-            .key_mode
-            .and_then(|mode| crate::key::key_in_url(mode, req.url()));
-        let endpoint = match (extensions.get::<EndpointKey>(), in_url) {
-            (Some(k), _) => named.endpoint(&k.0, now),
-            (None, Some(key)) => named.endpoint(key, now),
-            (None, None) => KEY.with_borrow_mut(|key| {
-                key.clear();
-                config.key.write_key(&req, key);
-                let endpoint = named.endpoint(key, now);
-                if key.capacity() > KEY_BUFFER_KEPT {
-                    *key = String::new();
-                }
-                endpoint
-            }),
+        let in_url = || (config.key_mode).and_then(|mode| crate::key::key_in_url(mode, req.url()));
+        let endpoint = match extensions.get::<EndpointKey>() {
+            Some(k) => named.endpoint(&k.0, now),
+            // A key that is a piece of the URL is looked up as it is.
+            None => match in_url() {
+                Some(key) => named.endpoint(key, now),
+                None => KEY.with_borrow_mut(|key| {
+                    key.clear();
+                    config.key.write_key(&req, key);
+                    let endpoint = named.endpoint(key, now);
+                    if key.capacity() > KEY_BUFFER_KEPT {
+                        *key = String::new();
+                    }
+                    endpoint
+                }),
+            },
         };
         let span = span(named, endpoint.key(), &req, units);
         let tokens = match extensions.get::<TokenCost>() {

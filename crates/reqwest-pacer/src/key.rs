@@ -69,6 +69,7 @@ pub(crate) fn key_in_url(mode: KeyMode, url: &Url) -> Option<&str> {
     plain.then(|| &url[..Position::AfterPort])
 }
 
+/// Appends the key of `url` in `mode` to `out`.
 fn write_key_of(mode: KeyMode, url: &Url, out: &mut String) {
     if let Some(key) = key_in_url(mode, url) {
         out.push_str(key);
