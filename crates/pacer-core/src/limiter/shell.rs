@@ -329,7 +329,8 @@ impl Limiter {
         Ok(changes)
     }
 
-    /// Logs what changed (most calls change nothing: that check is inlined).
+    /// Logs what changed (most calls without rate-limit fields change nothing: that check is
+    /// inlined).
     #[inline]
     fn log(&self, changes: &Changes) {
         if !changes.is_empty() {
@@ -337,7 +338,6 @@ impl Limiter {
         }
     }
 
-    #[cold]
     fn log_changes(&self, changes: &Changes) {
         if let Some(c) = changes.rate {
             if c.reason == RateChangeReason::Server {
