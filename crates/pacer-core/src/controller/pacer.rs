@@ -19,6 +19,7 @@ use young::young_pace;
 mod bare;
 mod memory;
 mod options;
+mod share;
 mod success;
 mod young;
 pub use options::PacerControllerOptions;
@@ -289,32 +290,6 @@ impl PacerController {
         self.age_at_cut + state.since_last_decrease
     }
 
-    /// The units accepted over the last window as this process's share: within a window of a
-    /// change of the instance count, scaled by `before / now` (that window was another share).
-    fn accepted_share(&mut self, state: &RateControllerState) -> f64 {
-        let (share, instances) = self.share_of(state);
-        self.instances = Some(instances);
-        share
-    }
-
-    /// [`accepted_share`](Self::accepted_share) without noting a change of the instance count:
-    /// the share, and the counts and the age of the change as they would be noted.
-    fn share_of(&self, state: &RateControllerState) -> (f64, (u32, u32, Duration)) {
-        let age = self.age(state);
-        let n = state.instance_count.max(1);
-        let (now, before, at) = match self.instances {
-            Some((last, _, _)) if last != n => (n, last, age),
-            Some(seen) => seen,
-            None => (n, n, age),
-        };
-        let share = if before != now && age.saturating_sub(at) < state.quota_window {
-            state.accepted_per_minute * f64::from(before) / f64::from(now)
-        } else {
-            state.accepted_per_minute
-        };
-        (share, (now, before, at))
-    }
-
     /// The new wait before a probe, after a throttle.
     fn next_probe_after(&self, t: &Throttle) -> Duration {
         let o = &self.options;
@@ -386,6 +361,19 @@ impl Controller for PacerController {
     }
 
     fn on_success(&mut self, cx: &ControllerContext) -> Option<f64> {
+        if self.suspended.is_none() && self.young.is_none() && !(cx.waited || cx.queued_units > 0.0)
+        {
+            // Nothing waits and no lapse or young throttle is pending (most successes): all
+            // the success does is what `climb_hold_or_probe` does before it finds no demand,
+            // the demonstrated rate, read without building the whole state.
+            self.note_demonstrated(
+                self.age_at_cut + cx.since_last_decrease,
+                cx.instance_count,
+                cx.quota_window,
+                self.counts.accepted_per_minute(cx.now),
+            );
+            return None;
+        }
         let state = self.counts.state(cx);
         RateController::on_success(self, &state)
     }

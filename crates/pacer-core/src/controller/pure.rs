@@ -127,6 +127,11 @@ impl StateCounts {
         self.paused.on_cut(cx);
     }
 
+    /// The units accepted over the last `QuotaWindow` at `now`, per minute.
+    pub(crate) fn accepted_per_minute(&self, now: Timestamp) -> f64 {
+        self.accepted.per_minute(now)
+    }
+
     /// The whole state at `cx`.
     pub(crate) fn state(&self, cx: &ControllerContext) -> RateControllerState {
         RateControllerState::from_context(

@@ -27,9 +27,12 @@ impl PacerController {
             }
         }
         self.read_young_throttle(state);
-        if !self.firm {
-            self.demonstrated = self.demonstrated.max(self.share_of(state).0 * n);
-        }
+        self.note_demonstrated(
+            self.age(state),
+            state.instance_count,
+            state.quota_window,
+            state.accepted_per_minute,
+        );
         if !demand || !used || state.since_last_increase < self.timing(CLIMB_INTERVAL) {
             return None;
         }

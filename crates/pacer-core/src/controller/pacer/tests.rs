@@ -41,6 +41,7 @@ fn run(c: &mut PacerController, mut s: RateControllerState, from: u64, secs: u64
     s.rate
 }
 
+mod success;
 mod young;
 
 #[test]
