@@ -125,9 +125,12 @@ impl Engine {
                 .timeout
                 .map(|(_, timeout)| Refusal::Rejected(RejectReason::PastTimeout { cause, timeout }))
         };
-        // Sleeps `wait` more if the budget allows.
-        let sleep = |wait: Duration, cause| async move {
-            let needed = (clock.now() - start) + wait;
+        // The time, read again only after what can take time (a sleep, a store's answer, the
+        // limiter's queue): a request nothing holds reads the clock once, before it comes here.
+        let mut now = start;
+        // Sleeps `wait` more from `now` if the budget allows; the time after it.
+        let sleep = |now: Timestamp, wait: Duration, cause| async move {
+            let needed = (now - start) + wait;
             if needed > max_wait {
                 return Err(Refusal::Rejected(RejectReason::WaitTooLong {
                     cause,
@@ -136,14 +139,15 @@ impl Engine {
                 }));
             }
             if let Some((end, _)) = attempt.timeout
-                && clock.now().saturating_add(wait) > end
+                && now.saturating_add(wait) > end
             {
                 return Err(past_timeout(cause).expect("a timeout"));
             }
-            if !wait.is_zero() {
-                clock.sleep_until(clock.now() + wait).await;
+            if wait.is_zero() {
+                return Ok(now);
             }
-            Ok(())
+            clock.sleep_until(now + wait).await;
+            Ok(clock.now())
         };
         // 1. A cost the limiter could never repay within MaxWait.
         let max_cost = limiter.max_cost();
@@ -157,14 +161,14 @@ impl Engine {
         let cap = rules.server_stop().max_exhausted_delay();
         let mut unit_waited = Duration::ZERO;
         while let Some(wait) = self
-            .tokens_wait(endpoint, attempt.tokens, clock.now())
+            .tokens_wait(endpoint, attempt.tokens, now)
             .map_err(|e| Refusal::Rejected(e.into()))?
         {
             let wait = wait.min(cap.saturating_sub(unit_waited));
             if wait.is_zero() {
                 break;
             }
-            sleep(wait, WaitCause::UnitQuota).await?;
+            now = sleep(now, wait, WaitCause::UnitQuota).await?;
             unit_waited += wait;
         }
         // 3. The server-ordered stop (and, without windows to wait for first, the proactive
@@ -177,26 +181,26 @@ impl Engine {
             attempt.max_retry_after,
             !windows.is_empty(),
         );
-        sleep(hold.wait, hold.cause).await?;
+        now = sleep(now, hold.wait, hold.cause).await?;
         // 4. Each strict window's ETA, without taking anything yet, then the proactive delay on
         // the state as it is now.
         if !windows.is_empty() {
             for (w, key) in windows {
                 let answer = w.eta(key, units, clock, attempt.instance_count).await?;
+                now = clock.now();
                 if let WindowAnswer::Wait(wait) = answer {
-                    sleep(wait, WaitCause::Window).await?;
+                    now = sleep(now, wait, WaitCause::Window).await?;
                 }
             }
-            let hold = self.hold(rules, endpoint, clock.now(), attempt.max_retry_after, false);
-            sleep(hold.wait, hold.cause).await?;
+            let hold = self.hold(rules, endpoint, now, attempt.max_retry_after, false);
+            now = sleep(now, hold.wait, hold.cause).await?;
         }
         // 5. The adaptive limiter's queue, in the attempt's lane, with what is left of the
         // budget (and of the timeout).
-        let now = clock.now();
         let waited = now - start;
         let left = max_wait.saturating_sub(waited);
         let timeout_left = attempt.timeout.map(|(end, _)| end - now);
-        let _permit = limiter
+        let permit = limiter
             .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
             .priority(attempt.priority)
             .await
@@ -213,6 +217,7 @@ impl Engine {
                 }
                 _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),
             })?;
+        now = permit.granted_at();
         // 6. Take the windows' units, then the tokens; if others took them meanwhile, wait
         // again (the tokens still within the exhausted-stop cap).
         for (w, key) in windows {
@@ -224,10 +229,12 @@ impl Engine {
                         return Err(e);
                     }
                 };
+                now = clock.now();
                 match answer {
                     WindowAnswer::Go => break,
+                    // The next take reads the time again.
                     WindowAnswer::Wait(wait) => {
-                        if let Err(e) = sleep(wait, WaitCause::Window).await {
+                        if let Err(e) = sleep(now, wait, WaitCause::Window).await {
                             limiter.refund(units);
                             return Err(e);
                         }
@@ -237,8 +244,7 @@ impl Engine {
         }
         loop {
             let force = unit_waited >= cap;
-            let taken =
-                self.tokens_take(endpoint, attempt.tokens, clock.now(), tokens_attempt, force);
+            let taken = self.tokens_take(endpoint, attempt.tokens, now, tokens_attempt, force);
             let wait = match taken {
                 Ok(None) => break,
                 Ok(Some(wait)) => wait.min(cap.saturating_sub(unit_waited)),
@@ -247,13 +253,15 @@ impl Engine {
                     return Err(Refusal::Rejected(e.into()));
                 }
             };
-            if let Err(e) = sleep(wait, WaitCause::UnitQuota).await {
-                limiter.refund(units);
-                return Err(e);
+            match sleep(now, wait, WaitCause::UnitQuota).await {
+                Ok(after) => now = after,
+                Err(e) => {
+                    limiter.refund(units);
+                    return Err(e);
+                }
             }
             unit_waited += wait;
         }
-        let now = clock.now();
         self.sent(endpoint, now);
         Ok(now)
     }
