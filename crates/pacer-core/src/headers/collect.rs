@@ -167,13 +167,19 @@ pub(crate) fn may_be_field(name: &str) -> bool {
 }
 
 impl<'a> Collected<'a> {
-    /// Walks `headers` once.
+    /// Walks `headers` once (the tests' shorthand for [`fill`](Self::fill)).
+    #[cfg(test)]
     pub(crate) fn from_map(headers: &'a HeaderMap) -> Collected<'a> {
         let mut c = Collected::default();
-        for (name, value) in headers {
-            c.add(name.as_str(), value);
-        }
+        c.fill(headers);
         c
+    }
+
+    /// Walks `headers` once, into an empty `Collected` (where it stands: it is a kilobyte).
+    pub(crate) fn fill(&mut self, headers: &'a HeaderMap) {
+        for (name, value) in headers {
+            self.add(name.as_str(), value);
+        }
     }
 
     fn add(&mut self, name: &'a str, value: &'a HeaderValue) {

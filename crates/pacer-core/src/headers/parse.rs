@@ -16,7 +16,8 @@ pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
     if !headers.keys().any(|name| may_be_field(name.as_str())) {
         return RateLimitInfo::default();
     }
-    let c = Collected::from_map(headers);
+    let mut c = Collected::default();
+    c.fill(headers);
     if !c.found {
         return RateLimitInfo::default();
     }
