@@ -22,28 +22,26 @@ use super::collect::Collected;
 use super::counters::read_counters;
 use super::num::trim_ows;
 use super::policy::{Dialect, Policy, QuotaUnit};
-use super::sf::{Bare, Member, parse_draft07, parse_list as parse_any_list};
+use super::sf::{Bare, Member, parse_draft07, read_list};
+use std::borrow::Cow;
 
-/// A structured List of at most [`MAX_MEMBERS`] members; a longer one is malformed.
-fn parse_list(field: &str) -> Option<Vec<Member<'_>>> {
-    parse_any_list(field).filter(|m| m.len() <= MAX_MEMBERS)
-}
+/// The named (draft-08+) policies and the Integer (draft-07) quotas of `RateLimit-Policy`.
+type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
 
 /// Appends every IETF policy in `c` to `out`.
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     let policy_field = c.ratelimit_policy.joined();
-    let (mut named, integers) = match policy_field.as_deref().and_then(parse_list) {
-        Some(members) => policy_members(&members).unwrap_or_default(),
-        None => Default::default(),
-    };
+    // A structured List of at most MAX_MEMBERS members; a longer one is malformed.
+    let (mut named, integers) = policy_field
+        .as_deref()
+        .and_then(|field| read_list(field, MAX_MEMBERS, PolicyMembers::default, policy_member))
+        .unwrap_or_default();
 
     // The current-state policy that Integer-form quota policies describe, if any.
     let mut counted: Option<Policy> = None;
     if let Some(field) = c.ratelimit.joined() {
         if trim_ows(&field).starts_with('"') {
-            if let Some(members) = parse_list(&field)
-                && let Some(entries) = ratelimit_entries(&members)
-            {
+            if let Some(entries) = read_list(&field, MAX_MEMBERS, Vec::new, ratelimit_entry) {
                 merge(&mut named, entries);
             }
         } else {
@@ -93,60 +91,52 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     out.extend(counted);
 }
 
-/// Splits `RateLimit-Policy` members into named (draft-08+) policies and Integer (draft-07)
-/// quotas; `None` when any member is malformed.
-#[allow(clippy::type_complexity)]
-fn policy_members(members: &[Member<'_>]) -> Option<(Vec<Policy>, Vec<(u64, Option<Duration>)>)> {
-    let mut named: Vec<Policy> = Vec::with_capacity(members.len());
-    let mut integers = Vec::new();
-    for m in members {
-        let window = match &m.params.w {
-            None => None,
-            Some(w) => Some(Duration::from_secs(w.non_negative().filter(|w| *w > 0)?)),
-        };
-        match &m.item {
-            Bare::Str(name) => {
-                let mut p = Policy::new(Dialect::IetfStructured)
-                    .with_limit(m.params.q.as_ref()?.non_negative()?);
-                p.set_name_of(name);
-                p.set_window(window);
-                match &m.params.qu {
-                    None => {}
-                    Some(Bare::Str(u)) => p.set_unit(QuotaUnit::from_name(u)),
-                    Some(Bare::Token(u)) => p.set_unit(QuotaUnit::from_name(u)),
-                    Some(_) => return None,
-                }
-                p.set_partition_key(partition_key(m)?);
-                // Duplicate names: the last one wins.
-                named.retain(|o| !same_name(o, &p));
-                named.push(p);
+/// Reads one `RateLimit-Policy` member into the named (draft-08+) policies or the Integer
+/// (draft-07) quotas; `None` when it is malformed.
+fn policy_member((named, integers): &mut PolicyMembers, m: Member<'_>) -> Option<()> {
+    let window = match &m.params.w {
+        None => None,
+        Some(w) => Some(Duration::from_secs(w.non_negative().filter(|w| *w > 0)?)),
+    };
+    match &m.item {
+        Bare::Str(name) => {
+            let mut p = Policy::new(Dialect::IetfStructured)
+                .with_limit(m.params.q.as_ref()?.non_negative()?);
+            p.set_name_of(name);
+            p.set_window(window);
+            match &m.params.qu {
+                None => {}
+                Some(Bare::Str(u)) => p.set_unit(QuotaUnit::from_name(u)),
+                Some(Bare::Token(u)) => p.set_unit(QuotaUnit::from_name(u)),
+                Some(_) => return None,
             }
-            Bare::Int(q) => integers.push((u64::try_from(*q).ok()?, window)),
-            _ => return None,
+            p.set_partition_key(partition_key(&m)?);
+            // Duplicate names: the last one wins.
+            named.retain(|o| !same_name(o, &p));
+            named.push(p);
         }
+        Bare::Int(q) => integers.push((u64::try_from(*q).ok()?, window)),
+        _ => return None,
     }
-    Some((named, integers))
+    Some(())
 }
 
-/// Reads draft-11 `RateLimit` members as policies with a remaining, each with its name as the
+/// Reads one draft-11 `RateLimit` member as a policy with a remaining, with its name as the
 /// field has it (given to the policy only when no `RateLimit-Policy` entry takes it, see
-/// [`merge`]); `None` when any is malformed.
-fn ratelimit_entries<'m>(members: &'m [Member<'_>]) -> Option<Vec<(&'m str, Policy)>> {
-    let mut entries: Vec<(&str, Policy)> = Vec::with_capacity(members.len());
-    for m in members {
-        let Bare::Str(name) = &m.item else {
-            return None;
-        };
-        let mut p = Policy::new(Dialect::IetfStructured)
-            .with_remaining(m.params.r.as_ref()?.non_negative()?);
-        if let Some(t) = &m.params.t {
-            p.set_reset_after(Some(Duration::from_secs(t.non_negative()?)));
-        }
-        p.set_partition_key(partition_key(m)?);
-        entries.retain(|(other, _)| !other.eq_ignore_ascii_case(name));
-        entries.push((name, p));
+/// [`merge`]); `None` when it is malformed.
+fn ratelimit_entry<'de>(entries: &mut Vec<(Cow<'de, str>, Policy)>, m: Member<'de>) -> Option<()> {
+    let mut p =
+        Policy::new(Dialect::IetfStructured).with_remaining(m.params.r.as_ref()?.non_negative()?);
+    if let Some(t) = &m.params.t {
+        p.set_reset_after(Some(Duration::from_secs(t.non_negative()?)));
     }
-    Some(entries)
+    p.set_partition_key(partition_key(&m)?);
+    let Bare::Str(name) = m.item else {
+        return None;
+    };
+    entries.retain(|(other, _)| !other.eq_ignore_ascii_case(&name));
+    entries.push((name, p));
+    Some(())
 }
 
 /// The member's `pk`: `Some(None)` when absent, `None` when it is not a Byte Sequence.
@@ -167,9 +157,9 @@ fn same_name(a: &Policy, b: &Policy) -> bool {
 
 /// Merges `RateLimit` entries into the named policies of `RateLimit-Policy` (names compared
 /// case-insensitively); an entry no policy names is kept on its own, with its name.
-fn merge(policies: &mut Vec<Policy>, entries: Vec<(&str, Policy)>) {
+fn merge(policies: &mut Vec<Policy>, entries: Vec<(Cow<'_, str>, Policy)>) {
     for (name, mut e) in entries {
-        let named = |p: &&mut Policy| p.name().is_some_and(|n| n.eq_ignore_ascii_case(name));
+        let named = |p: &&mut Policy| p.name().is_some_and(|n| n.eq_ignore_ascii_case(&name));
         match policies.iter_mut().find(named) {
             Some(p) => {
                 if !e.is_sound() {
@@ -182,7 +172,7 @@ fn merge(policies: &mut Vec<Policy>, entries: Vec<(&str, Policy)>) {
                 }
             }
             None => {
-                e.set_name_of(name);
+                e.set_name_of(&name);
                 policies.push(e);
             }
         }

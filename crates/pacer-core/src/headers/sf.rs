@@ -96,8 +96,39 @@ impl std::error::Error for Reject {}
 
 /// Parses `input` as an SF List of Items; `None` when it is not a valid one or holds an inner
 /// list.
+#[cfg(test)]
 pub(crate) fn parse_list(input: &str) -> Option<Vec<Member<'_>>> {
     simple_list(input).or_else(|| sfv_list(input))
+}
+
+/// Reads the SF List of Items `input` member by member into a state made with `init`: `read`
+/// takes each member in turn and may refuse it. `None` when the list is not a valid one, holds
+/// an inner list or more than `max` members, or `read` refused a member: the whole field is
+/// then ignored. The members are not collected first (the shape servers send is read in one
+/// pass, see [`simple_each`]; any other text by `sfv`, with a fresh state).
+pub(crate) fn read_list<'de, S>(
+    input: &'de str,
+    max: usize,
+    init: impl Fn() -> S,
+    mut read: impl FnMut(&mut S, Member<'de>) -> Option<()>,
+) -> Option<S> {
+    let mut state = init();
+    let mut count = 0;
+    let each = |m: Member<'de>| {
+        count += 1;
+        count <= max && read(&mut state, m).is_some()
+    };
+    match simple_each(input, each) {
+        Some(true) => return Some(state),
+        Some(false) => return None,
+        None => {}
+    }
+    let members = sfv_list(input).filter(|m| m.len() <= max)?;
+    let mut state = init();
+    for m in members {
+        read(&mut state, m)?;
+    }
+    Some(state)
 }
 
 /// [`parse_list`] by `sfv` alone.
@@ -107,16 +138,28 @@ fn sfv_list(input: &str) -> Option<Vec<Member<'_>>> {
         .ok()
 }
 
+/// [`simple_each`]'s members, collected.
+#[cfg(test)]
+fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
+    let mut members = Vec::new();
+    simple_each(input, |m| {
+        members.push(m);
+        true
+    })?;
+    Some(members)
+}
+
 /// The shape servers send — members that are a String without escapes or an Integer, each with
 /// `;key=Integer` parameters (`"default";r=50;t=30`) — read without `sfv`, in a third of its
-/// time. `None` for anything else, valid or not, which `sfv` then reads: whatever this returns
-/// is what `sfv` returns for the same input (a property test below holds it to that).
-fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
+/// time, each member handed to `each` as it is read. `None` for anything else, valid or not,
+/// which `sfv` then reads: whatever this hands on is what `sfv` returns for the same input (a
+/// property test below holds it to that). `Some(false)` when `each` refused a member (it
+/// returned false; the rest is not read), `Some(true)` when the list was read whole.
+fn simple_each<'de>(input: &'de str, mut each: impl FnMut(Member<'de>) -> bool) -> Option<bool> {
     // RFC 9651 §4.2: leading and trailing SP are not part of the list.
     let s = input.trim_matches(' ');
     let b = s.as_bytes();
     let mut p = 0;
-    let mut members = Vec::new();
     loop {
         let item = match *b.get(p)? {
             b'"' => {
@@ -166,12 +209,14 @@ fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
                 *slot = Some(Bare::Int(n));
             }
         }
-        members.push(Member { item, params });
+        if !each(Member { item, params }) {
+            return Some(false);
+        }
         while matches!(b.get(p), Some(b' ' | b'\t')) {
             p += 1;
         }
         if p == b.len() {
-            return Some(members);
+            return Some(true);
         }
         if b[p] != b',' {
             return None;
@@ -393,6 +438,15 @@ mod tests {
         }
 
         #[test]
+        fn reading_member_by_member_gives_the_parsed_list(input in text()) {
+            let read = read_list(&input, usize::MAX, Vec::new, |v, m| {
+                v.push(m);
+                Some(())
+            });
+            prop_assert_eq!(read, parse_list(&input), "{:?}", input);
+        }
+
+        #[test]
         fn the_quick_reader_reads_what_servers_send(input in served_list()) {
             let quick = simple_list(&input);
             prop_assert!(quick.is_some(), "{:?}", input);
@@ -433,6 +487,36 @@ mod tests {
             assert_eq!(parse_list(bad), None, "{bad}");
         }
         assert_eq!(parse_list(""), Some(vec![]));
+    }
+
+    #[test]
+    fn a_list_read_member_by_member_is_refused_whole() {
+        let names = |input: &str, max: usize| {
+            read_list(input, max, Vec::new, |names: &mut Vec<String>, m| {
+                let Bare::Str(name) = m.item else {
+                    return None;
+                };
+                names.push(name.into_owned());
+                Some(())
+            })
+        };
+        // An escape after a plain member: `sfv` reads the list again, into a fresh state.
+        assert_eq!(
+            names(r#""a";r=1, "b\"c";r=2"#, 8),
+            Some(vec!["a".to_owned(), "b\"c".to_owned()])
+        );
+        assert_eq!(names(r#""a", "b""#, 2).map(|n| n.len()), Some(2));
+        assert_eq!(
+            names(r#""a", "b", "c""#, 2),
+            None,
+            "more than the most members"
+        );
+        assert_eq!(
+            names(r#""a", 5, "c""#, 8),
+            None,
+            "a member the reader refuses"
+        );
+        assert_eq!(names(r#""a", "b"#, 8), None, "malformed");
     }
 
     #[test]
