@@ -6,11 +6,16 @@
 #
 #   scripts/instructions.sh [CLIENT]    CLIENT: pacer (default), pacer_no_retry, pacer_headers,
 #                                       governor, plain
+#   scripts/instructions.sh CLIENT parts   also where Pacer's own instructions go: callgrind
+#                                       collecting only inside the middleware (its `handle`, its
+#                                       future's polls, not the send it wraps), the functions'
+#                                       own instructions per request, largest first
 #
 # Needs valgrind (apt-get install valgrind) and python3. The whole-program figure moves by about
 # ±1,500 between runs (tokio's idle loops); the middleware's own figure is steady to a few dozen.
 set -euo pipefail
 client=${1:-pacer}
+parts=${2:-}
 cd "$(dirname "$0")/.."
 cargo build --release -q -p reqwest-pacer --example load_bench
 out=$(mktemp -d)
@@ -58,3 +63,36 @@ if client != "plain":
 print(f"client {client}: {(tb - ta) / 2000:,.0f} instructions per request"
       + ("" if own is None else f", {own:,.0f} of them the middleware's own"))
 PY
+if [ "$parts" = parts ] && [ "$client" != plain ] && [ "${client#pacer}" != "$client" ]; then
+    for n in 500 2500; do
+        valgrind --tool=callgrind --callgrind-out-file="$out/own.$n" --collect-atstart=no \
+            '--toggle-collect=*Middleware for reqwest_pacer::middleware::PacerMiddleware>::handle' \
+            '--toggle-collect=*tracing::instrument::Instrumented*poll' \
+            '--toggle-collect=reqwest_middleware::middleware::Next::run::{{closure}}' \
+            target/release/examples/load_bench sequential "$client" "$n" >/dev/null 2>&1
+    done
+    python3 - "$out" <<'PY'
+import re, subprocess, sys
+
+out = sys.argv[1]
+
+def own(n):
+    text = subprocess.run(
+        ["callgrind_annotate", "--inclusive=no", "--threshold=100", f"{out}/own.{n}"],
+        capture_output=True, text=True, check=True).stdout
+    costs = {}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) \([^)]*\)\s+(\S.*?)(?: \[.*\])?$", line)
+        if m:
+            costs[m.group(2)] = int(m.group(1).replace(",", ""))
+    return costs
+
+a, b = own(500), own(2500)
+rows = sorted(((b[k] - a.get(k, 0)) / 2000, k) for k in b)[::-1]
+total = next((v for v, k in rows if k == "PROGRAM TOTALS"), 0.0)
+print(f"Pacer's own, collected inside the middleware: {total:,.0f} per request; by function:")
+for v, k in rows:
+    if k != "PROGRAM TOTALS" and v >= 10:
+        print(f"{v:8,.0f}  {k.removeprefix('???:')[:120]}")
+PY
+fi
