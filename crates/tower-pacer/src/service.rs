@@ -138,18 +138,15 @@ where
             None
         };
         // The engine's fast path: nothing but the adaptive limiter can hold the request.
+        let begin = if attempt == 1 { start } else { clock.now() };
         let fast = (units > 0)
-            .then(|| {
-                let now = if attempt == 1 { start } else { clock.now() };
-                (shared.engine).go_now(&endpoint, units, !shared.windows.is_empty(), now)
-            })
+            .then(|| (shared.engine).go_now(&endpoint, units, !shared.windows.is_empty(), begin))
             .flatten();
         let sent_at = if units == 0 {
             clock.now()
         } else if let Some(at) = fast {
             at
         } else {
-            let begin = if attempt == 1 { start } else { clock.now() };
             match wait(&shared, &endpoint, units, own, begin, &mut tokens.attempt).await {
                 Ok(at) => at,
                 Err(refused) => {

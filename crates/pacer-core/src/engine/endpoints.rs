@@ -114,13 +114,13 @@ impl Endpoint {
     pub fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
         self.server.lock().snapshot(now)
     }
-}
 
-impl Endpoint {
+    /// Marks it looked up at `now`.
     fn touch(&self, now: Timestamp) {
         self.touched.fetch_max(now.as_nanos(), Ordering::Relaxed);
     }
 
+    /// When it was last looked up.
     fn touched(&self) -> Timestamp {
         Timestamp::from_nanos(self.touched.load(Ordering::Relaxed))
     }
