@@ -87,6 +87,14 @@ pub trait Controller: Send + fmt::Debug + 'static {
 
     /// The new rate after a success, or `None` for no change.
     fn on_success(&mut self, cx: &ControllerContext) -> Option<f64>;
+
+    /// A throttle within `DecreaseCooldown` of the last cut, for a request sent after it:
+    /// whether it shows that the cut did not bring the rate under the limit, so that the limiter
+    /// cuts again now ([`on_throttled`](Self::on_throttled)). By default never.
+    fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
+        let _ = (cx, sent_at);
+        false
+    }
 }
 
 impl<C: Controller + ?Sized> Controller for Box<C> {
@@ -108,6 +116,10 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
 
     fn on_success(&mut self, cx: &ControllerContext) -> Option<f64> {
         (**self).on_success(cx)
+    }
+
+    fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
+        (**self).cuts_again(cx, sent_at)
     }
 }
 

@@ -61,9 +61,16 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// - **The cut.** Near the estimate (a probe found the limit, or the rate was about what the
 ///   window held), or after a long Retry-After (the pause already held the rate at zero), the
 ///   rate goes to the estimate less `CutMargin` (5 %). Far above it — a climb that ran ahead of
-///   the window, whose early units will leave slowly — it is multiplied by `DecreaseFactor` (0.7)
-///   or set to the estimate less `CutMargin`, the lower. Then it climbs back to the hold in a
-///   line over `RecoveryTime` (30 s).
+///   the window, whose early units will leave slowly — the rate really sent (the lower of the
+///   rate and the measured send rate) is multiplied by `DecreaseFactor` (0.7), or the rate set to
+///   the estimate less `CutMargin`, the lower. Then it climbs back to the hold in a line over
+///   `RecoveryTime` (30 s).
+/// - **A cut that fell short.** Within `DecreaseCooldown` of a cut, a throttle of a request sent
+///   after it cuts again at once when the cut did not bring the rate under the server's:
+///   the request was sent a whole `QuotaWindow` after the cut (so only a window shorter than
+///   the cooldown, a per-second quota), or a run of bare throttles measures the server's pace
+///   under the rate less `CutMargin` (a bucket, below). (Only as a [`Controller`]: see
+///   [`Controller::cuts_again`].)
 /// - **The hold.** The rate holds at the estimate less `HoldMargin` (1.5 %).
 /// - **The probe.** After `ProbeAfter` (2 min × instances) at the hold with requests waiting
 ///   and no throttle, the rate probes above: 2 % at first, the step doubling every 15 s. A probe
@@ -377,6 +384,21 @@ impl Controller for PacerController {
         let state = self.counts.state(cx);
         RateController::on_success(self, &state)
     }
+
+    fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
+        // Every unit in the window this request was judged by went out after the cut, and the
+        // server still refused it: the cut left the rate above what it lets through. (Only a
+        // `QuotaWindow` shorter than `DecreaseCooldown` gets here.)
+        let cut_at = cx.now.saturating_sub(cx.since_last_decrease);
+        if sent_at.saturating_duration_since(cut_at) >= cx.quota_window {
+            return true;
+        }
+        // A run of bare throttles measures the server's pace below the rate: a bucket leaks
+        // slower than the cut lets us send, and waiting out the cooldown only refuses more.
+        self.bare
+            .throttled(cx.now, cx.quota_window, cx.retry_after)
+            .is_some_and(|pace| pace < cx.rate * (1.0 - self.options.cut_margin))
+    }
 }
 
 impl RateController for PacerController {
@@ -533,12 +555,17 @@ impl RateController for PacerController {
             sent: state.measured_send_rate.unwrap_or(state.rate),
             age: t.age,
         });
+        // What was really going out: a rate the demand did not use measures no overload, and a
+        // cut from it may leave the rate above the limit.
+        let sent = state
+            .measured_send_rate
+            .map_or(state.rate, |m| state.rate.min(m));
         let cut = if full_young {
             state.min_rate
         } else if (t.probing || t.long_pause || near) && !again {
             state.rate.min(estimate) * (1.0 - o.cut_margin)
         } else {
-            (state.rate * o.decrease_factor).min(estimate * (1.0 - o.cut_margin))
+            (sent * o.decrease_factor).min(estimate * (1.0 - o.cut_margin))
         }
         .max(state.min_rate);
         // Someone else's probe or an overload: climb back in a line. After our own probe the

@@ -51,6 +51,11 @@ impl Control {
         }
     }
 
+    /// Whether a request sent at `sent_at` left after the last cut (or there was none).
+    pub(crate) fn sent_after_cut(&self, sent_at: Timestamp) -> bool {
+        self.last_decrease_at.is_none_or(|cut| sent_at >= cut)
+    }
+
     /// A cut at `now` from `rate`.
     pub(crate) fn cut(&mut self, rate: f64, now: Timestamp) {
         self.rate_before_last_decrease = rate;

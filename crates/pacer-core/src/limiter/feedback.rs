@@ -14,9 +14,11 @@ impl LimiterCore {
     ///   ([`follow_server`](Self::follow_server)), the controller may raise the rate. A new rate,
     ///   even the same one, restarts the increase clock and clears the `waited` flag.
     /// - **Throttled**: restarts the increase clock; cuts the rate through the controller if this
-    ///   is the first throttle, or `DecreaseCooldown` has passed since the last cut and the request
-    ///   was sent after it; pauses for `Retry-After` (at most `MaxRetryAfter`). Waiting requests
-    ///   that can no longer make their deadline are refused.
+    ///   is the first throttle, or the request was sent after the last cut and either
+    ///   `DecreaseCooldown` has passed since it or the controller says the cut fell short
+    ///   ([`Controller::cuts_again`](crate::Controller::cuts_again)); pauses for `Retry-After`
+    ///   (at most `MaxRetryAfter`). Waiting requests that can no longer make their deadline are
+    ///   refused.
     /// - **Neutral**: nothing more.
     ///
     /// Without `InitialUnitsPerMinute`, successes move nothing until the first throttle signal,
@@ -75,10 +77,14 @@ impl LimiterCore {
         changes: &mut Changes,
     ) {
         let retry_after = retry_after.map(|r| r.min(self.options.max_retry_after));
-        if self
+        let cuts = self
             .control
             .may_cut(sent_at, now, self.options.decrease_cooldown)
-        {
+            || (self.control.sent_after_cut(sent_at) && {
+                let cx = self.context(now, retry_after);
+                self.controller.cuts_again(&cx, sent_at)
+            });
+        if cuts {
             let cx = self.context(now, retry_after);
             let proposed = self.controller.on_throttled(&cx);
             let rate = bounded_cut(proposed, self.rate, self.min_rate());

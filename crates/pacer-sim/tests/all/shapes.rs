@@ -100,11 +100,18 @@ fn following_headers_with_requests_of_one_unit_meets_the_target_or_its_pin() {
 /// The Pacer controller against a leaky bucket, which refuses without `Retry-After`: seed 42,
 /// 2 instances. A run of bare throttles that takes less than a sliding window would give back
 /// measures the bucket's leak, so the estimate sheds the slack the bucket let through as it
-/// filled (72 429s at 60 s before the rule). Pinned, with AIMD's for scale: the controller's
-/// 429s against buckets stay its open shortfall (docs/controllers.md).
+/// filled (72 429s at 60 s before the rule), and the rate is cut again at once instead of after
+/// `DecreaseCooldown` (77 / 72 / 47 429s at 1 / 10 / 60 s before that). A cut from the rate
+/// really sent, not from a rate the demand left unused, ends the first overflow sooner. Pinned,
+/// with AIMD's for scale: at 1 and 10 s the controller's 429s stay above AIMD's, its open
+/// shortfall (docs/controllers.md).
 #[test]
 fn the_pacer_controller_sheds_a_leaky_bucket_s_slack() {
-    for (window, share, throttled, aimd) in [(60, 1.0644, 47, 37), (10, 1.0085, 72, 21)] {
+    for (window, share, throttled, aimd) in [
+        (60, 1.0650, 20, 37),
+        (10, 1.0084, 63, 21),
+        (1, 0.9921, 36, 19),
+    ] {
         let rows = free_run(
             "leaky-bucket",
             window,

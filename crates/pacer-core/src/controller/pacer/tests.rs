@@ -41,6 +41,7 @@ fn run(c: &mut PacerController, mut s: RateControllerState, from: u64, secs: u64
     s.rate
 }
 
+mod again;
 mod success;
 mod young;
 
@@ -75,6 +76,20 @@ fn a_cut_is_shallow_near_the_estimate_or_after_a_long_pause_and_deep_far_above_i
             "{rate} / {accepted} / {ra} s: {cut}"
         );
     }
+}
+
+#[test]
+fn a_deep_cut_is_from_the_rate_really_sent() {
+    // The rate climbed to 2,000 while the demand sent 1,200: 0.7 × 1,200 = 840, under the
+    // estimate less its margin (950). From the rate the demand left unused it would be 950.
+    let mut c = PacerController::default();
+    let mut s = busy(2000.0);
+    s.measured_send_rate = Some(1200.0);
+    s.accepted_per_minute = 1000.0;
+    s.retry_after = Some(SEC);
+    s.since_last_decrease = Duration::from_secs(120);
+    let cut = c.on_throttled(&s);
+    assert!((cut - 840.0).abs() < 1e-9, "{cut}");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! How responses, pauses and new options move the rate, and what the controller is told.
 
 use super::*;
+use crate::{Controller, ControllerContext};
 
 #[test]
 fn a_throttle_cuts_once_per_cooldown_and_never_for_a_request_sent_before_the_cut() {
@@ -42,6 +43,79 @@ fn a_throttle_cuts_once_per_cooldown_and_never_for_a_request_sent_before_the_cut
         let _ = c.on_response(throttled(secs(t - 1), None), secs(t));
     }
     assert_eq!(c.rate(), 60.0);
+}
+
+/// A controller that cuts to three quarters of the rate, and within the cooldown asks to cut
+/// again for every throttle after `again_from`; it records the send times it was asked about.
+#[derive(Debug)]
+struct Again {
+    again_from: Timestamp,
+    asked: Arc<Mutex<Vec<Timestamp>>>,
+}
+
+impl Controller for Again {
+    fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
+        cx.rate * 0.75
+    }
+
+    fn on_success(&mut self, _: &ControllerContext) -> Option<f64> {
+        None
+    }
+
+    fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
+        self.asked.lock().unwrap().push(sent_at);
+        cx.now >= self.again_from
+    }
+}
+
+#[test]
+fn a_controller_may_cut_again_within_the_cooldown_but_never_for_a_request_sent_before_the_cut() {
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let again = Again {
+        again_from: secs(3),
+        asked: Arc::clone(&asked),
+    };
+    let o = LimiterOptions {
+        decrease_cooldown: Duration::from_secs(5),
+        ..options()
+    };
+    let mut c = LimiterCore::with_controller(o, Box::new(again), Timestamp::ZERO).unwrap();
+    let _ = c.on_response(throttled(secs(0), None), secs(1));
+    assert_eq!(c.rate(), 450.0);
+    assert!(asked.lock().unwrap().is_empty(), "the first throttle cuts");
+    // Sent before the cut: an echo of the old rate, not asked.
+    let _ = c.on_response(throttled(ms(900), None), secs(2));
+    assert!(asked.lock().unwrap().is_empty());
+    // Sent after it, within the cooldown: asked; the controller says no.
+    let _ = c.on_response(throttled(ms(1500), None), ms(2500));
+    assert_eq!(*asked.lock().unwrap(), [ms(1500)]);
+    assert_eq!(c.rate(), 450.0);
+    // It says yes: cut again at once, and the cooldown starts from this cut.
+    let change = c
+        .on_response(throttled(secs(2), None), secs(3))
+        .rate
+        .unwrap();
+    assert_eq!((change.previous, change.rate), (450.0, 337.5));
+    let _ = c.on_response(throttled(ms(2500), None), secs(4));
+    assert_eq!(c.rate(), 337.5, "sent before the new cut: not asked");
+    assert_eq!(asked.lock().unwrap().len(), 2);
+}
+
+#[test]
+fn the_built_in_aimd_never_cuts_again_within_the_cooldown() {
+    let mut c = core(LimiterOptions {
+        decrease_cooldown: Duration::from_secs(5),
+        quota_window: Duration::from_secs(1),
+        ..options()
+    });
+    let _ = c.on_response(throttled(secs(0), None), secs(1));
+    for t in 2..6 {
+        let _ = c.on_response(
+            throttled(secs(t), None),
+            secs(t) + Duration::from_millis(100),
+        );
+    }
+    assert_eq!(c.rate(), 420.0, "one cut in the cooldown");
 }
 
 #[test]

@@ -1,0 +1,90 @@
+//! The `Controller` side of a throttle within `DecreaseCooldown` of a cut: when it cuts again.
+
+use crate::controller::PacerController;
+use crate::{Controller, ControllerContext, Feedback, LimiterOptions, Signal, Timestamp};
+use std::time::Duration;
+
+fn at(ms: u64) -> Timestamp {
+    Timestamp::ZERO + Duration::from_millis(ms)
+}
+
+/// A Pacer controller counting over `window`.
+fn controller(window: Duration) -> PacerController {
+    let mut c = PacerController::default();
+    let o = LimiterOptions {
+        quota_window: window,
+        ..LimiterOptions::default()
+    };
+    Controller::on_options(&mut c, &o, Timestamp::ZERO);
+    c
+}
+
+/// The server accepts `per_second` units a second from `from` to `to` (ms), a tenth at a time.
+fn accept(c: &mut PacerController, per_second: u64, from: u64, to: u64) {
+    for t in (from..to).step_by(100) {
+        let feedback = Feedback {
+            units: per_second / 10,
+            sent_at: at(t),
+            signal: Signal::Success,
+        };
+        Controller::on_response(c, &feedback, at(t));
+    }
+}
+
+/// A context at `now` (ms) with the rate at `rate`, the last cut at `cut` (ms), over `window`.
+fn context(now: u64, rate: f64, cut: u64, window: Duration) -> ControllerContext {
+    let mut cx = ControllerContext::new(at(now), rate, 60.0, 100_000.0);
+    cx.since_last_decrease = at(now) - at(cut);
+    cx.quota_window = window;
+    cx.decreases = 1;
+    cx
+}
+
+#[test]
+fn a_throttle_of_a_request_whose_whole_window_was_sent_after_the_cut_cuts_again() {
+    let w = Duration::from_secs(1);
+    let mut c = controller(w);
+    let mut cx = context(10_000, 3000.0, 8_000, w);
+    cx.retry_after = Some(Duration::from_secs(1));
+    // Sent 0.5 s after the cut: its window still held units sent at the old rate.
+    assert!(!c.cuts_again(&cx, at(8_500)));
+    // Sent a whole window after it, and still refused: the new rate is too high.
+    assert!(c.cuts_again(&cx, at(9_000)));
+    // A window of a minute: never before `DecreaseCooldown` on this count.
+    let w = Duration::from_secs(60);
+    let mut c = controller(w);
+    let mut cx = context(10_000, 3000.0, 8_000, w);
+    cx.retry_after = Some(Duration::from_secs(1));
+    assert!(!c.cuts_again(&cx, at(9_999)));
+}
+
+#[test]
+fn a_run_of_bare_throttles_that_measures_a_pace_under_the_rate_cuts_again() {
+    let w = Duration::from_secs(10);
+    // 80 a second while a bucket fills, its first refusal at 30 s (a cut), then its leak of 50
+    // a second: 3,000 a minute.
+    let history = |c: &mut PacerController| {
+        accept(c, 80, 0, 30_000);
+        let cx = context(30_000, 4800.0, 0, w);
+        let _ = Controller::on_throttled(c, &cx);
+        accept(c, 50, 30_000, 32_000);
+    };
+    let mut c = controller(w);
+    history(&mut c);
+    assert!(
+        c.cuts_again(&context(32_000, 3360.0, 30_000, w), at(31_900)),
+        "3,360 a minute against a leak of 3,000"
+    );
+    let mut c = controller(w);
+    history(&mut c);
+    assert!(
+        !c.cuts_again(&context(32_000, 3100.0, 30_000, w), at(31_900)),
+        "within the cut's margin of the leak"
+    );
+    // The same run with a `Retry-After`: the server said when, nothing to measure.
+    let mut c = controller(w);
+    history(&mut c);
+    let mut cx = context(32_000, 3360.0, 30_000, w);
+    cx.retry_after = Some(Duration::from_secs(1));
+    assert!(!c.cuts_again(&cx, at(31_900)));
+}
