@@ -79,8 +79,11 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// - **A fall.** When a throttle's estimate is a fifth or more below the last one, the limit
 ///   fell (a neighbour took part of it, the server cut it). While the last one was only our
 ///   demand (or there was none), the fall is measured from the most the server accepted over a
-///   window without a throttle, if that is higher: the limit was at least that. The old limit is
-///   remembered for 10 minutes; the controller probes back toward it every `RecoveryProbeAfter`
+///   window without a throttle, if that is higher: the limit was at least that. The first
+///   estimate is only what the window held at that moment (a bucket that starts full holds a
+///   window's quota more): the next throttle corrects it, and a fall is not measured from it,
+///   unless a long Retry-After came with either (the limit moved). The old limit is remembered for 10 minutes; the
+///   controller probes back toward it every `RecoveryProbeAfter`
 ///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
 ///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
 ///   and the next probe waits `ProbeAfter`, as at any estimate.
@@ -192,6 +195,10 @@ pub struct PacerController {
     /// After a young throttle: what it measured, to scale the estimate by if the server turns
     /// out to count over a shorter window than `QuotaWindow`.
     young: Option<Young>,
+    /// Whether the estimate is the first one, made without a long Retry-After, and no throttle
+    /// has come since: a lower estimate at the next throttle is not a fall from it.
+    #[serde(default)]
+    unconfirmed: bool,
     /// As a [`Controller`]: the units accepted over time and the current run of bare throttles
     /// (not kept with a fleet's state: a fleet's controller goes without the rule).
     #[serde(skip)]
@@ -232,6 +239,7 @@ impl PacerController {
             instances: None,
             suspended: None,
             young: None,
+            unconfirmed: false,
             bare: bare::BareRuns::default(),
             bare_pace: None,
             counts: StateCounts::default(),
@@ -454,6 +462,16 @@ impl RateController for PacerController {
             _ => false,
         };
         let previous = self.limit_estimate(state.instance_count);
+        // The first estimate is what the server's window held at that moment: a bucket that
+        // starts full lets a window's quota through on top of its pace, and a count over a
+        // window of seconds is noisy. The next throttle that finds less corrects it; it is not a
+        // limit that fell, to remember and probe back toward (the token bucket of 10 s: every
+        // 57 s for 10 minutes, a 429 each). A long Retry-After with either says the limit moved:
+        // then the first estimate stands as a reference.
+        let unconfirmed = std::mem::take(&mut self.unconfirmed)
+            && state
+                .retry_after
+                .is_none_or(|r| r < self.timing(LONG_PAUSE));
         // While the estimate was only our demand (or there was none), the server has shown that
         // it accepts more: a fall is measured from the higher of the two (whole budget). Within
         // a lapse's window, from the estimate it set aside: the lapse's own count was only our
@@ -463,6 +481,7 @@ impl RateController for PacerController {
         let demonstrated = if self.firm { 0.0 } else { self.demonstrated };
         let set_aside = lapsed.map_or(0.0, |s| s.limit);
         let reference = previous
+            .filter(|_| !unconfirmed)
             .map_or(0.0, |l| l * n)
             .max(demonstrated)
             .max(set_aside);
@@ -527,6 +546,7 @@ impl RateController for PacerController {
                 until: t.age + state.retry_after.unwrap_or_default() + state.quota_window,
             });
         }
+        self.unconfirmed = previous.is_none() && !t.long_pause;
         self.limit = Some(estimate * n);
         self.firm = t.probing || t.saturated;
         if self.firm {

@@ -231,6 +231,35 @@ fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
 }
 
 #[test]
+fn the_first_estimate_is_corrected_by_the_next_throttle_not_remembered_as_a_limit_that_fell() {
+    // A bucket that starts full: the first throttle's window held a window's quota on top of the
+    // pace (1,000); the next finds the pace (600). Nothing to probe back toward.
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    throttle(&mut c, 985.0, 600.0, 1);
+    assert_eq!(c.limit_estimate(1), Some(600.0));
+    assert!(c.ceiling.is_none());
+    // A long Retry-After with either: the limit moved, and the first estimate is remembered.
+    for (first, second) in [(1, 20), (20, 1)] {
+        let mut c = PacerController::default();
+        throttle(&mut c, 1050.0, 1000.0, first);
+        throttle(&mut c, 985.0, 600.0, second);
+        assert_eq!(
+            c.ceiling.map(|c| c.limit),
+            Some(1000.0),
+            "{first} s, {second} s"
+        );
+    }
+    // Confirmed by a second throttle, the estimate is one a fall is measured from.
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    throttle(&mut c, 1000.0, 980.0, 1);
+    assert!(c.ceiling.is_none());
+    throttle(&mut c, 985.0, 600.0, 1);
+    assert_eq!(c.ceiling.map(|c| c.limit), Some(980.0));
+}
+
+#[test]
 fn a_fall_within_a_lapses_window_remembers_the_estimate_the_lapse_set_aside() {
     let mut c = PacerController::default();
     throttle(&mut c, 1050.0, 1000.0, 1);
