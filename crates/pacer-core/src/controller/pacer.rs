@@ -81,8 +81,9 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   demand (or there was none), the fall is measured from the most the server accepted over a
 ///   window without a throttle, if that is higher: the limit was at least that. The first
 ///   estimate is only what the window held at that moment (a bucket that starts full holds a
-///   window's quota more): the next throttle corrects it, and a fall is not measured from it,
-///   unless a long Retry-After came with either (the limit moved). The old limit is remembered for 10 minutes; the
+///   window's quota more): the next throttle corrects it, and a fall is not measured from it
+///   nor from what the server accepted before it, unless a long Retry-After came with either
+///   (the limit moved). The old limit is remembered for 10 minutes; the
 ///   controller probes back toward it every `RecoveryProbeAfter`
 ///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
 ///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
@@ -478,7 +479,13 @@ impl RateController for PacerController {
         // hold, a little under it, and remembered as the limit that may come back it would hold
         // the budget that much under the quota once it does (the quota cut, seed 4, 2
         // instances: 2,872 remembered instead of 2,968).
-        let demonstrated = if self.firm { 0.0 } else { self.demonstrated };
+        // Nor, then, is the most the server accepted over a window before it: a bucket's first
+        // window shows its whole size on top of its pace.
+        let demonstrated = if self.firm || unconfirmed {
+            0.0
+        } else {
+            self.demonstrated
+        };
         let set_aside = lapsed.map_or(0.0, |s| s.limit);
         let reference = previous
             .filter(|_| !unconfirmed)

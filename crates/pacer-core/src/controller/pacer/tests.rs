@@ -239,6 +239,24 @@ fn the_first_estimate_is_corrected_by_the_next_throttle_not_remembered_as_a_limi
     throttle(&mut c, 985.0, 600.0, 1);
     assert_eq!(c.limit_estimate(1), Some(600.0));
     assert!(c.ceiling.is_none());
+    // Nor is what the server accepted over a window before it (a bucket's first window), when
+    // the first throttle met us below our rate: 1,200, the first estimate 1,000 (no fall from
+    // it), the next 600.
+    let mut c = PacerController::default();
+    let mut s = busy(2500.0);
+    s.accepted_per_minute = 1200.0;
+    s.since_last_decrease = Duration::from_secs(300);
+    let _ = c.on_success(&s);
+    let mut s = busy(1200.0);
+    s.queued_units = 0.0;
+    s.measured_send_rate = Some(1000.0);
+    s.accepted_per_minute = 1000.0;
+    s.retry_after = Some(SEC);
+    s.since_last_decrease = Duration::from_secs(120);
+    let _ = c.on_throttled(&s);
+    assert!(!c.firm);
+    throttle(&mut c, 985.0, 600.0, 1);
+    assert!(c.ceiling.is_none(), "{:?}", c.ceiling);
     // A long Retry-After with either: the limit moved, and the first estimate is remembered.
     for (first, second) in [(1, 20), (20, 1)] {
         let mut c = PacerController::default();
