@@ -49,6 +49,10 @@ const LONG_PAUSE: Duration = Duration::from_secs(5);
 /// A throttle this soon after a cut (two of the limiter's default 5 s cooldowns) found the window
 /// full again: the cut did not bring the rate under what leaves it.
 const AGAIN: Duration = Duration::from_secs(10);
+/// Within the cooldown, a run of bare throttles whose pace is under the rate cuts again only if
+/// the server still accepted at least this fraction of what was sent: a bucket's leak, not a
+/// spent window.
+const LEAK_FLOOR: f64 = 0.25;
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// Pacer's controller: it learns where the limit is and holds just under it.
@@ -69,7 +73,8 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   after it cuts again at once when the cut did not bring the rate under the server's:
 ///   the request was sent a whole `QuotaWindow` after the cut (so only a window shorter than
 ///   the cooldown, a per-second quota), or a run of bare throttles measures the server's pace
-///   under the rate less `CutMargin` (a bucket, below). (Only as a [`Controller`]: see
+///   under the rate less `CutMargin` but at least a quarter of what was sent (a bucket's leak,
+///   below; a spent window accepts next to nothing). (Only as a [`Controller`]: see
 ///   [`Controller::cuts_again`].)
 /// - **The hold.** The rate holds at the estimate less `HoldMargin` (1.5 %).
 /// - **The probe.** After `ProbeAfter` (2 min × instances) at the hold with requests waiting
@@ -403,10 +408,16 @@ impl Controller for PacerController {
             return true;
         }
         // A run of bare throttles measures the server's pace below the rate: a bucket leaks
-        // slower than the cut lets us send, and waiting out the cooldown only refuses more.
+        // slower than the cut lets us send, and waiting out the cooldown only refuses more. A
+        // bucket still accepts its leak during the run; a window that is spent accepts next to
+        // nothing until units leave it or it resets, and that says nothing of a pace (a fixed
+        // window of 10 s: cut to almost nothing before its boundary).
+        let sent = cx.measured_send_rate.map_or(cx.rate, |m| m.min(cx.rate));
         self.bare
             .throttled(cx.now, cx.quota_window, cx.retry_after)
-            .is_some_and(|pace| pace < cx.rate * (1.0 - self.options.cut_margin))
+            .is_some_and(|pace| {
+                pace < cx.rate * (1.0 - self.options.cut_margin) && pace >= sent * LEAK_FLOOR
+            })
     }
 }
 
@@ -553,7 +564,7 @@ impl RateController for PacerController {
                 until: t.age + state.retry_after.unwrap_or_default() + state.quota_window,
             });
         }
-        self.unconfirmed = previous.is_none() && !t.long_pause;
+        self.unconfirmed = previous.is_none() && !t.long_pause && t.age >= t.window;
         self.limit = Some(estimate * n);
         self.firm = t.probing || t.saturated;
         if self.firm {

@@ -268,6 +268,16 @@ fn the_first_estimate_is_corrected_by_the_next_throttle_not_remembered_as_a_limi
             "{first} s, {second} s"
         );
     }
+    // A first throttle before the limiter is a window old measured less than a window: the
+    // young rules read it, and it stands as a reference.
+    let mut c = PacerController::default();
+    let mut s = busy(1050.0);
+    s.accepted_per_minute = 1000.0;
+    s.retry_after = Some(SEC);
+    s.since_last_decrease = Duration::from_secs(50);
+    let _ = c.on_throttled(&s);
+    throttle(&mut c, 985.0, 600.0, 1);
+    assert!(c.ceiling.is_some(), "young");
     // Confirmed by a second throttle, the estimate is one a fall is measured from.
     let mut c = PacerController::default();
     throttle(&mut c, 1050.0, 1000.0, 1);

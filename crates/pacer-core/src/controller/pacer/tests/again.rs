@@ -81,6 +81,15 @@ fn a_run_of_bare_throttles_that_measures_a_pace_under_the_rate_cuts_again() {
         !c.cuts_again(&context(32_000, 3100.0, 30_000, w), at(31_900)),
         "within the cut's margin of the leak"
     );
+    // A window that is spent accepts next to nothing until it resets: 10 a second against the
+    // 80 still sent is no leak to pace to.
+    let mut c = controller(w);
+    accept(&mut c, 80, 0, 30_000);
+    let _ = Controller::on_throttled(&mut c, &context(30_000, 4800.0, 0, w));
+    accept(&mut c, 10, 30_000, 32_000);
+    let mut cx = context(32_000, 4800.0, 30_000, w);
+    cx.measured_send_rate = Some(4800.0);
+    assert!(!c.cuts_again(&cx, at(31_900)));
     // The same run with a `Retry-After`: the server said when, nothing to measure.
     let mut c = controller(w);
     history(&mut c);
