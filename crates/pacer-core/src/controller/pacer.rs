@@ -16,6 +16,7 @@ use memory::{Ceiling, Suspended, Young};
 use std::time::Duration;
 use young::young_pace;
 
+mod again;
 mod bare;
 mod memory;
 mod options;
@@ -49,10 +50,6 @@ const LONG_PAUSE: Duration = Duration::from_secs(5);
 /// A throttle this soon after a cut (two of the limiter's default 5 s cooldowns) found the window
 /// full again: the cut did not bring the rate under what leaves it.
 const AGAIN: Duration = Duration::from_secs(10);
-/// Within the cooldown, a run of bare throttles whose pace is under the rate cuts again only if
-/// the server still accepted at least this fraction of what was sent: a bucket's leak, not a
-/// spent window.
-const LEAK_FLOOR: f64 = 0.25;
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// Pacer's controller: it learns where the limit is and holds just under it.
@@ -400,24 +397,7 @@ impl Controller for PacerController {
     }
 
     fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
-        // Every unit in the window this request was judged by went out after the cut, and the
-        // server still refused it: the cut left the rate above what it lets through. (Only a
-        // `QuotaWindow` shorter than `DecreaseCooldown` gets here.)
-        let cut_at = cx.now.saturating_sub(cx.since_last_decrease);
-        if sent_at.saturating_duration_since(cut_at) >= cx.quota_window {
-            return true;
-        }
-        // A run of bare throttles measures the server's pace below the rate: a bucket leaks
-        // slower than the cut lets us send, and waiting out the cooldown only refuses more. A
-        // bucket still accepts its leak during the run; a window that is spent accepts next to
-        // nothing until units leave it or it resets, and that says nothing of a pace (a fixed
-        // window of 10 s: cut to almost nothing before its boundary).
-        let sent = cx.measured_send_rate.map_or(cx.rate, |m| m.min(cx.rate));
-        self.bare
-            .throttled(cx.now, cx.quota_window, cx.retry_after)
-            .is_some_and(|pace| {
-                pace < cx.rate * (1.0 - self.options.cut_margin) && pace >= sent * LEAK_FLOOR
-            })
+        self.cut_fell_short(cx, sent_at)
     }
 }
 
@@ -452,12 +432,15 @@ impl RateController for PacerController {
             }
             .max(state.min_rate);
         }
+        // What was really going out: a rate the demand did not use measures no overload.
+        let sent = sent_rate(state.rate, state.measured_send_rate);
+        let long_pause = state
+            .retry_after
+            .is_some_and(|r| r >= self.timing(LONG_PAUSE));
         let mut estimate = if state.accepted_per_minute > 0.0 {
             state.accepted_per_minute
         } else {
-            state
-                .measured_send_rate
-                .map_or(state.rate, |m| state.rate.min(m))
+            sent
         };
         if let Some(pace) = young_pace(state, self.age_at_cut) {
             estimate = estimate.max(pace);
@@ -474,16 +457,11 @@ impl RateController for PacerController {
             _ => false,
         };
         let previous = self.limit_estimate(state.instance_count);
-        // The first estimate is what the server's window held at that moment: a bucket that
-        // starts full lets a window's quota through on top of its pace, and a count over a
-        // window of seconds is noisy. The next throttle that finds less corrects it; it is not a
-        // limit that fell, to remember and probe back toward (the token bucket of 10 s: every
-        // 57 s for 10 minutes, a 429 each). A long Retry-After with either says the limit moved:
-        // then the first estimate stands as a reference.
-        let unconfirmed = std::mem::take(&mut self.unconfirmed)
-            && state
-                .retry_after
-                .is_none_or(|r| r < self.timing(LONG_PAUSE));
+        // The first estimate is what the server's window held then (a bucket that starts full
+        // lets a window's quota through on top of its pace): the next throttle that finds less
+        // corrects it, no limit that fell to probe back toward every 57 s for 10 minutes. A long
+        // Retry-After with either says the limit moved: then it stands as a reference.
+        let unconfirmed = std::mem::take(&mut self.unconfirmed) && !long_pause;
         // While the estimate was only our demand (or there was none), the server has shown that
         // it accepts more: a fall is measured from the higher of the two (whole budget). Within
         // a lapse's window, from the estimate it set aside: the lapse's own count was only our
@@ -516,9 +494,7 @@ impl RateController for PacerController {
                     .measured_send_rate
                     .is_some_and(|m| m > estimate * (1.0 + FALL_BAND / 4.0))
                     && estimate * n >= demonstrated * (1.0 - FALL_BAND / 4.0)),
-            long_pause: state
-                .retry_after
-                .is_some_and(|r| r >= self.timing(LONG_PAUSE)),
+            long_pause,
             fell: !slack && estimate * n < reference * (1.0 - FALL_BAND),
             age: self.age_at_cut,
             window: state.quota_window,
@@ -593,11 +569,7 @@ impl RateController for PacerController {
             sent: state.measured_send_rate.unwrap_or(state.rate),
             age: t.age,
         });
-        // What was really going out: a rate the demand did not use measures no overload, and a
-        // cut from it may leave the rate above the limit.
-        let sent = state
-            .measured_send_rate
-            .map_or(state.rate, |m| state.rate.min(m));
+        // A deep cut from a rate the demand did not use may leave the rate above the limit.
         let cut = if full_young {
             state.min_rate
         } else if (t.probing || t.long_pause || near) && !again {
@@ -619,3 +591,9 @@ impl RateController for PacerController {
 
 #[cfg(test)]
 mod tests;
+
+/// The rate really sent: the lower of the rate and the measured send rate (the rate until one
+/// is measured).
+fn sent_rate(rate: f64, measured_send_rate: Option<f64>) -> f64 {
+    measured_send_rate.map_or(rate, |m| rate.min(m))
+}

@@ -1,0 +1,33 @@
+//! A cut that fell short: when a throttle within `DecreaseCooldown` of a cut cuts again.
+
+use super::{PacerController, sent_rate};
+use crate::{ControllerContext, Timestamp};
+
+/// Within the cooldown, a run of bare throttles whose pace is under the rate cuts again only if
+/// the server still accepted at least this fraction of what was sent: a bucket's leak, not a
+/// spent window.
+const LEAK_FLOOR: f64 = 0.25;
+
+impl PacerController {
+    /// [`Controller::cuts_again`](crate::Controller::cuts_again) for a request sent at `sent_at`.
+    pub(super) fn cut_fell_short(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
+        // Every unit in the window this request was judged by went out after the cut, and the
+        // server still refused it: the cut left the rate above what it lets through. (Only a
+        // `QuotaWindow` shorter than `DecreaseCooldown` gets here.)
+        let cut_at = cx.now.saturating_sub(cx.since_last_decrease);
+        if sent_at.saturating_duration_since(cut_at) >= cx.quota_window {
+            return true;
+        }
+        // A run of bare throttles measures the server's pace below the rate: a bucket leaks
+        // slower than the cut lets us send, and waiting out the cooldown only refuses more. A
+        // bucket still accepts its leak during the run; a window that is spent accepts next to
+        // nothing until units leave it or it resets, and that says nothing of a pace (a fixed
+        // window of 10 s: cut to almost nothing before its boundary).
+        let sent = sent_rate(cx.rate, cx.measured_send_rate);
+        self.bare
+            .throttled(cx.now, cx.quota_window, cx.retry_after)
+            .is_some_and(|pace| {
+                pace < cx.rate * (1.0 - self.options.cut_margin) && pace >= sent * LEAK_FLOOR
+            })
+    }
+}
