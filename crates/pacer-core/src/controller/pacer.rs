@@ -13,6 +13,7 @@ use super::{Controller, ControllerContext, RateController, RateControllerState};
 use crate::validation::InvalidOptions;
 use crate::{Feedback, LimiterOptions, Timestamp};
 use memory::{Ceiling, Suspended, Young};
+use probe::Throttle;
 use std::time::Duration;
 use young::young_pace;
 
@@ -20,6 +21,7 @@ mod again;
 mod bare;
 mod memory;
 mod options;
+mod probe;
 mod share;
 mod success;
 mod young;
@@ -307,48 +309,6 @@ impl PacerController {
     fn age(&self, state: &RateControllerState) -> Duration {
         self.age_at_cut + state.since_last_decrease
     }
-
-    /// The new wait before a probe, after a throttle.
-    fn next_probe_after(&self, t: &Throttle) -> Duration {
-        let o = &self.options;
-        if t.probing {
-            if self.ceiling.is_some() {
-                o.recovery_probe_after
-            } else if t
-                .previous
-                .is_some_and(|l| t.estimate > l * (1.0 + o.cut_margin))
-            {
-                // The probe found more room: the limit moves, keep an eye on it.
-                o.probe_after
-            } else {
-                (self.probe_after * 2).min(o.max_probe_after)
-            }
-        } else if t.fell {
-            o.recovery_probe_after
-        } else if t.previous.is_some() {
-            self.probe_after
-        } else if t.saturated && (t.age >= t.window || t.long_pause) {
-            o.probe_after
-        } else {
-            // The first throttle met us below our rate (the limit fell below our demand, for
-            // all we know for a moment), or came within our first window while the server's
-            // window already let units go (a short Retry-After: it is older than we are, and
-            // our part-window of units understates our share): look again soon.
-            o.recovery_probe_after
-        }
-    }
-}
-
-/// What a throttle says, worked out once.
-struct Throttle {
-    estimate: f64,
-    previous: Option<f64>,
-    probing: bool,
-    saturated: bool,
-    long_pause: bool,
-    fell: bool,
-    age: Duration,
-    window: Duration,
 }
 
 /// As a [`Controller`], the Pacer controller counts the units the server accepted over the last
