@@ -24,6 +24,7 @@ mod options;
 mod probe;
 mod share;
 mod success;
+mod window;
 mod young;
 pub use options::PacerControllerOptions;
 
@@ -129,6 +130,12 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   were the server's pace over that span, not a window's quota, and the estimate is that pace
 ///   (the units over our age plus the `Retry-After`), at most the send rate. A window of a
 ///   minute that we filled alone ends its span at the window, so the rule leaves it alone.
+/// - **A window learnt.** The first such throttle also says the server's window is at most that
+///   span: from then on the controller counts over the span instead of `QuotaWindow`, keeps no
+///   estimate from the part-window so far, and grows again from the cut as before any throttle,
+///   until a throttle measures a whole (learnt) window. A later `Retry-After` longer than the
+///   span says the window is longer after all (others' units filled it), and the count is over
+///   `QuotaWindow` again. (Only as a [`Controller`].)
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
 /// In the simulator it takes more of the quota than AIMD with fewer 429s in most stories;
@@ -211,9 +218,16 @@ pub struct PacerController {
     /// The server's pace a run of bare throttles measured, for the throttle being handled.
     #[serde(skip)]
     bare_pace: Option<f64>,
-    /// As a [`Controller`]: the units the server accepted over the last `QuotaWindow` and the
-    /// time paused since the last cut, which the state it reasons on holds.
+    /// As a [`Controller`]: the units the server accepted over the last `QuotaWindow` (or the
+    /// window it learnt) and the time paused since the last cut, which its state holds.
     counts: StateCounts,
+    /// As a [`Controller`]: a server's window shorter than `QuotaWindow`, learnt from a young
+    /// throttle with a short `Retry-After` (not kept with a fleet's state).
+    #[serde(skip)]
+    learnt: Option<window::Learnt>,
+    /// Whether it ever learnt one: a window is learnt once.
+    #[serde(skip)]
+    learnt_before: bool,
 }
 
 impl Default for PacerController {
@@ -248,6 +262,8 @@ impl PacerController {
             bare: bare::BareRuns::default(),
             bare_pace: None,
             counts: StateCounts::default(),
+            learnt: None,
+            learnt_before: false,
         }
     }
 
@@ -320,8 +336,9 @@ impl Controller for PacerController {
 
     fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
         if matches!(feedback.signal, crate::Signal::Success) {
-            let window = self.counts.quota_window();
+            let window = self.counting_window();
             self.bare.accepted(feedback.units as f64, now, window);
+            self.accepted_in_learnt(feedback.units as f64, now);
         }
         self.counts.on_response(feedback, now);
     }
@@ -331,10 +348,13 @@ impl Controller for PacerController {
     }
 
     fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
-        let state = self.counts.state(cx);
+        self.unlearn_on(cx);
+        let cx = &self.seen(cx);
+        let state = self.state_at(cx);
         self.bare_pace = self.bare.throttled(cx.now, cx.quota_window, cx.retry_after);
         let rate = RateController::on_throttled(self, &state);
         self.counts.on_cut(cx);
+        self.learn_window(cx);
         rate
     }
 
@@ -347,16 +367,17 @@ impl Controller for PacerController {
             self.note_demonstrated(
                 self.age_at_cut + cx.since_last_decrease,
                 cx.instance_count,
-                cx.quota_window,
-                self.counts.accepted_per_minute(cx.now),
+                self.window_of(cx),
+                self.accepted_per_minute(cx.now),
             );
             return None;
         }
-        let state = self.counts.state(cx);
+        let state = self.state_at(&self.seen(cx));
         RateController::on_success(self, &state)
     }
 
     fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
+        let cx = &self.seen(cx);
         self.cut_fell_short(cx, sent_at)
     }
 }

@@ -44,6 +44,7 @@ fn run(c: &mut PacerController, mut s: RateControllerState, from: u64, secs: u64
 mod again;
 mod first;
 mod success;
+mod window;
 mod young;
 
 #[test]

@@ -48,17 +48,24 @@ impl PacerController {
 }
 
 /// For a throttle with a `Retry-After` at `age`, within the limiter's first `QuotaWindow` and
-/// ending within [`YOUNG_PACE_SPAN`] of it: the server's pace over the span from the start to the
-/// end of the `Retry-After` (the units accepted since the start over that span, per minute), at
-/// most the send rate. A server that filled its window with our units alone would have asked us
-/// to wait until our first units leave it, a window after the start.
+/// ending within [`YOUNG_PACE_SPAN`] of it: the span from the start to the end of the
+/// `Retry-After`. A server that filled its window with our units alone would have asked us to wait
+/// until our first units leave it, a window after the start; the server's window is at most this
+/// span (or others' units fill it).
+pub(super) fn short_span(
+    age: Duration,
+    retry_after: Option<Duration>,
+    window: Duration,
+) -> Option<Duration> {
+    let span = age + retry_after?;
+    (age < window && span.as_secs_f64() <= YOUNG_PACE_SPAN * window.as_secs_f64()).then_some(span)
+}
+
+/// For a throttle with a short span ([`short_span`]): the server's pace over that span (the units
+/// accepted since the start over it, per minute), at most the send rate.
 pub(super) fn young_pace(state: &RateControllerState, age: Duration) -> Option<f64> {
-    let retry_after = state.retry_after?;
     let window = state.quota_window;
-    let span = age + retry_after;
-    if age >= window || span.as_secs_f64() > YOUNG_PACE_SPAN * window.as_secs_f64() {
-        return None;
-    }
+    let span = short_span(age, state.retry_after, window)?;
     // Before the limiter is a window old, the count holds every unit accepted since the start:
     // `accepted_per_minute` is that count times 60 s over the window; over the span instead.
     let pace = state.accepted_per_minute * window.as_secs_f64() / span.as_secs_f64();

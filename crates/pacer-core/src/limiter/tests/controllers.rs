@@ -7,12 +7,19 @@ use crate::{Aimd, Controller, Cubic, PacerController};
 
 /// A busy limiter's day: a demand above the rate, throttles with and without `Retry-After`
 /// (with `bare` false, every one with a `Retry-After`, of 0 s where the other has none), stops
-/// the server orders, long quiet spells; the rate after each step.
-fn rates(controller: Box<dyn Controller>, kind: ControllerKind, bare: bool) -> Vec<f64> {
+/// the server orders, long quiet spells; the rate after each step. With `late`, the day begins
+/// a `QuotaWindow` after the limiter was made.
+fn rates(
+    controller: Box<dyn Controller>,
+    kind: ControllerKind,
+    bare: bool,
+    late: bool,
+) -> Vec<f64> {
     let mut o = options();
     o.controller = kind;
     o.max_units_per_minute = 6000.0;
     o.quota_window = Duration::from_secs(20);
+    let o_window = o.quota_window;
     let mut c = LimiterCore::with_controller(o, controller, Timestamp::ZERO).unwrap();
     // A small generator of its own, so the script is the same for every run.
     let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -23,7 +30,7 @@ fn rates(controller: Box<dyn Controller>, kind: ControllerKind, bare: bool) -> V
         seed >> 33
     };
     let mut rates = Vec::new();
-    let mut now = Timestamp::ZERO;
+    let mut now = Timestamp::ZERO + if late { o_window } else { Duration::ZERO };
     for step in 0..4_000u64 {
         now += Duration::from_millis(50 + next() % 200);
         // Ask for more than the rate gives, so requests wait and the controllers climb.
@@ -55,8 +62,9 @@ fn rates(controller: Box<dyn Controller>, kind: ControllerKind, bare: bool) -> V
 fn each_built_in_controller_moves_the_rate_alike_on_its_own_counts_and_through_its_pure_contract() {
     type Run = (ControllerKind, Box<dyn Controller>, Box<dyn Controller>);
     // The Pacer controller, run as a `Controller`, also reads a run of bare throttles against
-    // its own history of accepted units (a leaky bucket's slack), which a pure contract's state
-    // does not hold: its day gives every throttle a `Retry-After`.
+    // its own history of accepted units (a leaky bucket's slack), and learns a server's shorter
+    // window from a young throttle's `Retry-After`, which a pure contract's state does not
+    // hold: its day gives every throttle a `Retry-After` and begins a window late.
     let runs: [(Run, bool); 3] = [
         (
             (
@@ -84,7 +92,11 @@ fn each_built_in_controller_moves_the_rate_alike_on_its_own_counts_and_through_i
         ),
     ];
     for ((kind, native, pure), bare) in runs {
-        let (native, pure) = (rates(native, kind, bare), rates(pure, kind, bare));
+        let late = !bare;
+        let (native, pure) = (
+            rates(native, kind, bare, late),
+            rates(pure, kind, bare, late),
+        );
         let moves = native.windows(2).filter(|w| w[0] != w[1]).count();
         assert!(
             moves > 10,
@@ -105,6 +117,10 @@ fn the_controller_the_options_select_is_the_built_in_one() {
             ControllerKind::Cubic => Box::new(Cubic::default()),
             _ => Box::new(PacerController::default()),
         };
-        assert_eq!(rates(built, kind, true), rates(own, kind, true), "{kind}");
+        assert_eq!(
+            rates(built, kind, true, false),
+            rates(own, kind, true, false),
+            "{kind}"
+        );
     }
 }

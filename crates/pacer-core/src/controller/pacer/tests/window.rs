@@ -1,0 +1,99 @@
+//! A server's window shorter than `QuotaWindow`, learnt from a young throttle's `Retry-After`.
+
+use crate::controller::PacerController;
+use crate::{Controller, ControllerContext, Feedback, LimiterOptions, Signal, Timestamp};
+use std::time::Duration;
+
+fn at(ms: u64) -> Timestamp {
+    Timestamp::ZERO + Duration::from_millis(ms)
+}
+
+/// The server accepts `per_tenth` units every 0.1 s from `from` to `to` (ms).
+fn accept(c: &mut PacerController, per_tenth: u64, from: u64, to: u64) {
+    for t in (from..to).step_by(100) {
+        let feedback = Feedback {
+            units: per_tenth,
+            sent_at: at(t),
+            signal: Signal::Success,
+        };
+        Controller::on_response(c, &feedback, at(t));
+    }
+}
+
+/// A throttle at `now` (ms), the last cut at `cut` (ms; none yet if 0), with the rate at `rate`,
+/// the demand waiting, and a `Retry-After` of `ra` seconds.
+fn throttle(c: &mut PacerController, now: u64, cut: u64, rate: f64, ra: u64) -> f64 {
+    let mut cx = ControllerContext::new(at(now), rate, 60.0, 1e9);
+    cx.since_last_decrease = at(now) - at(cut);
+    cx.decreases = u64::from(cut > 0);
+    cx.measured_send_rate = Some(6000.0);
+    cx.queued_units = 10.0;
+    cx.retry_after = Some(Duration::from_secs(ra));
+    Controller::on_throttled(c, &cx)
+}
+
+/// A per-second quota of 50 units met by a client that configured nothing (a `QuotaWindow` of a
+/// minute): 50 units accepted in the first half second, then "wait 1 s".
+fn per_second_start() -> PacerController {
+    let mut c = PacerController::default();
+    Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
+    accept(&mut c, 10, 0, 500);
+    let cut = throttle(&mut c, 500, 0, 1e9, 1);
+    // The young pace: 50 units over the 1.5 s to the end of the Retry-After, 2,000 a minute,
+    // less the cut's margin.
+    assert!((cut - 1900.0).abs() < 1e-6, "{cut}");
+    c
+}
+
+#[test]
+fn a_young_throttle_with_a_short_retry_after_teaches_the_window_and_keeps_no_estimate() {
+    let mut c = per_second_start();
+    assert_eq!(
+        c.limit_estimate(1),
+        None,
+        "a part of a window is no estimate"
+    );
+    // Accepted at 50 a second after the pause: the rate grows as before any throttle, by a
+    // quarter, at most `Lead` (1.25) times what the learnt window of 1.5 s held.
+    accept(&mut c, 5, 1_500, 3_000);
+    let mut cx = ControllerContext::new(at(3_000), 1900.0, 60.0, 1e9);
+    cx.since_last_decrease = at(3_000) - at(500);
+    cx.since_last_increase = Duration::from_secs(2);
+    cx.decreases = 1;
+    cx.queued_units = 10.0;
+    cx.waited = true;
+    cx.measured_send_rate = Some(1900.0);
+    assert_eq!(Controller::on_success(&mut c, &cx), Some(1900.0 * 1.25));
+    // The next throttle measures the learnt window: about 75 units over 1.5 s, 3,000 a minute
+    // (the meter's slots of a sixtieth of it cut a little off; over the configured minute the
+    // count would be 125).
+    accept(&mut c, 5, 3_000, 4_000);
+    let _ = throttle(&mut c, 4_000, 500, 3400.0, 1);
+    let estimate = c.limit_estimate(1).expect("a window's count");
+    assert!((2700.0..=3000.0).contains(&estimate), "{estimate}");
+}
+
+#[test]
+fn a_retry_after_longer_than_the_learnt_window_counts_over_quota_window_again() {
+    let mut c = per_second_start();
+    accept(&mut c, 5, 1_500, 10_000);
+    // Eight seconds to wait: the server's window is longer than 1.5 s after all. The count is
+    // the configured minute's again, which holds every unit since the start: 50 + 85 × 5 (kept
+    // as the window's learnt, the wait would be a stop longer than it, keeping no estimate).
+    let _ = throttle(&mut c, 10_000, 500, 3400.0, 8);
+    assert_eq!(c.limit_estimate(1), Some(475.0));
+    // A window is learnt once: a young throttle with a short span after that keeps its count.
+    accept(&mut c, 5, 10_000, 12_000);
+    let _ = throttle(&mut c, 12_000, 10_000, 400.0, 1);
+    assert!(c.limit_estimate(1).is_some());
+}
+
+#[test]
+fn a_young_throttle_whose_span_is_a_quarter_window_or_more_teaches_nothing() {
+    let mut c = PacerController::default();
+    Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
+    accept(&mut c, 10, 0, 10_000);
+    // At 10 s, "wait 6 s": a span of 16 s, over a quarter of the minute.
+    let _ = throttle(&mut c, 10_000, 0, 1e9, 6);
+    assert_eq!(c.limit_estimate(1), Some(1000.0), "the young count, kept");
+}
