@@ -19,6 +19,7 @@ use young::young_pace;
 
 mod again;
 mod bare;
+mod fixed;
 mod memory;
 mod options;
 mod probe;
@@ -136,6 +137,10 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   until a throttle measures a whole (learnt) window. A later `Retry-After` longer than the
 ///   span says the window is longer after all (others' units filled it), and the count is over
 ///   `QuotaWindow` again. (Only as a [`Controller`].)
+/// - **A fixed window.** Once throttles' `Retry-After`s end on the same boundaries, a whole
+///   number of windows apart, more often in a row than a sliding window's would by chance, the
+///   window resets there, and a throttle's count is over the part of it since it began: the
+///   last window's count also held the window before's units. (Only as a [`Controller`].)
 /// - It never climbs unless requests wait and the demand uses at least 80 % of the rate.
 ///
 /// In the simulator it takes more of the quota than AIMD with fewer 429s in most stories;
@@ -228,6 +233,9 @@ pub struct PacerController {
     /// Whether it ever learnt one: a window is learnt once.
     #[serde(skip)]
     learnt_before: bool,
+    /// As a [`Controller`]: the ends of the throttles' `Retry-After`s, which tell a fixed window.
+    #[serde(skip)]
+    boundaries: fixed::Boundaries,
 }
 
 impl Default for PacerController {
@@ -264,6 +272,7 @@ impl PacerController {
             counts: StateCounts::default(),
             learnt: None,
             learnt_before: false,
+            boundaries: fixed::Boundaries::default(),
         }
     }
 
@@ -339,6 +348,9 @@ impl Controller for PacerController {
             let window = self.counting_window();
             self.bare.accepted(feedback.units as f64, now, window);
             self.accepted_in_learnt(feedback.units as f64, now);
+        } else if let crate::Signal::Throttled { retry_after } = feedback.signal {
+            let window = self.counting_window();
+            self.boundaries.throttled(now, retry_after, window);
         }
         self.counts.on_response(feedback, now);
     }
@@ -350,7 +362,10 @@ impl Controller for PacerController {
     fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
         self.unlearn_on(cx);
         let cx = &self.seen(cx);
-        let state = self.state_at(cx);
+        let mut state = self.state_at(cx);
+        if let Some(since) = self.since_boundary(cx) {
+            state.accepted_per_minute = since;
+        }
         self.bare_pace = self.bare.throttled(cx.now, cx.quota_window, cx.retry_after);
         let rate = RateController::on_throttled(self, &state);
         self.counts.on_cut(cx);

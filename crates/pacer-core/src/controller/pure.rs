@@ -132,6 +132,11 @@ impl StateCounts {
         self.accepted.per_minute(now)
     }
 
+    /// The units accepted since `from`, per minute over the window.
+    pub(crate) fn accepted_per_minute_since(&self, from: Timestamp, now: Timestamp) -> f64 {
+        self.accepted.per_minute_since(from, now)
+    }
+
     /// The whole state at `cx`.
     pub(crate) fn state(&self, cx: &ControllerContext) -> RateControllerState {
         RateControllerState::from_context(

@@ -72,6 +72,17 @@ impl AcceptedMeter {
             .sum()
     }
 
+    /// The units accepted since `from` (at most the last window), to within a slot.
+    pub(crate) fn since(&self, from: Timestamp, now: Timestamp) -> f64 {
+        let slot = self.slot_of(now).max(self.newest);
+        let first = self
+            .slot_of(from)
+            .max(slot.saturating_sub(SLOTS as u64 - 1));
+        (first..=self.newest)
+            .map(|s| self.slots[(s % SLOTS as u64) as usize])
+            .sum()
+    }
+
     /// [`in_window`](Self::in_window) in units per minute: the same count for the default
     /// one-minute window.
     pub(crate) fn per_minute(&self, now: Timestamp) -> f64 {
@@ -140,6 +151,13 @@ impl QuotaWindowMeter {
         if let Some(m) = &mut self.0 {
             m.record(units, now);
         }
+    }
+
+    /// [`AcceptedMeter::since`] in units per minute over the window; 0 before it is known.
+    pub(crate) fn per_minute_since(&self, from: Timestamp, now: Timestamp) -> f64 {
+        self.0
+            .as_ref()
+            .map_or(0.0, |m| m.since(from, now) * m.per_minute)
     }
 
     /// [`AcceptedMeter::per_minute`]; 0 before the window is known.
@@ -250,6 +268,18 @@ mod tests {
                 .map(|&(_, u)| u)
                 .sum();
             assert_eq!(m.in_window(at(now)), expected, "at {now} ms");
+            // And since a time up to 70 s back: the slots from its own, within the window.
+            let from = now.saturating_sub(x % 70_000);
+            let since: f64 = log
+                .iter()
+                .filter(|&&(s, _)| s >= from / 1000 && s + 60 > second)
+                .map(|&(_, u)| u)
+                .sum();
+            assert_eq!(
+                m.since(at(from), at(now)),
+                since,
+                "since {from} at {now} ms"
+            );
         }
     }
 

@@ -127,6 +127,20 @@ fn the_pacer_controller_sheds_a_leaky_bucket_s_slack() {
     }
 }
 
+/// The Pacer controller against a fixed window of a minute: seed 42, 2 instances. Its
+/// `Retry-After`s end on the window's boundaries, which tells it fixed, and a throttle's count
+/// is then over the part of the window since it began: the last minute's also held the window
+/// before, and set the estimate above the quota (35 429s before the rule). Pinned, with AIMD's
+/// for scale.
+#[test]
+fn the_pacer_controller_counts_a_fixed_window_from_its_boundary() {
+    let rows = free_run("fixed", 60, Costs::SharePoint, &["pacer", "aimd"]);
+    let (m, a) = (&rows[0], &rows[1]);
+    let what = format!("{:.4} / {} 429s", m.share, m.throttled);
+    assert_pinned(m, 0.9862, 26, &what);
+    assert_eq!(a.throttled, 36, "AIMD's, for scale");
+}
+
 /// The library's defaults (`QuotaWindow` a minute, nothing configured) against windows of 1 and
 /// 10 s that send `Retry-After`: seed 42, 2 instances. The first throttle comes within seconds
 /// with a `Retry-After` of a second or two, which a window of a minute filled by our own units

@@ -43,6 +43,7 @@ fn run(c: &mut PacerController, mut s: RateControllerState, from: u64, secs: u64
 
 mod again;
 mod first;
+mod fixed;
 mod success;
 mod window;
 mod young;

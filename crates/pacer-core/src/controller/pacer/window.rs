@@ -47,6 +47,14 @@ impl PacerController {
         }
     }
 
+    /// The units accepted since `from` over the window it counts over, per minute.
+    pub(super) fn accepted_per_minute_since(&self, from: Timestamp, now: Timestamp) -> f64 {
+        match &self.learnt {
+            Some(l) => l.accepted.per_minute_since(from, now),
+            None => self.counts.accepted_per_minute_since(from, now),
+        }
+    }
+
     /// The window it counts over: the one it learnt, or `QuotaWindow`.
     pub(super) fn counting_window(&self) -> Duration {
         self.learnt
