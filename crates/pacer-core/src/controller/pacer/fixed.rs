@@ -25,6 +25,11 @@ const LEAST: Duration = Duration::from_secs(2);
 /// by chance less often than this.
 const CHANCE: f64 = 1.0 / 16.0;
 
+/// A `Retry-After` that can tell a boundary of `window`: at least [`LEAST`], under the window.
+fn telling(retry_after: Option<Duration>, window: Duration) -> Option<Duration> {
+    retry_after.filter(|r| *r >= LEAST && *r < window)
+}
+
 /// The ends of the throttles' `Retry-After`s, and how many in a row fell a whole number of
 /// windows after the one before.
 #[derive(Debug, Clone, Copy, Default)]
@@ -41,7 +46,7 @@ impl Boundaries {
         retry_after: Option<Duration>,
         window: Duration,
     ) {
-        let Some(r) = retry_after.filter(|r| *r >= LEAST && *r < window) else {
+        let Some(r) = telling(retry_after, window) else {
             return;
         };
         let end = now + r;
@@ -85,9 +90,7 @@ impl PacerController {
     /// At a throttle (`cx`, as the controller reasons on it), against a window found fixed: the
     /// units accepted since the window began, per minute; `None` for the whole window's count.
     pub(super) fn since_boundary(&self, cx: &ControllerContext) -> Option<f64> {
-        let r = cx
-            .retry_after
-            .filter(|r| *r >= LEAST && *r < cx.quota_window)?;
+        let r = telling(cx.retry_after, cx.quota_window)?;
         if !self.boundaries.fixed(cx.quota_window) {
             return None;
         }
