@@ -7,6 +7,9 @@
 # figures ("Against real server-side limiters").
 #
 #   scripts/real-limiters/run.sh [nginx] [express-1s] [express-10s] [express-60s]
+#                                [express-10s-bare] [express-60s-bare]
+#
+# The -bare cases run express-rate-limit without its fields: only `Retry-After` on a 429.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -42,19 +45,22 @@ start_nginx() {
   wait_port 8081
 }
 
-start_express() { # $1 window in ms, $2 limit
+start_express() { # $1 window in ms, $2 limit, $3 `none` for no fields
   if [ ! -d "$WORK/express/node_modules/express-rate-limit" ]; then
     mkdir -p "$WORK/express"
     cp "$HERE/package.json" "$HERE/server.js" "$WORK/express/"
     (cd "$WORK/express" && npm install --no-audit --no-fund >/dev/null 2>&1)
   fi
-  WINDOW_MS=$1 LIMIT=$2 PORT=8082 node "$WORK/express/server.js" >/dev/null &
+  WINDOW_MS=$1 LIMIT=$2 FIELDS=${3:-draft-8} PORT=8082 node "$WORK/express/server.js" >/dev/null &
   SERVER_PID=$!
   wait_port 8082
 }
 
-cargo build --release --quiet -p pacer-sim --manifest-path "$ROOT/Cargo.toml"
-SIM="$ROOT/target/release/pacer-sim"
+# SIM=path runs another build of pacer-sim (an earlier version's, to compare).
+if [ -z "${SIM:-}" ]; then
+  cargo build --release --quiet -p pacer-sim --manifest-path "$ROOT/Cargo.toml"
+  SIM="$ROOT/target/release/pacer-sim"
+fi
 
 run_case() { # $1 name, then the server's start command, --, URL and quota a minute
   local name=$1 mode
@@ -82,6 +88,8 @@ for c in "${CASES[@]}"; do
     express-1s) run_case "express-rate-limit, 10 per 1 s" start_express 1000 10 -- http://127.0.0.1:8082/ 600 ;;
     express-10s) run_case "express-rate-limit, 100 per 10 s" start_express 10000 100 -- http://127.0.0.1:8082/ 600 ;;
     express-60s) run_case "express-rate-limit, 600 per 60 s" start_express 60000 600 -- http://127.0.0.1:8082/ 600 ;;
-    *) echo "unknown case $c: nginx, express-1s, express-10s or express-60s" >&2; exit 2 ;;
+    express-10s-bare) run_case "express-rate-limit, 100 per 10 s, no fields" start_express 10000 100 none -- http://127.0.0.1:8082/ 600 ;;
+    express-60s-bare) run_case "express-rate-limit, 600 per 60 s, no fields" start_express 60000 600 none -- http://127.0.0.1:8082/ 600 ;;
+    *) echo "unknown case $c: nginx, express-1s, express-10s, express-60s, express-10s-bare or express-60s-bare" >&2; exit 2 ;;
   esac
 done
