@@ -97,9 +97,11 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// - **A bucket's slack.** On a run of throttles without `Retry-After` (each within a window of
 ///   the last), once it spans 5 % of `QuotaWindow` (at least a second): if the server accepted a
 ///   quarter less over the run than a sliding window would have given back (what it accepted a
-///   window earlier), it is a bucket leaking at its pace, and the window's count also held what
-///   the bucket let through while it filled. The estimate is at most that pace, and is not a
-///   fall. (Only as a [`Controller`]: the pure contract's state holds no history.)
+///   window earlier), and at least a quarter of what was sent (a spent window accepts next to
+///   nothing until it resets, which is no pace), it is a bucket leaking at its pace, and the
+///   window's count also held what the bucket let through while it filled. The estimate is at
+///   most that pace, and is not a fall. (Only as a [`Controller`]: the pure contract's state
+///   holds no history.)
 /// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
 ///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or
@@ -366,7 +368,7 @@ impl Controller for PacerController {
         if let Some(since) = self.since_boundary(cx) {
             state.accepted_per_minute = since;
         }
-        self.bare_pace = self.bare.throttled(cx.now, cx.quota_window, cx.retry_after);
+        self.bare_pace = self.leak(cx);
         let rate = RateController::on_throttled(self, &state);
         self.counts.on_cut(cx);
         self.learn_window(cx);

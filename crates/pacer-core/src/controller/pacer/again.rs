@@ -19,15 +19,20 @@ impl PacerController {
             return true;
         }
         // A run of bare throttles measures the server's pace below the rate: a bucket leaks
-        // slower than the cut lets us send, and waiting out the cooldown only refuses more. A
-        // bucket still accepts its leak during the run; a window that is spent accepts next to
-        // nothing until units leave it or it resets, and that says nothing of a pace (a fixed
-        // window of 10 s: cut to almost nothing before its boundary).
+        // slower than the cut lets us send, and waiting out the cooldown only refuses more.
+        self.leak(cx)
+            .is_some_and(|pace| pace < cx.rate * (1.0 - self.options.cut_margin))
+    }
+
+    /// At a throttle (`cx`): the server's pace a run of bare throttles measured, if it is a
+    /// bucket's leak. A bucket still accepts its leak during the run; a window that is spent
+    /// accepts next to nothing until units leave it or it resets, and that says nothing of a
+    /// pace (a fixed window of 10 s: cut to almost nothing before its boundary; one of a minute,
+    /// with the library's defaults: an estimate of 60 a minute, held until the next probe).
+    pub(super) fn leak(&mut self, cx: &ControllerContext) -> Option<f64> {
         let sent = sent_rate(cx.rate, cx.measured_send_rate);
         self.bare
             .throttled(cx.now, cx.quota_window, cx.retry_after)
-            .is_some_and(|pace| {
-                pace < cx.rate * (1.0 - self.options.cut_margin) && pace >= sent * LEAK_FLOOR
-            })
+            .filter(|pace| *pace >= sent * LEAK_FLOOR)
     }
 }

@@ -97,3 +97,34 @@ fn a_run_of_bare_throttles_that_measures_a_pace_under_the_rate_cuts_again() {
     cx.retry_after = Some(Duration::from_secs(1));
     assert!(!c.cuts_again(&cx, at(31_900)));
 }
+
+/// After a throttle at 100 s (the window full at 3,000 a minute), a bare run to 104 s in which
+/// the server accepted `per_second` units a second (or one unit, for 0): the estimate at 104 s.
+fn estimate_after_a_bare_run(per_second: u64) -> f64 {
+    let w = Duration::from_secs(60);
+    let mut c = controller(w);
+    accept(&mut c, 50, 0, 100_000);
+    let _ = Controller::on_throttled(&mut c, &context(100_000, 3000.0, 0, w));
+    if per_second == 0 {
+        let feedback = Feedback {
+            units: 1,
+            sent_at: at(102_000),
+            signal: Signal::Success,
+        };
+        Controller::on_response(&mut c, &feedback, at(102_000));
+    } else {
+        accept(&mut c, per_second, 100_000, 104_000);
+    }
+    let _ = Controller::on_throttled(&mut c, &context(104_000, 3000.0, 100_000, w));
+    c.limit_estimate(1).expect("an estimate")
+}
+
+#[test]
+fn a_bare_run_s_pace_is_the_estimate_only_if_it_is_a_leak() {
+    // 20 a second, 1,200 a minute, is a bucket's leak: the estimate.
+    assert!((estimate_after_a_bare_run(20) - 1200.0).abs() < 1.0);
+    // One unit in 4 s is a spent window, not a pace (a fixed window's before its boundary):
+    // the estimate stays the window's count, not 15 a minute.
+    let estimate = estimate_after_a_bare_run(0);
+    assert!(estimate > 2500.0, "{estimate}");
+}
