@@ -172,6 +172,17 @@ fn one_process_pushing_the_quota_keeps_the_issue_s_figures() {
     assert_table("one instance, demand 4,000", &table, &pinned);
 }
 
+/// The `cold-start` story's metrics of each of `modes`, in order.
+fn cold_start<const N: usize>(options: &SimOptions, modes: [&str; N]) -> [RunMetrics; N] {
+    let modes: Vec<Box<dyn Mode>> = modes
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    let story = Story::by_name("cold-start").expect("a story");
+    let c = compare(options, &[story], &modes).expect("runs");
+    std::array::from_fn(|i| c.rows[i].metrics.clone())
+}
+
 /// The cold start (demand at twice the quota from the first second, 429s without Retry-After),
 /// seed 42, 2 instances: `pacer` takes at least 90 % of what the server admits with no more
 /// 429s than AIMD. Before a throttle in the first window sent at the minimum rate, the window
@@ -183,13 +194,7 @@ fn a_cold_start_without_retry_after_keeps_the_share_and_aimd_s_429s() {
         seed: 42,
         ..SimOptions::default()
     };
-    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
-        .iter()
-        .map(|m| mode_by_name(m).expect("a mode"))
-        .collect();
-    let story = Story::by_name("cold-start").expect("a story");
-    let c = compare(&options, &[story], &modes).expect("runs");
-    let [aimd, pacer, default] = [0, 1, 2].map(|i| c.rows[i].metrics.clone());
+    let [aimd, pacer, default] = cold_start(&options, ["aimd", "pacer", "default"]);
     assert_beats_aimd("cold-start", &aimd, &pacer, "seed 42, share and 429s");
     assert!(pacer.share >= 0.90, "{}", pacer.share);
     assert_pinned("aimd cold-start", &aimd, 0.9125, 33);
@@ -210,13 +215,7 @@ fn a_cold_start_against_a_fixed_window_takes_no_spent_window_for_a_leak() {
         server: "fixed".parse().expect("a shape"),
         ..SimOptions::default()
     };
-    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
-        .iter()
-        .map(|m| mode_by_name(m).expect("a mode"))
-        .collect();
-    let story = Story::by_name("cold-start").expect("a story");
-    let c = compare(&options, &[story], &modes).expect("runs");
-    let [aimd, pacer, default] = [0, 1, 2].map(|i| c.rows[i].metrics.clone());
+    let [aimd, pacer, default] = cold_start(&options, ["aimd", "pacer", "default"]);
     assert_beats_aimd("cold-start, fixed", &aimd, &pacer, "seed 42, pacer");
     assert_beats_aimd("cold-start, fixed", &aimd, &default, "seed 42, default");
     assert_pinned("pacer cold-start, fixed", &pacer, 0.9725, 523);
@@ -236,13 +235,7 @@ fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
         ..SimOptions::default()
     }
     .with_window(std::time::Duration::from_secs(1));
-    let modes: Vec<Box<dyn Mode>> = ["aimd", "default"]
-        .iter()
-        .map(|m| mode_by_name(m).expect("a mode"))
-        .collect();
-    let story = Story::by_name("cold-start").expect("a story");
-    let c = compare(&options, &[story], &modes).expect("runs");
-    let [aimd, default] = [0, 1].map(|i| c.rows[i].metrics.clone());
+    let [aimd, default] = cold_start(&options, ["aimd", "default"]);
     assert_beats_aimd("cold-start, 1 s bucket", &aimd, &default, "seed 42");
     assert!(default.share >= 0.90, "{}", default.share);
     assert_pinned("default cold-start, 1 s bucket", &default, 0.9498, 13);
