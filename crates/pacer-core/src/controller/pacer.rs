@@ -346,13 +346,16 @@ impl Controller for PacerController {
     }
 
     fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
-        if matches!(feedback.signal, crate::Signal::Success) {
-            let window = self.counting_window();
-            self.bare.accepted(feedback.units as f64, now, window);
-            self.accepted_in_learnt(feedback.units as f64, now);
-        } else if let crate::Signal::Throttled { retry_after } = feedback.signal {
-            let window = self.counting_window();
-            self.boundaries.throttled(now, retry_after, window);
+        let window = self.counting_window();
+        match feedback.signal {
+            crate::Signal::Success => {
+                self.bare.accepted(feedback.units as f64, now, window);
+                self.accepted_in_learnt(feedback.units as f64, now);
+            }
+            crate::Signal::Throttled { retry_after } => {
+                self.boundaries.throttled(now, retry_after, window);
+            }
+            crate::Signal::Neutral => {}
         }
         self.counts.on_response(feedback, now);
     }
