@@ -125,7 +125,10 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   the server counts over a shorter window than `QuotaWindow` (nginx's `limit_req`, a
 ///   per-second quota): the units accepted since the start were its pace over those seconds,
 ///   not a window's quota. The estimate becomes that pace over the window, times 0.6 (the count
-///   holds the room a fresh server gives at once), at most the send rate at the throttle.
+///   holds the room a fresh server gives at once), at most the send rate at the throttle. And
+///   the server's window is at most the limiter's age then (our first units have left it): until
+///   the limiter is a `QuotaWindow` old, a throttle counts over that age. (Only as a
+///   [`Controller`].)
 /// - **A young throttle with a short Retry-After.** A throttle before the limiter is a
 ///   `QuotaWindow` old whose `Retry-After` ends within a quarter of a window from our start
 ///   says the server's window lets units go that soon: it counts over a shorter window (a
@@ -229,7 +232,8 @@ pub struct PacerController {
     /// window it learnt) and the time paused since the last cut, which its state holds.
     counts: StateCounts,
     /// As a [`Controller`]: a server's window shorter than `QuotaWindow`, learnt from a young
-    /// throttle with a short `Retry-After` (not kept with a fleet's state).
+    /// throttle with a short `Retry-After`, or from the first success after a young throttle
+    /// without one, for the first `QuotaWindow` (not kept with a fleet's state).
     #[serde(skip)]
     learnt: Option<window::Learnt>,
     /// Whether it ever learnt one: a window is learnt once.
@@ -346,6 +350,7 @@ impl Controller for PacerController {
     }
 
     fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
+        self.expire_learnt(now);
         let window = self.counting_window();
         match feedback.signal {
             crate::Signal::Success => {
@@ -393,7 +398,12 @@ impl Controller for PacerController {
             return None;
         }
         let state = self.state_at(&self.seen(cx));
-        RateController::on_success(self, &state)
+        let shorter = self.young_says_shorter(&state);
+        let rate = RateController::on_success(self, &state);
+        if shorter {
+            self.learn_young_window(cx, self.age(&state));
+        }
+        rate
     }
 
     fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {

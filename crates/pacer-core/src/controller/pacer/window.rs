@@ -1,4 +1,5 @@
-//! A server that counts over a shorter window than `QuotaWindow`, learnt from a young throttle.
+//! A server that counts over a shorter window than `QuotaWindow`, learnt from a young throttle's
+//! `Retry-After`, or from the first success after a young throttle without one.
 
 use super::PacerController;
 use super::young::short_span;
@@ -12,6 +13,9 @@ use std::time::Duration;
 pub(super) struct Learnt {
     window: Duration,
     accepted: QuotaWindowMeter,
+    /// Learnt from a young throttle's success: counted over only until the limiter is a
+    /// `QuotaWindow` old.
+    until: Option<Timestamp>,
 }
 
 impl PacerController {
@@ -101,11 +105,41 @@ impl PacerController {
         self.learnt = Some(Learnt {
             window,
             accepted: QuotaWindowMeter::new(window, cx.now),
+            until: None,
         });
         self.limit = None;
         self.firm = false;
         self.unconfirmed = false;
         self.ramp_from = None;
         self.held_from = None;
+    }
+
+    /// After a young throttle without a `Retry-After`, on the first success that says the server
+    /// counts over a shorter window ([`young_says_shorter`](Self::young_says_shorter)), at `age`:
+    /// our first units, sent at the start, have left the server's window, which is therefore at
+    /// most `age`. From then on the controller counts over `age` instead of `QuotaWindow`; the
+    /// estimate (the young count scaled to the window) stands.
+    pub(super) fn learn_young_window(&mut self, cx: &ControllerContext, age: Duration) {
+        if self.learnt_before || age.is_zero() || age >= cx.quota_window {
+            return;
+        }
+        self.learnt_before = true;
+        self.learnt = Some(Learnt {
+            window: age,
+            accepted: QuotaWindowMeter::new(age, cx.now),
+            until: Some(cx.now + (cx.quota_window - age)),
+        });
+    }
+
+    /// At `now`: a window learnt from a young throttle's success is counted over only while
+    /// the limiter is younger than `QuotaWindow`.
+    pub(super) fn expire_learnt(&mut self, now: Timestamp) {
+        if self
+            .learnt
+            .as_ref()
+            .is_some_and(|l| l.until.is_some_and(|u| now >= u))
+        {
+            self.learnt = None;
+        }
     }
 }

@@ -32,7 +32,7 @@ impl PacerController {
         let Some(young) = self.young.take().filter(|_| self.age(state) < window) else {
             return;
         };
-        if state.since_last_decrease < self.timing(YOUNG_SETTLE) {
+        if !self.settled(state) {
             // A response to a request sent before the cut: it says nothing yet.
             self.young = Some(young);
             return;
@@ -44,6 +44,19 @@ impl PacerController {
         if self.limit.is_some_and(|l| scaled * n > l) {
             self.limit = Some(scaled * n);
         }
+    }
+
+    /// Whether a success at `state` says the server counts over a shorter window than
+    /// `QuotaWindow` ([`read_young_throttle`](Self::read_young_throttle)): a young throttle is
+    /// pending, the success came past any round trip since the cut, and the limiter is not yet a
+    /// window old.
+    pub(super) fn young_says_shorter(&self, state: &RateControllerState) -> bool {
+        self.young.is_some() && self.age(state) < state.quota_window && self.settled(state)
+    }
+
+    /// Past any round trip since the cut: a response now is to a request sent after it.
+    fn settled(&self, state: &RateControllerState) -> bool {
+        state.since_last_decrease >= self.timing(YOUNG_SETTLE)
     }
 }
 

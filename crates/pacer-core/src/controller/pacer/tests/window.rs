@@ -1,4 +1,5 @@
-//! A server's window shorter than `QuotaWindow`, learnt from a young throttle's `Retry-After`.
+//! A server's window shorter than `QuotaWindow`, learnt from a young throttle's `Retry-After`,
+//! or from the first success after a young throttle without one.
 
 use crate::controller::PacerController;
 use crate::{Controller, ControllerContext, Feedback, LimiterOptions, Signal, Timestamp};
@@ -23,13 +24,36 @@ fn accept(c: &mut PacerController, per_tenth: u64, from: u64, to: u64) {
 /// A throttle at `now` (ms), the last cut at `cut` (ms; none yet if 0), with the rate at `rate`,
 /// the demand waiting, and a `Retry-After` of `ra` seconds.
 fn throttle(c: &mut PacerController, now: u64, cut: u64, rate: f64, ra: u64) -> f64 {
+    throttle_after(c, now, cut, rate, Some(Duration::from_secs(ra)))
+}
+
+/// [`throttle`] with any `Retry-After`, or none.
+fn throttle_after(
+    c: &mut PacerController,
+    now: u64,
+    cut: u64,
+    rate: f64,
+    retry_after: Option<Duration>,
+) -> f64 {
     let mut cx = ControllerContext::new(at(now), rate, 60.0, 1e9);
     cx.since_last_decrease = at(now) - at(cut);
     cx.decreases = u64::from(cut > 0);
     cx.measured_send_rate = Some(6000.0);
     cx.queued_units = 10.0;
-    cx.retry_after = Some(Duration::from_secs(ra));
+    cx.retry_after = retry_after;
     Controller::on_throttled(c, &cx)
+}
+
+/// A success at `now` (ms), the last cut at `cut` (ms), the rate at `rate` and the demand waiting.
+fn succeed(c: &mut PacerController, now: u64, cut: u64, rate: f64) -> Option<f64> {
+    let mut cx = ControllerContext::new(at(now), rate, 60.0, 1e9);
+    cx.since_last_decrease = at(now) - at(cut);
+    cx.since_last_increase = Duration::from_secs(2);
+    cx.decreases = 1;
+    cx.queued_units = 10.0;
+    cx.waited = true;
+    cx.measured_send_rate = Some(rate);
+    Controller::on_success(c, &cx)
 }
 
 /// A per-second quota of 50 units met by a client that configured nothing (a `QuotaWindow` of a
@@ -96,4 +120,51 @@ fn a_young_throttle_whose_span_is_a_quarter_window_or_more_teaches_nothing() {
     // At 10 s, "wait 6 s": a span of 16 s, over a quarter of the minute.
     let _ = throttle(&mut c, 10_000, 0, 1e9, 6);
     assert_eq!(c.limit_estimate(1), Some(1000.0), "the young count, kept");
+}
+
+/// A sliding window of 10 s met without `Retry-After` by a client that configured nothing: 50
+/// units a second for 4 s fill it, and it refuses everything until our first units leave it, 10 s
+/// after the start. That first success says the window is at most 10 s: until the limiter is a
+/// minute old, a throttle counts over those 10 s, not over a minute that holds the refusals.
+#[test]
+fn the_first_success_after_a_young_bare_throttle_teaches_the_window_for_the_first_minute() {
+    let mut c = PacerController::default();
+    Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
+    accept(&mut c, 5, 0, 4_000);
+    let cut = throttle_after(&mut c, 4_000, 0, 1e9, None);
+    assert_eq!(cut, 60.0, "a young throttle: the minimum rate");
+    assert_eq!(c.counting_window(), Duration::from_secs(60));
+    // A response 1 s after the cut is to a request sent before it: nothing learnt yet.
+    accept(&mut c, 1, 5_000, 5_100);
+    let _ = succeed(&mut c, 5_000, 4_000, 60.0);
+    assert_eq!(c.counting_window(), Duration::from_secs(60));
+    accept(&mut c, 5, 10_000, 10_100);
+    let _ = succeed(&mut c, 10_000, 4_000, 60.0);
+    assert_eq!(
+        c.counting_window(),
+        Duration::from_secs(10),
+        "the age at the success"
+    );
+    // 50 a second again; at 30 s the window is full: its count is 500 units over 10 s, 3,000 a
+    // minute, where the minute since the start holds 1,201 (the meter's slots of a sixtieth of
+    // the window cut a little off).
+    accept(&mut c, 5, 10_100, 30_000);
+    let _ = throttle_after(&mut c, 30_000, 4_000, 3400.0, None);
+    let estimate = c.limit_estimate(1).expect("a window's count");
+    assert!((2_900.0..=3_000.0).contains(&estimate), "{estimate}");
+    // A minute old, the count is over `QuotaWindow` again.
+    accept(&mut c, 5, 30_000, 60_100);
+    assert_eq!(c.counting_window(), Duration::from_secs(60));
+}
+
+/// A server that accepts again soon after a young bare throttle with a long `Retry-After` taught
+/// its window already: a window is learnt once, and the one learnt stands.
+#[test]
+fn a_window_learnt_from_a_retry_after_is_not_learnt_again_from_a_success() {
+    let mut c = per_second_start();
+    accept(&mut c, 5, 1_500, 3_000);
+    let _ = throttle_after(&mut c, 3_000, 500, 3400.0, None);
+    accept(&mut c, 5, 8_000, 8_100);
+    let _ = succeed(&mut c, 8_000, 3_000, 60.0);
+    assert_eq!(c.counting_window(), Duration::from_millis(1_500));
 }
