@@ -81,7 +81,8 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// - **The probe.** After `ProbeAfter` (2 min × instances) at the hold with requests waiting
 ///   and no throttle, the rate probes above: 2 % at first, the step doubling every 15 s. A probe
 ///   that ends in a throttle without finding more room doubles the next wait (up to
-///   `MaxProbeAfter`).
+///   `MaxProbeAfter`); so does one that found more room when the next throttle that is not a
+///   probe's finds less than it did (a bucket's regained tokens, not the limit moving).
 /// - **A fall.** When a throttle's estimate is a fifth or more below the last one, the limit
 ///   fell (a neighbour took part of it, the server cut it). While the last one was only our
 ///   demand (or there was none), the fall is measured from the most the server accepted over a
@@ -221,6 +222,9 @@ pub struct PacerController {
     /// has come since: a lower estimate at the next throttle is not a fall from it.
     #[serde(default)]
     unconfirmed: bool,
+    /// Whether the last probe found more room and no throttle that was not a probe's came since.
+    #[serde(default)]
+    probe_found: bool,
     /// As a [`Controller`]: the units accepted over time and the current run of bare throttles
     /// (not kept with a fleet's state: a fleet's controller goes without the rule).
     #[serde(skip)]
@@ -273,6 +277,7 @@ impl PacerController {
             suspended: None,
             young: None,
             unconfirmed: false,
+            probe_found: false,
             bare: bare::BareRuns::default(),
             bare_pace: None,
             counts: StateCounts::default(),
@@ -517,6 +522,7 @@ impl RateController for PacerController {
             self.ceiling = None;
         }
         self.probe_after = self.next_probe_after(&t);
+        self.confirm_probe_room(&t);
         if t.fell {
             // Remember the higher limit: it may come back.
             let firm = match (self.ceiling, lapsed) {

@@ -156,7 +156,7 @@ fn the_library_s_defaults_measure_a_short_window_s_pace() {
         ("fixed", 1, 0.8636, 23),
         ("token-bucket", 1, 0.9928, 16),
         ("sliding", 10, 0.9636, 22),
-        ("fixed", 10, 0.9668, 39),
+        ("fixed", 10, 0.9668, 35),
     ] {
         let m = &free_run(shape, window, Costs::SharePoint, &["default"])[0];
         let what = format!("{shape}, {window} s: {:.4} / {} 429s", m.share, m.throttled);

@@ -184,6 +184,32 @@ fn a_probe_that_finds_nothing_doubles_the_next_wait_up_to_the_maximum() {
     assert_eq!(c.probe_after.as_secs(), 120);
 }
 
+/// A probe that found more room against a bucket found the tokens it regained while the rate was
+/// under its leak after a cut: the next throttle at the hold finds less, and the next probe
+/// waits twice as long. Confirmed (the next throttle finds at least as much), the wait stands.
+#[test]
+fn a_probe_s_room_that_the_next_throttle_does_not_confirm_doubles_the_next_wait() {
+    let probed = |next: f64| {
+        let mut c = PacerController::default();
+        throttle(&mut c, 1050.0, 1000.0, 1);
+        c.probing = true;
+        throttle(&mut c, 1200.0, 1100.0, 1);
+        assert_eq!(c.probe_after.as_secs(), 120, "more room");
+        throttle(&mut c, 1080.0, next, 1);
+        c.probe_after.as_secs()
+    };
+    assert_eq!(probed(1060.0), 240, "the room was not the limit's");
+    assert_eq!(probed(1100.0), 120, "confirmed");
+    // Only the first throttle after the probe decides: a later one at the hold is as before.
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    c.probing = true;
+    throttle(&mut c, 1200.0, 1100.0, 1);
+    throttle(&mut c, 1080.0, 1100.0, 1);
+    throttle(&mut c, 1080.0, 1060.0, 1);
+    assert_eq!(c.probe_after.as_secs(), 120);
+}
+
 #[test]
 fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
     let mut c = PacerController::default();
