@@ -34,6 +34,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "Cubic",
     "Pacer",
     "MaxAttempts",
+    "QueryCost",
     "MaxRetryAfter",
     "Throttling",
     "MaxExhaustedDelay",
@@ -149,6 +150,11 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
                 ProblemKind::OutOfRange,
             ),
         }
+    }
+    if let Some(f) = t.get(p, "QueryCost")
+        && let Some(read) = f.bool(p)
+    {
+        s.query_cost = read;
     }
     if let Some(f) = t.get(p, "MaxEndpoints")
         && let Some(n) = f.uint(p, u64::MAX)

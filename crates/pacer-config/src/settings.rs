@@ -140,6 +140,9 @@ pub struct LimiterSettings {
     pub windows: Vec<WindowSettings>,
     /// `Fleet`: the fleet every endpoint's limiter joins, shared through Redis. Default none.
     pub fleet: Option<FleetSettings>,
+    /// `QueryCost`: read each JSON response's body for a GraphQL query's cost (Shopify's
+    /// `extensions.cost`; [`Rules::with_query_cost`]). Default false.
+    pub query_cost: bool,
 }
 
 /// The middleware's defaults for what [`LimiterConfig`] does not expose.
@@ -159,12 +162,14 @@ impl Default for LimiterSettings {
             endpoint_idle_ttl: DEFAULT_ENDPOINT_IDLE_TTL,
             windows: Vec::new(),
             fleet: None,
+            query_cost: false,
         }
     }
 }
 
 impl LimiterSettings {
-    /// The engine's rules of this limiter (`Classifier`, `MaxExhaustedDelay`, `Throttling`), for
+    /// The engine's rules of this limiter (`Classifier`, `MaxExhaustedDelay`, `Throttling`,
+    /// `MaxAttempts`, `QueryCost`), for
     /// any driver: the middleware's [`to_limiter_config`](Self::to_limiter_config) uses them,
     /// and so does tower-pacer's `PacerLayer::from_settings`.
     ///
@@ -198,7 +203,8 @@ impl LimiterSettings {
             .with_classifier(Arc::new(self.classifier.clone()))
             .with_server_stop(stop)
             .with_algorithm(self.throttling.algorithm().map(Arc::from))
-            .with_max_attempts(self.max_attempts))
+            .with_max_attempts(self.max_attempts)
+            .with_query_cost(self.query_cost))
     }
 
     /// The middleware's settings for this limiter.

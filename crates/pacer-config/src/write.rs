@@ -58,6 +58,7 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
         |list: &[http::StatusCode]| Node::List(list.iter().map(|c| int(c.as_u16())).collect());
     let rest = [
         ("MaxAttempts", int(s.max_attempts.get())),
+        ("QueryCost", Node::Bool(s.query_cost)),
         ("Throttling", throttling(&s.throttling)),
         ("MaxExhaustedDelay", time(s.max_exhausted_delay)),
         ("EndpointKey", Node::Str(s.endpoint_key.as_str().to_owned())),

@@ -1,14 +1,16 @@
-//! Reading a 429's body to classify it, and handing the response on whole.
+//! Reading a response's body — a 429's to classify it, any JSON response's for a GraphQL
+//! query's cost when the rules ask for it — and handing the response on whole.
 //!
 //! Why it is bounded: the classifier needs an error document, a few hundred bytes; a body past
-//! [`BODY_LIMIT`] is not one, and reading it would hold an unbounded stream in memory. A body
-//! whose length is known to be longer is not read at all; one of unknown length is read up to the
-//! limit, and what was read goes back in front of the rest of the stream, so the caller reads the
-//! same bytes either way.
+//! [`BODY_LIMIT`] is not one. A query's cost comes at the end of the document, after the data,
+//! so the body is read whole, up to [`QUERY_COST_BODY_LIMIT`]. Past its limit a body is not
+//! read: it would hold an unbounded stream in memory. A body whose length is known to be longer
+//! is not read at all; one of unknown length is read up to the limit, and what was read goes
+//! back in front of the rest of the stream, so the caller reads the same bytes either way.
 
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
-use pacer_core::{BODY_LIMIT, BodyVerdict, ThrottleClassifier, is_json};
+use pacer_core::{BODY_LIMIT, BodyVerdict, QUERY_COST_BODY_LIMIT, QueryCost, Rules, is_json};
 use reqwest::{Body, Response, ResponseBuilderExt};
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -16,20 +18,41 @@ use std::task::{Context, Poll};
 /// Error type of a body rebuilt from a prefix and the rest of a stream.
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// Shows `classifier` the body of `response` if it is a 429 with a JSON content type and a body
-/// of at most [`BODY_LIMIT`] bytes. Returns the response, with the same status, headers,
-/// extensions, URL and body bytes, and the classifier's verdict.
-pub(crate) async fn classify_body(
-    classifier: &dyn ThrottleClassifier,
-    mut response: Response,
-) -> (Response, Option<BodyVerdict>) {
-    if response.status() != http::StatusCode::TOO_MANY_REQUESTS
-        || !is_json(response.headers())
-        || response
-            .content_length()
-            .is_some_and(|n| n > BODY_LIMIT as u64)
-    {
-        return (response, None);
+/// What a response's body said: the classifier's verdict on a 429's, a GraphQL query's cost.
+#[derive(Debug, Default)]
+pub(crate) struct Said {
+    pub(crate) verdict: Option<BodyVerdict>,
+    pub(crate) cost: Option<QueryCost>,
+}
+
+/// The most of `response`'s body `rules` would read (0: none): a 429's with a JSON content type
+/// up to [`BODY_LIMIT`] for the classifier; any JSON response's up to [`QUERY_COST_BODY_LIMIT`]
+/// when the rules read the query cost.
+pub(crate) fn body_limit(rules: &Rules, response: &Response) -> usize {
+    let throttle = response.status() == http::StatusCode::TOO_MANY_REQUESTS;
+    if !(throttle || rules.reads_query_cost()) || !is_json(response.headers()) {
+        return 0;
+    }
+    let limit = if rules.reads_query_cost() {
+        QUERY_COST_BODY_LIMIT
+    } else {
+        BODY_LIMIT
+    };
+    if response.content_length().is_some_and(|n| n > limit as u64) {
+        0
+    } else {
+        limit
+    }
+}
+
+/// Reads the body of `response` as [`body_limit`] allows, shows a 429's of at most
+/// [`BODY_LIMIT`] bytes to the rules' classifier, and a whole one to [`QueryCost::from_body`]
+/// when the rules read the query cost. Returns the response, with the same status, headers,
+/// extensions, URL and body bytes, and what the body said.
+pub(crate) async fn read_body(rules: &Rules, mut response: Response) -> (Response, Said) {
+    let limit = body_limit(rules, &response);
+    if limit == 0 {
+        return (response, Said::default());
     }
     let url = response.url().clone();
     let mut read = Vec::new();
@@ -39,7 +62,7 @@ pub(crate) async fn classify_body(
         match response.chunk().await {
             Ok(Some(chunk)) => {
                 read.extend_from_slice(&chunk);
-                if read.len() > BODY_LIMIT {
+                if read.len() > limit {
                     longer = true;
                     break;
                 }
@@ -51,10 +74,20 @@ pub(crate) async fn classify_body(
             }
         }
     }
-    let verdict = if longer || failed.is_some() {
-        None
-    } else {
-        classifier.classify_body(response.status(), response.headers(), &read)
+    let whole = !longer && failed.is_none();
+    let said = Said {
+        verdict: (whole
+            && read.len() <= BODY_LIMIT
+            && response.status() == http::StatusCode::TOO_MANY_REQUESTS)
+            .then(|| {
+                rules
+                    .classifier()
+                    .classify_body(response.status(), response.headers(), &read)
+            })
+            .flatten(),
+        cost: (whole && rules.reads_query_cost())
+            .then(|| QueryCost::from_body(&read))
+            .flatten(),
     };
     let (mut parts, rest) = http::Response::<Body>::from(response).into_parts();
     // `Response::url` lives in an extension the conversion drops; put it back.
@@ -76,7 +109,7 @@ pub(crate) async fn classify_body(
     };
     (
         Response::from(http::Response::from_parts(parts, body)),
-        verdict,
+        said,
     )
 }
 
@@ -130,9 +163,17 @@ impl HttpBody for Prefixed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::DefaultClassifier;
 
     fn response(content_type: &str, chunks: Vec<Vec<u8>>, known_length: bool) -> Response {
+        with_status(429, content_type, chunks, known_length)
+    }
+
+    fn with_status(
+        status: u16,
+        content_type: &str,
+        chunks: Vec<Vec<u8>>,
+        known_length: bool,
+    ) -> Response {
         let body = if known_length {
             Body::from(chunks.concat())
         } else {
@@ -145,7 +186,7 @@ mod tests {
         };
         let url = reqwest::Url::parse("https://api.test/v1/chat").unwrap();
         let r = http::Response::builder()
-            .status(429)
+            .status(status)
             .header("content-type", content_type)
             .header("x-kept", "yes")
             .url(url)
@@ -161,7 +202,7 @@ mod tests {
         for known_length in [true, false] {
             let chunks = vec![QUOTA[..10].to_vec(), QUOTA[10..].to_vec()];
             let r = response("application/json", chunks, known_length);
-            let (r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+            let (r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
             assert!(matches!(verdict, Some(BodyVerdict::QuotaExhausted { .. })));
             assert_eq!(r.status(), 429);
             assert_eq!(r.headers()["x-kept"], "yes");
@@ -177,7 +218,7 @@ mod tests {
         for known_length in [true, false] {
             let chunks: Vec<Vec<u8>> = long.chunks(1000).map(<[u8]>::to_vec).collect();
             let r = response("application/json", chunks, known_length);
-            let (r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+            let (r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
             assert_eq!(verdict, None, "known length: {known_length}");
             assert_eq!(r.bytes().await.unwrap().to_vec(), long);
         }
@@ -186,7 +227,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_of_another_type_is_not_read() {
         let r = response("text/plain", vec![QUOTA.to_vec()], false);
-        let (r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+        let (r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
         assert_eq!(verdict, None);
         assert_eq!(&r.bytes().await.unwrap()[..], QUOTA);
     }
@@ -204,12 +245,72 @@ mod tests {
                 .body(Body::wrap_stream(stream))
                 .unwrap(),
         );
-        let (mut r, verdict) = classify_body(&DefaultClassifier::default(), r).await;
+        let (mut r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
         assert_eq!(verdict, None);
         assert_eq!(
             r.chunk().await.unwrap().as_deref(),
             Some(&b"{\"error\":"[..])
         );
         assert!(r.chunk().await.is_err());
+    }
+
+    const GRAPHQL: &[u8] = br#"{"data":{"shop":{"name":"a"}},"extensions":{"cost":{"requestedQueryCost":10,"actualQueryCost":4,"throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":996,"restoreRate":50.0}}}}"#;
+
+    #[tokio::test]
+    async fn a_json_success_is_read_for_its_query_cost_only_when_the_rules_ask() {
+        let reads = Rules::default().with_query_cost(true);
+        for known_length in [true, false] {
+            let chunks = vec![GRAPHQL[..30].to_vec(), GRAPHQL[30..].to_vec()];
+            let r = with_status(200, "application/json", chunks.clone(), known_length);
+            let (r, said) = read_body(&reads, r).await;
+            assert_eq!(said.verdict, None, "a success is not classified");
+            assert_eq!(said.cost.and_then(|c| c.requested()), Some(10));
+            assert_eq!(r.headers()["x-kept"], "yes");
+            assert_eq!(r.url().as_str(), "https://api.test/v1/chat");
+            assert_eq!(&r.bytes().await.unwrap()[..], GRAPHQL);
+            let r = with_status(200, "application/json", chunks, known_length);
+            let (r, said) = read_body(&Rules::default(), r).await;
+            assert!(said.cost.is_none(), "not asked: not read");
+            assert_eq!(&r.bytes().await.unwrap()[..], GRAPHQL);
+        }
+        let r = with_status(200, "text/html", vec![GRAPHQL.to_vec()], true);
+        assert!(read_body(&reads, r).await.1.cost.is_none(), "not JSON");
+    }
+
+    #[tokio::test]
+    async fn a_429_is_both_classified_and_read_for_its_cost() {
+        let reads = Rules::default().with_query_cost(true);
+        let (_, said) = read_body(
+            &reads,
+            response("application/json", vec![QUOTA.to_vec()], false),
+        )
+        .await;
+        assert!(matches!(
+            said.verdict,
+            Some(BodyVerdict::QuotaExhausted { .. })
+        ));
+        assert!(said.cost.is_none(), "no cost in it");
+        let (_, said) = read_body(
+            &reads,
+            response("application/json", vec![GRAPHQL.to_vec()], true),
+        )
+        .await;
+        assert_eq!(said.verdict, None);
+        assert!(said.cost.is_some());
+    }
+
+    #[tokio::test]
+    async fn a_body_longer_than_the_query_cost_limit_reaches_the_caller_whole_and_unread() {
+        let reads = Rules::default().with_query_cost(true);
+        let mut long = GRAPHQL[..GRAPHQL.len() - 1].to_vec();
+        long.extend(std::iter::repeat_n(b' ', QUERY_COST_BODY_LIMIT));
+        long.push(b'}');
+        for known_length in [true, false] {
+            let chunks: Vec<Vec<u8>> = long.chunks(64 * 1024).map(<[u8]>::to_vec).collect();
+            let r = with_status(200, "application/json", chunks, known_length);
+            let (r, said) = read_body(&reads, r).await;
+            assert!(said.cost.is_none(), "known length: {known_length}");
+            assert_eq!(r.bytes().await.unwrap().to_vec(), long);
+        }
     }
 }

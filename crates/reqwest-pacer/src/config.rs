@@ -111,10 +111,36 @@ impl LimiterConfig {
         self
     }
 
+    /// `QueryCost`: read the body of each JSON response for a GraphQL query's calculated cost
+    /// (Shopify's `extensions.cost`, [`QueryCost`](pacer_core::QueryCost)). The bucket it
+    /// reports paces the endpoint like any rate-limit header, and a query refused for want of
+    /// points (`THROTTLED`, even with a 200) is a throttle, retried once its points are back.
+    /// Default off: each JSON response then reaches the caller only once its body is read (up
+    /// to [`QUERY_COST_BODY_LIMIT`](pacer_core::QUERY_COST_BODY_LIMIT); a longer one is handed
+    /// on unread, its cost unknown).
+    ///
+    /// ```
+    /// use reqwest_pacer::LimiterConfig;
+    ///
+    /// let shopify = LimiterConfig::default().query_cost(true);
+    /// assert!(shopify.reads_query_cost());
+    /// ```
+    pub fn query_cost(mut self, read: bool) -> Self {
+        self.rules = self.rules.with_query_cost(read);
+        self
+    }
+
+    /// Whether the body of each JSON response is read for a GraphQL query's cost
+    /// ([`query_cost`](Self::query_cost)).
+    pub fn reads_query_cost(&self) -> bool {
+        self.rules.reads_query_cost()
+    }
+
     /// Replaces the engine's rules whole: the classifier, the server-stop policy, the
-    /// proactive algorithm and `MaxAttempts` (what [`classifier`](Self::classifier),
-    /// [`server_stop`](Self::server_stop), [`throttling`](Self::throttling) and
-    /// [`max_attempts`](Self::max_attempts) set one by one).
+    /// proactive algorithm, `MaxAttempts` and `QueryCost` (what
+    /// [`classifier`](Self::classifier), [`server_stop`](Self::server_stop),
+    /// [`throttling`](Self::throttling), [`max_attempts`](Self::max_attempts) and
+    /// [`query_cost`](Self::query_cost) set one by one).
     pub fn rules(mut self, rules: Rules) -> Self {
         self.rules = rules;
         self

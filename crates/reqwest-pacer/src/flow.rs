@@ -145,8 +145,8 @@ async fn free(
 ) -> Result<Response> {
     let mut result = next.run(req, extensions).await;
     let body = match &mut result {
-        Ok(response) if response.status() == http::StatusCode::TOO_MANY_REQUESTS => {
-            Box::pin(read_body(named, &config, &key, response)).await
+        Ok(response) if crate::body::body_limit(&config.rules, response) > 0 => {
+            Some(Box::pin(read_body(named, &config, &key, response)).await)
         }
         _ => None,
     };
@@ -298,14 +298,15 @@ impl<'a> Request<'a> {
                     }
                     Err(e) => Some(e),
                 };
-                // 5. Classify (a 429's body too, boxed: it is rare) and 6. feed back.
+                // 5. Classify (a 429's body too, and a JSON body for its query cost when the rules
+                // read it; boxed: most requests read none) and 6. feed back.
                 // (Bound by the await, not before it: what the body said is not kept across the
                 // read, so every request's future stays under the allocator's fast path.)
                 let body = match last
                     .as_mut()
-                    .filter(|r| r.status() == http::StatusCode::TOO_MANY_REQUESTS)
+                    .filter(|r| crate::body::body_limit(&config.rules, r) > 0)
                 {
-                    Some(parked) => Box::pin(read_body(named, config, key, parked)).await,
+                    Some(parked) => Some(Box::pin(read_body(named, config, key, parked)).await),
                     None => None,
                 };
                 let (signal, after) = match last.as_ref().filter(|_| failed.is_none()) {

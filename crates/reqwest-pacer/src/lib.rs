@@ -38,7 +38,11 @@
 //!    403 with `Retry-After`; 403 with nothing remaining), success, or neutral. Not every 429 is
 //!    a throttle: the classifier sees the first [`BODY_LIMIT`] bytes of a 429 with a JSON body,
 //!    and one that says the account is out of credit (OpenAI's `insufficient_quota`) is neutral,
-//!    not retried, and handed on marked [`QuotaExhausted`] (see [`PacerResponseExt`]).
+//!    not retried, and handed on marked [`QuotaExhausted`] (see [`PacerResponseExt`]). With
+//!    [`LimiterConfig::query_cost`] on, every JSON body is read (up to
+//!    [`QUERY_COST_BODY_LIMIT`]) for a GraphQL query's cost ([`QueryCost`], Shopify's
+//!    `extensions.cost`): its bucket joins the rate-limit state, and a query refused as
+//!    `THROTTLED` is a throttle even with a 200.
 //! 6. **Feed back.** The rate-limit headers update the endpoint's state; a throttle cuts the rate
 //!    (once per `DecreaseCooldown`, never for a request sent before the last cut) and pauses for
 //!    `Retry-After`; a success lets the controller raise the rate.
@@ -107,8 +111,8 @@ pub use middleware::{
 pub use pacer_core::DEFAULT_FRAMES;
 pub use pacer_core::StoreFailure;
 pub use pacer_core::{
-    BODY_LIMIT, BodyVerdict, DefaultClassifier, RejectReason, ThrottleClassifier, WaitCause,
-    insufficient_quota,
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, QUERY_COST_BODY_LIMIT, QueryCost, RejectReason,
+    ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
 pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};

@@ -70,7 +70,7 @@ fn key() -> impl Strategy<Value = String> {
             "Enabled", "Controller", "InitialUnitsPerMinute", "MinUnitsPerMinute",
             "max_units_per_minute", "Burst", "queue-limit", "MaxWait", "DecreaseCooldown",
             "InstanceCount", "QuotaWindow", "Aimd", "Cubic", "DecreaseFactor", "IncreaseInterval", "IncreaseStep",
-            "Beta", "ScaleConstant", "MaxAttempts", "MaxRetryAfter", "Throttling", "Algorithm",
+            "Beta", "ScaleConstant", "MaxAttempts", "QueryCost", "MaxRetryAfter", "Throttling", "Algorithm",
             "Algorithms", "Threshold", "Factor", "MaxDelay", "MinDelay", "Delay", "MinRemaining",
             "Reserve", "MinSpacing", "MaxExhaustedDelay", "EndpointKey", "Classifier", "Throttled",
             "ThrottledWithRetryAfter", "ThrottledWhenExhausted", "MaxEndpoints", "EndpointIdleTtl",
@@ -162,6 +162,7 @@ fn plausible_limiter() -> impl Strategy<Value = J> {
         ("DecreaseCooldown", J::Int(3)),
         ("InstanceCount", J::Int(3)),
         ("MaxAttempts", s("2")),
+        ("QueryCost", J::Bool(true)),
         ("MaxRetryAfter", s("250ms")),
         ("QuotaWindow", s("10s")),
         (

@@ -70,6 +70,10 @@ fn every_rule_of_the_adaptive_options() {
             "MaxAttempts = 0: must be at least 1",
         ),
         (
+            r#"{ "QueryCost": 1 }"#,
+            "QueryCost = 1: expected true or false",
+        ),
+        (
             r#"{ "QuotaWindow": "00:00:00" }"#,
             "QuotaWindow = \"00:00:00\": must be greater than 0",
         ),
@@ -564,4 +568,23 @@ fn unreadable_sources() {
         .load()
         .unwrap_err();
     assert!(e.to_string().starts_with("configuration text: "), "{e}");
+}
+
+#[test]
+fn query_cost_is_read_into_the_rules_of_both_drivers() {
+    let text =
+        r#"{ "AdaptiveRateLimiting": { "Limiters": { "shopify": { "QueryCost": true } } } }"#;
+    let s = json(text).unwrap();
+    let shopify = s.limiter("shopify").unwrap();
+    assert!(shopify.query_cost);
+    assert!(shopify.rules().unwrap().reads_query_cost());
+    assert!(shopify.to_limiter_config().unwrap().reads_query_cost());
+    let off = json(r#"{ "AdaptiveRateLimiting": { "Limiters": { "a": {} } } }"#).unwrap();
+    assert!(
+        !off.limiter("a")
+            .unwrap()
+            .rules()
+            .unwrap()
+            .reads_query_cost()
+    );
 }

@@ -53,6 +53,7 @@ mod choices;
 mod classify;
 mod endpoints;
 mod key;
+mod query_cost;
 mod reject;
 mod retries;
 mod rules;
@@ -68,6 +69,7 @@ pub use classify::{
 };
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
+pub use query_cost::{QUERY_COST_BODY_LIMIT, QueryCost};
 pub use reject::RejectReason;
 pub use retries::Retries;
 pub use rules::{Hold, Reading, Rules, WaitCause};

@@ -4,8 +4,8 @@
 use super::classify::{BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry};
 use super::units;
 use crate::{
-    EndpointSnapshot, Percentage, Policy, RateLimitInfo, RateLimitStateProvider, ServerStopPolicy,
-    Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext,
+    EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo, RateLimitStateProvider,
+    ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext,
 };
 use http::{HeaderMap, StatusCode};
 use std::fmt;
@@ -74,6 +74,7 @@ pub struct Rules {
     server_stop: ServerStopPolicy,
     algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
     max_attempts: NonZeroU32,
+    query_cost: bool,
 }
 
 impl Default for Rules {
@@ -83,6 +84,7 @@ impl Default for Rules {
             server_stop: ServerStopPolicy::default(),
             algorithm: Some(Arc::new(Percentage::default())),
             max_attempts: Rules::DEFAULT_MAX_ATTEMPTS,
+            query_cost: false,
         }
     }
 }
@@ -94,6 +96,7 @@ impl fmt::Debug for Rules {
             .field("server_stop", &self.server_stop)
             .field("algorithm", &self.algorithm)
             .field("max_attempts", &self.max_attempts)
+            .field("query_cost", &self.query_cost)
             .finish()
     }
 }
@@ -114,6 +117,23 @@ impl Rules {
     #[must_use]
     pub fn max_attempts(&self) -> NonZeroU32 {
         self.max_attempts
+    }
+
+    /// Replaces `QueryCost`: whether a driver reads the body of each JSON response for a GraphQL
+    /// query's cost (Shopify's `extensions.cost`, [`QueryCost`]) and hands it to
+    /// [`read_with_cost`](Self::read_with_cost). Off by default: the response then reaches the
+    /// caller only once its body (up to [`QUERY_COST_BODY_LIMIT`](crate::QUERY_COST_BODY_LIMIT))
+    /// is read.
+    #[must_use]
+    pub fn with_query_cost(mut self, read: bool) -> Self {
+        self.query_cost = read;
+        self
+    }
+
+    /// `QueryCost`: whether a driver reads a JSON response's body for a GraphQL query's cost.
+    #[must_use]
+    pub fn reads_query_cost(&self) -> bool {
+        self.query_cost
     }
 
     /// Replaces the classifier.
@@ -171,8 +191,52 @@ impl Rules {
         wall: SystemTime,
         max_retry_after: Duration,
     ) -> Reading {
-        let info = RateLimitInfo::from_headers(headers, wall);
-        if info.is_empty() && body.is_none() {
+        self.read_with_cost(status, headers, body, None, wall, max_retry_after)
+    }
+
+    /// [`read`](Self::read), with what the response's body said of a GraphQL query's cost,
+    /// if the driver read it ([`QueryCost::from_body`]). The cost's bucket joins the rate-limit
+    /// state as a policy ([`QueryCost::policy`]), and a query refused for want of points is a
+    /// throttle whatever the status, with the time its points take to come back as its
+    /// `Retry-After` when the server sent none.
+    ///
+    /// ```
+    /// use http::{HeaderMap, StatusCode};
+    /// use pacer_core::{QueryCost, Rules, Signal};
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// let body = br#"{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}],
+    ///   "extensions":{"cost":{"requestedQueryCost":110,"actualQueryCost":null,
+    ///   "throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":10,"restoreRate":50.0}}}}"#;
+    /// let cost = QueryCost::from_body(body);
+    /// let reading = Rules::default().read_with_cost(StatusCode::OK, &HeaderMap::new(), None,
+    ///     cost.as_ref(), SystemTime::now(), Duration::from_secs(60));
+    /// assert_eq!(reading.signal(), Signal::Throttled { retry_after: Some(Duration::from_secs(2)) });
+    /// ```
+    #[must_use]
+    pub fn read_with_cost(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: Option<&BodyVerdict>,
+        cost: Option<&QueryCost>,
+        wall: SystemTime,
+        max_retry_after: Duration,
+    ) -> Reading {
+        let mut info = RateLimitInfo::from_headers(headers, wall);
+        let mut refused_for_cost = false;
+        if let Some(cost) = cost {
+            if let Some(policy) = cost.policy() {
+                info = info.with_policy(policy);
+            }
+            refused_for_cost = cost.throttled();
+            if let Some(wait) = cost.wait().filter(|_| refused_for_cost)
+                && info.retry_after().is_none()
+            {
+                info = info.with_retry_after(wait);
+            }
+        }
+        if info.is_empty() && body.is_none() && !refused_for_cost {
             // No field and no body's word (most responses): nothing to bound or keep, the same
             // reading as below.
             let signal = self.classifier.classify(status, headers, &info);
@@ -190,6 +254,10 @@ impl Rules {
         // An account out of credit is not a throttle: waiting will not help.
         let signal = if quota_exhausted {
             Signal::Neutral
+        } else if refused_for_cost {
+            Signal::Throttled {
+                retry_after: info.retry_after(),
+            }
         } else {
             self.classifier.classify(status, headers, &info)
         };

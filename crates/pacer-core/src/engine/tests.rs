@@ -472,3 +472,94 @@ fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_reque
     clock.advance(secs(10));
     assert_eq!(engine.go_now(&endpoint, 1, false, clock.now()), None);
 }
+
+/// A Shopify GraphQL body: `requested` of the bucket's `available` of 1,000 points, 50 back a
+/// second, refused (`THROTTLED`, with a 200) or not.
+fn graphql(requested: u64, available: u64, throttled: bool) -> QueryCost {
+    let errors = if throttled {
+        r#""errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}],"#
+    } else {
+        r#""data":{"shop":{"name":"a"}},"#
+    };
+    let body = format!(
+        r#"{{{errors}"extensions":{{"cost":{{"requestedQueryCost":{requested},"actualQueryCost":null,
+        "throttleStatus":{{"maximumAvailable":1000.0,"currentlyAvailable":{available},"restoreRate":50.0}}}}}}}}"#
+    );
+    QueryCost::from_body(body.as_bytes()).expect("a cost")
+}
+
+fn read_graphql(status: u16, cost: &QueryCost) -> Reading {
+    Rules::default().read_with_cost(
+        StatusCode::from_u16(status).unwrap(),
+        &HeaderMap::new(),
+        None,
+        Some(cost),
+        SystemTime::UNIX_EPOCH,
+        MAX_RETRY_AFTER,
+    )
+}
+
+#[test]
+fn a_graphql_query_refused_for_its_cost_is_a_throttle_that_stops_until_its_points_are_back() {
+    let (engine, endpoint) = engine_and_endpoint("graphql");
+    let rules = Rules::default();
+    // 100 points missing, 50 back a second: 2 s, though the status is 200.
+    let refused = read_graphql(200, &graphql(300, 200, true));
+    assert_eq!(
+        refused.signal(),
+        Signal::Throttled {
+            retry_after: Some(secs(2))
+        }
+    );
+    assert!(engine.after(&endpoint, refused, 1, at(0), at(0)).retry);
+    let hold = engine.hold(&rules, &endpoint, at(1), MAX_RETRY_AFTER, false);
+    assert_eq!(
+        hold,
+        Hold {
+            wait: secs(1),
+            cause: WaitCause::ServerStop
+        }
+    );
+    // A success is not a throttle, and its bucket paces: 3 queries of 300 fit in 1,000 points.
+    let success = read_graphql(200, &graphql(300, 950, false));
+    assert_eq!(success.signal(), Signal::Success);
+    let policy = success.info().policy().expect("the bucket").clone();
+    assert_eq!((policy.limit(), policy.remaining()), (Some(3), Some(3)));
+    assert!(!engine.after(&endpoint, success, 1, at(2), at(2)).retry);
+    assert_eq!(
+        engine
+            .hold(&rules, &endpoint, at(2), MAX_RETRY_AFTER, false)
+            .cause,
+        WaitCause::Throttling
+    );
+    // Without a cost the same response reads as it always did.
+    let plain = Rules::default().read_with_cost(
+        StatusCode::OK,
+        &HeaderMap::new(),
+        None,
+        None,
+        SystemTime::UNIX_EPOCH,
+        MAX_RETRY_AFTER,
+    );
+    assert_eq!(plain, read(200, &[]));
+}
+
+#[test]
+fn a_graphql_throttle_keeps_the_retry_after_the_server_sent() {
+    let mut fields = HeaderMap::new();
+    fields.insert("retry-after", "5".parse().unwrap());
+    let reading = Rules::default().read_with_cost(
+        StatusCode::TOO_MANY_REQUESTS,
+        &fields,
+        None,
+        Some(&graphql(300, 200, true)),
+        SystemTime::UNIX_EPOCH,
+        MAX_RETRY_AFTER,
+    );
+    assert_eq!(
+        reading.signal(),
+        Signal::Throttled {
+            retry_after: Some(secs(5))
+        }
+    );
+}

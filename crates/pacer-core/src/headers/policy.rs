@@ -93,6 +93,9 @@ pub enum Dialect {
     Anthropic,
     /// Shopify's `X-Shopify-Shop-Api-Call-Limit: used/limit`.
     Shopify,
+    /// Shopify's GraphQL cost, `extensions.cost.throttleStatus` in a response's body, read in
+    /// queries of the reporting query's cost ([`QueryCost`](crate::QueryCost)).
+    ShopifyGraphql,
     /// Linear's `X-RateLimit-{Name}-{Limit,Remaining,Reset}` (`X-RateLimit-Requests-Limit`,
     /// `X-RateLimit-Complexity-Remaining`): the policy name before the counter, as any server
     /// that writes it so.

@@ -1,6 +1,7 @@
 //! Steps 5 and 6 of the flow: a 429's body, then the engine's reading of the response and what
 //! it changes in the endpoint; and what the caller is told.
 
+use crate::body::Said;
 use crate::named::Named;
 use crate::{BodyVerdict, LimiterConfig, Paced, QuotaExhausted};
 use pacer_core::{After, Endpoint, Signal, Timestamp};
@@ -18,23 +19,24 @@ pub(super) fn mark_in(response: &mut Response, paced: Paced) {
     response.extensions_mut().insert(paced);
 }
 
-/// Step 5 for a 429 with a JSON body: shows the classifier the body's first bytes
-/// ([`crate::body`]) and marks a response whose account is out of credit with
-/// [`QuotaExhausted`]. Any other result goes through untouched.
+/// Step 5 for a response whose body the rules read ([`crate::body::body_limit`]: a 429's with
+/// a JSON body, any JSON response's when they read a GraphQL query's cost): shows the classifier
+/// a 429's body ([`crate::body`]), reads the query's cost, and marks a response whose account is
+/// out of credit with [`QuotaExhausted`]. Any other result goes through untouched.
 pub(super) async fn read_body(
     named: &Named,
     config: &LimiterConfig,
     key: &str,
     response: &mut Response,
-) -> Option<BodyVerdict> {
-    // Taken out for the read, which rebuilds it, and put back (a 429's path only).
+) -> Said {
+    // Taken out for the read, which rebuilds it, and put back.
     let taken = std::mem::replace(
         response,
         Response::from(http::Response::new(Vec::<u8>::new())),
     );
-    let (rebuilt, verdict) = crate::body::classify_body(&**config.rules.classifier(), taken).await;
+    let (rebuilt, said) = crate::body::read_body(&config.rules, taken).await;
     *response = rebuilt;
-    if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
+    if let Some(BodyVerdict::QuotaExhausted { code }) = &said.verdict {
         tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
         response.extensions_mut().insert(QuotaExhausted {
             code: code.clone(),
@@ -42,7 +44,7 @@ pub(super) async fn read_body(
             endpoint: Arc::from(key),
         });
     }
-    verdict
+    said
 }
 
 /// Step 6: the engine reads the response (with what its body said) and applies it to the
@@ -52,14 +54,15 @@ pub(super) fn observe(
     config: &LimiterConfig,
     endpoint: &Endpoint,
     response: &Response,
-    body: Option<&BodyVerdict>,
+    body: Option<&Said>,
     units: u64,
     sent_at: Timestamp,
 ) -> (Signal, After) {
-    let reading = config.rules.read(
+    let reading = config.rules.read_with_cost(
         response.status(),
         response.headers(),
-        body,
+        body.and_then(|b| b.verdict.as_ref()),
+        body.and_then(|b| b.cost.as_ref()),
         named.clock.system_now(),
         config.options.max_retry_after,
     );

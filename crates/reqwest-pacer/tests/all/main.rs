@@ -18,6 +18,7 @@ mod live_updates;
 mod load;
 mod observability;
 mod per_request;
+mod query_cost;
 mod real_servers;
 mod rejection;
 mod retry_after;

@@ -1,0 +1,318 @@
+//! A GraphQL API's calculated query cost, read from a response's body: Shopify's
+//! `extensions.cost`, the only rate-limit state its GraphQL Admin API reports.
+//!
+//! ```json
+//! {"data": {…},
+//!  "extensions": {"cost": {"requestedQueryCost": 101, "actualQueryCost": 46,
+//!    "throttleStatus": {"maximumAvailable": 1000.0, "currentlyAvailable": 954,
+//!                       "restoreRate": 50.0}}}}
+//! ```
+//!
+//! The quota is a bucket of points that fills at `restoreRate` a second up to
+//! `maximumAvailable`; a query is refused when the bucket holds less than its requested cost,
+//! with an error whose `extensions.code` is `THROTTLED` (Shopify sends it with a 200 or a 429).
+//! Pacer reads the bucket in queries of the cost of the query that reported it, the same state
+//! as Shopify's REST call limit: see [`QueryCost::policy`].
+
+use crate::{Dialect, Policy};
+use serde::Deserialize;
+use std::time::Duration;
+
+/// The most of a response's body a driver reads for its query cost, when it is asked to
+/// (the middleware's `GraphqlCost`): 1 MiB. The cost comes after the data, at the end of the
+/// document, so the whole body is read; a longer one is handed on unread past this prefix, and
+/// its cost is not known.
+pub const QUERY_COST_BODY_LIMIT: usize = 1024 * 1024;
+
+/// What a GraphQL response's body said of its calculated query cost and of the bucket it is
+/// paid from (Shopify's `extensions.cost`).
+///
+/// # Example
+///
+/// ```
+/// use pacer_core::QueryCost;
+/// use std::time::Duration;
+///
+/// let body = br#"{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}],
+///   "extensions":{"cost":{"requestedQueryCost":752,"actualQueryCost":null,
+///   "throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":666,"restoreRate":50.0}}}}"#;
+/// let cost = QueryCost::from_body(body).expect("a cost");
+/// assert!(cost.throttled());
+/// assert_eq!(cost.requested(), Some(752));
+/// // 86 points are missing; 50 come back a second.
+/// assert_eq!(cost.wait(), Some(Duration::from_millis(1720)));
+/// let policy = cost.policy().expect("a policy");
+/// assert_eq!((policy.limit(), policy.remaining()), (Some(1), Some(0)));
+/// assert_eq!(policy.reset_after(), Some(Duration::from_millis(1720)), "until one fits");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryCost {
+    requested: Option<u64>,
+    actual: Option<u64>,
+    maximum: f64,
+    available: f64,
+    restore_rate: f64,
+    throttled: bool,
+}
+
+impl QueryCost {
+    /// Reads a GraphQL response's body (JSON). `None` when it is not JSON or reports no sound
+    /// `extensions.cost.throttleStatus` (a bucket of more than 0 points that fills at more than
+    /// 0 a second, with at least 0 available; more than the maximum is taken as full).
+    #[must_use]
+    pub fn from_body(body: &[u8]) -> Option<QueryCost> {
+        let doc: Document = serde_json::from_slice(body).ok()?;
+        let cost = doc.extensions?.cost?;
+        let status = cost.throttle_status?;
+        let sound = |x: f64| x.is_finite() && x >= 0.0;
+        if !(sound(status.maximum_available)
+            && sound(status.currently_available)
+            && sound(status.restore_rate)
+            && status.maximum_available > 0.0
+            && status.restore_rate > 0.0)
+        {
+            return None;
+        }
+        let points = |x: Option<f64>| x.filter(|x| sound(*x)).map(|x| x.ceil() as u64);
+        let throttled = doc.errors.iter().flatten().any(says_throttled);
+        Some(QueryCost {
+            requested: points(cost.requested_query_cost),
+            actual: points(cost.actual_query_cost),
+            maximum: status.maximum_available,
+            available: status.currently_available.min(status.maximum_available),
+            restore_rate: status.restore_rate,
+            throttled,
+        })
+    }
+
+    /// True if the query was refused for want of points (an error whose `extensions.code` is
+    /// `THROTTLED`, or whose message is `Throttled`): the response is a throttle whatever its
+    /// status.
+    #[must_use]
+    pub fn throttled(&self) -> bool {
+        self.throttled
+    }
+
+    /// The query's requested cost, the points the bucket had to hold for it to run.
+    #[must_use]
+    pub fn requested(&self) -> Option<u64> {
+        self.requested
+    }
+
+    /// The query's actual cost (none when it did not run); the difference from the requested
+    /// cost was given back to the bucket.
+    #[must_use]
+    pub fn actual(&self) -> Option<u64> {
+        self.actual
+    }
+
+    /// The points the bucket must hold for a query like this one to run (its requested cost,
+    /// else its actual cost), and the points it keeps (its actual cost, else its requested
+    /// cost: the rest is given back at once); each at least 1.
+    fn per_query(&self) -> (f64, f64) {
+        let need = self.requested.or(self.actual).unwrap_or(1).max(1);
+        let take = self.actual.or(self.requested).unwrap_or(1).max(1);
+        (need as f64, take as f64)
+    }
+
+    /// How many queries like this one `points` let through one after another.
+    fn fit(&self, points: f64) -> f64 {
+        let (need, take) = self.per_query();
+        if points < need {
+            0.0
+        } else {
+            ((points - need) / take).floor() + 1.0
+        }
+    }
+
+    /// How long until the bucket holds this query's requested cost again: `None` when it holds
+    /// it now.
+    #[must_use]
+    pub fn wait(&self) -> Option<Duration> {
+        let missing = self.per_query().0 - self.available;
+        (missing > 0.0).then(|| Duration::from_secs_f64(missing / self.restore_rate))
+    }
+
+    /// The bucket as a policy in requests, each a query like this one
+    /// ([`Dialect::ShopifyGraphql`]), as Shopify's REST call limit is read: the limit is the
+    /// queries a full bucket lets through one after another (each needs its requested cost
+    /// there and keeps its actual cost), the remaining those the bucket lets through now, the
+    /// window the time a bucket takes to fill from empty (so that the limit over the window is
+    /// about the restore rate in queries), and the reset the time until it is full again — or,
+    /// when not one query fits, until one does. `None` when the query needs more than a full
+    /// bucket holds (no wait lets it through: Shopify refuses it as too costly).
+    #[must_use]
+    pub fn policy(&self) -> Option<Policy> {
+        let limit = self.fit(self.maximum);
+        if limit < 1.0 {
+            return None;
+        }
+        let remaining = self.fit(self.available);
+        let secs = |points: f64| Duration::from_secs_f64(points.max(0.0) / self.restore_rate);
+        let reset = match self.wait().filter(|_| remaining < 1.0) {
+            Some(wait) => wait,
+            None => secs(self.maximum - self.available),
+        };
+        Some(
+            Policy::new(Dialect::ShopifyGraphql)
+                .with_limit(limit as u64)
+                .with_remaining(remaining as u64)
+                .with_reset_after(reset)
+                .with_window(secs(self.maximum)),
+        )
+    }
+}
+
+/// `THROTTLED` (Shopify's code) or, without a code, the message `Throttled`.
+fn says_throttled(error: &serde_json::Value) -> bool {
+    match error.pointer("/extensions/code").and_then(|c| c.as_str()) {
+        Some(code) => code == "THROTTLED",
+        None => error.get("message").and_then(|m| m.as_str()) == Some("Throttled"),
+    }
+}
+
+/// The parts of a GraphQL response Pacer reads; `data` is skipped unbuilt.
+#[derive(Deserialize)]
+struct Document {
+    #[serde(default)]
+    errors: Option<Vec<serde_json::Value>>,
+    #[serde(default)]
+    extensions: Option<Extensions>,
+}
+
+#[derive(Deserialize)]
+struct Extensions {
+    #[serde(default)]
+    cost: Option<Cost>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Cost {
+    #[serde(default)]
+    requested_query_cost: Option<f64>,
+    #[serde(default)]
+    actual_query_cost: Option<f64>,
+    #[serde(default)]
+    throttle_status: Option<ThrottleStatus>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ThrottleStatus {
+    maximum_available: f64,
+    currently_available: f64,
+    restore_rate: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(errors: &str, requested: &str, actual: &str, status: &str) -> Vec<u8> {
+        format!(
+            r#"{{"data":{{"shop":{{"name":"a"}}}}{errors},"extensions":{{"cost":{{
+            "requestedQueryCost":{requested},"actualQueryCost":{actual},
+            "throttleStatus":{status}}}}}}}"#
+        )
+        .into_bytes()
+    }
+
+    const THROTTLED: &str = r#","errors":[{"message":"Throttled","extensions":{"code":"THROTTLED","documentation":"https://shopify.dev/api/usage/rate-limits"}}]"#;
+
+    fn status(max: f64, available: f64, rate: f64) -> String {
+        format!(
+            r#"{{"maximumAvailable":{max:?},"currentlyAvailable":{available:?},"restoreRate":{rate:?}}}"#
+        )
+    }
+
+    #[test]
+    fn a_success_reports_its_bucket_in_queries_of_its_cost() {
+        let cost = QueryCost::from_body(&body("", "101", "46", &status(1000.0, 954.0, 50.0)))
+            .expect("a cost");
+        assert!(!cost.throttled());
+        assert_eq!((cost.requested(), cost.actual()), (Some(101), Some(46)));
+        assert_eq!(cost.wait(), None);
+        let p = cost.policy().expect("a policy");
+        assert_eq!(p.dialect(), Dialect::ShopifyGraphql);
+        // Each query needs 101 points and keeps 46: a full bucket lets 20 through, 954 points
+        // 19; full in 46 / 50 s; empty to full 20 s.
+        assert_eq!((p.limit(), p.remaining()), (Some(20), Some(19)));
+        assert_eq!(p.reset_after(), Some(Duration::from_millis(920)));
+        assert_eq!(p.window(), Some(Duration::from_secs(20)));
+        assert!(p.is_sound());
+    }
+
+    #[test]
+    fn a_throttled_query_waits_for_its_missing_points() {
+        let cost = QueryCost::from_body(&body(
+            THROTTLED,
+            "752",
+            "null",
+            &status(1000.0, 666.0, 50.0),
+        ))
+        .expect("a cost");
+        assert!(cost.throttled());
+        assert_eq!(cost.actual(), None);
+        assert_eq!(cost.wait(), Some(Duration::from_millis(1720)));
+        let p = cost.policy().expect("a policy");
+        assert!(p.is_exhausted());
+        // Not one query fits: the reset is when one does, not when the bucket is full.
+        assert_eq!(p.reset_after(), Some(Duration::from_millis(1720)));
+        // The message alone, as older versions wrote it.
+        let message = r#","errors":[{"message":"Throttled"}]"#;
+        let cost = QueryCost::from_body(&body(message, "10", "null", &status(100.0, 5.0, 5.0)));
+        assert!(cost.expect("a cost").throttled());
+        // Another error is no throttle.
+        let other = r#","errors":[{"message":"Field 'x' doesn't exist","extensions":{"code":"undefinedField"}}]"#;
+        let cost = QueryCost::from_body(&body(other, "1", "1", &status(100.0, 99.0, 5.0)));
+        assert!(!cost.expect("a cost").throttled());
+    }
+
+    #[test]
+    fn what_is_not_a_sound_bucket_reports_nothing() {
+        for bad in [
+            status(0.0, 0.0, 50.0),
+            status(1000.0, 10.0, 0.0),
+            status(1000.0, -1.0, 50.0),
+            r#"{"maximumAvailable":"1000","currentlyAvailable":1,"restoreRate":1}"#.into(),
+            r#"{"maximumAvailable":1000}"#.into(),
+            "null".into(),
+        ] {
+            assert_eq!(
+                QueryCost::from_body(&body("", "1", "1", &bad)),
+                None,
+                "{bad}"
+            );
+        }
+        for doc in [
+            &b"not json"[..],
+            b"{}",
+            br#"{"data":{}}"#,
+            b"[1,2]",
+            br#"{"extensions":{}}"#,
+        ] {
+            assert_eq!(QueryCost::from_body(doc), None);
+        }
+    }
+
+    #[test]
+    fn a_query_above_a_full_bucket_has_no_policy_and_an_odd_cost_is_read_whole() {
+        let cost = QueryCost::from_body(&body("", "1200", "null", &status(1000.0, 1000.0, 50.0)));
+        assert_eq!(cost.expect("a cost").policy(), None);
+        // A fractional cost is rounded up; more available than the maximum is a full bucket;
+        // a cost of 0 counts as 1.
+        let cost =
+            QueryCost::from_body(&body("", "2.5", "2", &status(10.0, 12.0, 1.0))).expect("a cost");
+        assert_eq!(cost.requested(), Some(3));
+        let p = cost.policy().expect("a policy");
+        // Needs 3, keeps 2: 3 + 2 + 2 + 2 of 10.
+        assert_eq!((p.limit(), p.remaining()), (Some(4), Some(4)));
+        assert_eq!(p.reset_after(), Some(Duration::ZERO));
+        let free = QueryCost::from_body(&body("", "0", "0", &status(10.0, 10.0, 1.0)));
+        assert_eq!(
+            free.expect("a cost").policy().and_then(|p| p.limit()),
+            Some(10)
+        );
+    }
+}
