@@ -28,6 +28,7 @@ pub(crate) struct Said {
 /// The most of `response`'s body `rules` would read (0: none): a 429's with a JSON content type
 /// up to [`BODY_LIMIT`] for the classifier; any JSON response's up to [`QUERY_COST_BODY_LIMIT`]
 /// when the rules read the query cost.
+#[inline]
 pub(crate) fn body_limit(rules: &Rules, response: &Response) -> usize {
     let throttle = response.status() == http::StatusCode::TOO_MANY_REQUESTS;
     if !(throttle || rules.reads_query_cost()) || !is_json(response.headers()) {

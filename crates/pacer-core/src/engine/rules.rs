@@ -214,6 +214,7 @@ impl Rules {
     /// assert_eq!(reading.signal(), Signal::Throttled { retry_after: Some(Duration::from_secs(2)) });
     /// ```
     #[must_use]
+    #[inline]
     pub fn read_with_cost(
         &self,
         status: StatusCode,
