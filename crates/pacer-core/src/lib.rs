@@ -20,11 +20,11 @@ mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
-    After, Attempt, BODY_LIMIT, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier, Endpoint,
-    EndpointKey, Engine, Hold, KeyMode, MaxWait, QUERY_COST_BODY_LIMIT, QueryCost, Reading,
-    Refusal, RejectReason, Retries, Rules, ServerState, ThrottleClassifier, TokenCost,
-    TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
-    insufficient_quota, is_json,
+    After, Attempt, BODY_LIMIT, BodyError, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier,
+    Endpoint, EndpointKey, Engine, Hold, KeyMode, MaxWait, PacerBody, QUERY_COST_BODY_LIMIT,
+    QueryCost, Reading, Refusal, RejectReason, Retries, Rules, ServerState, ThrottleClassifier,
+    TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
+    insufficient_quota, is_json, read_body,
 };
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;

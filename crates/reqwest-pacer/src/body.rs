@@ -1,22 +1,10 @@
 //! Reading a response's body — a 429's to classify it, any JSON response's for a GraphQL
-//! query's cost when the rules ask for it — and handing the response on whole.
-//!
-//! Why it is bounded: the classifier needs an error document, a few hundred bytes; a body past
-//! [`BODY_LIMIT`] is not one. A query's cost comes at the end of the document, after the data,
-//! so the body is read whole, up to [`QUERY_COST_BODY_LIMIT`]. Past its limit a body is not
-//! read: it would hold an unbounded stream in memory. A body whose length is known to be longer
-//! is not read at all; one of unknown length is read up to the limit, and what was read goes
-//! back in front of the rest of the stream, so the caller reads the same bytes either way.
+//! query's cost when the rules ask for it — and handing the response on whole: the core's
+//! [`pacer_core::read_body`] on the `http::Response` a `reqwest::Response` converts to, and
+//! back, its URL kept.
 
-use bytes::Bytes;
-use http_body::{Body as HttpBody, Frame, SizeHint};
-use pacer_core::{BODY_LIMIT, BodyVerdict, QUERY_COST_BODY_LIMIT, QueryCost, Rules, is_json};
+use pacer_core::{BodyVerdict, QueryCost, Rules};
 use reqwest::{Body, Response, ResponseBuilderExt};
-use std::pin::Pin;
-use std::task::{Context, Poll};
-
-/// Error type of a body rebuilt from a prefix and the rest of a stream.
-type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What a response's body said: the classifier's verdict on a 429's, a GraphQL query's cost.
 #[derive(Debug, Default)]
@@ -25,145 +13,37 @@ pub(crate) struct Said {
     pub(crate) cost: Option<QueryCost>,
 }
 
-/// The most of `response`'s body `rules` would read (0: none): a 429's with a JSON content type
-/// up to [`BODY_LIMIT`] for the classifier; any JSON response's up to [`QUERY_COST_BODY_LIMIT`]
-/// when the rules read the query cost.
+/// The most of `response`'s body `rules` read (0: none): [`Rules::body_limit`].
 #[inline]
 pub(crate) fn body_limit(rules: &Rules, response: &Response) -> usize {
-    let throttle = response.status() == http::StatusCode::TOO_MANY_REQUESTS;
-    if !(throttle || rules.reads_query_cost()) || !is_json(response.headers()) {
-        return 0;
-    }
-    let limit = if rules.reads_query_cost() {
-        QUERY_COST_BODY_LIMIT
-    } else {
-        BODY_LIMIT
-    };
-    if response.content_length().is_some_and(|n| n > limit as u64) {
-        0
-    } else {
-        limit
-    }
+    rules.body_limit(response.status(), response.headers())
 }
 
-/// Reads the body of `response` as [`body_limit`] allows, shows a 429's of at most
-/// [`BODY_LIMIT`] bytes to the rules' classifier, and a whole one to [`QueryCost::from_body`]
-/// when the rules read the query cost. Returns the response, with the same status, headers,
-/// extensions, URL and body bytes, and what the body said.
-pub(crate) async fn read_body(rules: &Rules, mut response: Response) -> (Response, Said) {
-    let limit = body_limit(rules, &response);
-    if limit == 0 {
+/// Reads the body of `response` as [`body_limit`] allows and, when it was read whole, shows it
+/// to the rules ([`pacer_core::read_body`]: a 429's to the classifier, a GraphQL query's cost).
+/// Returns the response, with the same status, headers, extensions, URL and body bytes, and
+/// what the body said.
+pub(crate) async fn read_body(rules: &Rules, response: Response) -> (Response, Said) {
+    if body_limit(rules, &response) == 0 {
         return (response, Said::default());
     }
     let url = response.url().clone();
-    let mut read = Vec::new();
-    let mut failed = None;
-    let mut longer = false;
-    loop {
-        match response.chunk().await {
-            Ok(Some(chunk)) => {
-                read.extend_from_slice(&chunk);
-                if read.len() > limit {
-                    longer = true;
-                    break;
-                }
-            }
-            Ok(None) => break,
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
-        }
-    }
-    let whole = !longer && failed.is_none();
-    let said = Said {
-        verdict: (whole
-            && read.len() <= BODY_LIMIT
-            && response.status() == http::StatusCode::TOO_MANY_REQUESTS)
-            .then(|| {
-                rules
-                    .classifier()
-                    .classify_body(response.status(), response.headers(), &read)
-            })
-            .flatten(),
-        cost: (whole && rules.reads_query_cost())
-            .then(|| QueryCost::from_body(&read))
-            .flatten(),
-    };
-    let (mut parts, rest) = http::Response::<Body>::from(response).into_parts();
+    let (read, verdict, cost) =
+        pacer_core::read_body(rules, http::Response::<Body>::from(response)).await;
+    let (mut parts, body) = read.into_parts();
     // `Response::url` lives in an extension the conversion drops; put it back.
     if let Ok(carrier) = http::Response::builder().url(url).body(()) {
         parts.extensions.extend(carrier.into_parts().0.extensions);
     }
-    let body = match (longer, failed) {
-        (false, None) => Body::from(read),
-        (true, _) => Body::wrap(Prefixed {
-            prefix: Some(Bytes::from(read)),
-            rest: Some(rest),
-            error: None,
-        }),
-        (false, Some(error)) => Body::wrap(Prefixed {
-            prefix: Some(Bytes::from(read)),
-            rest: None,
-            error: Some(error.into()),
-        }),
-    };
-    (
-        Response::from(http::Response::from_parts(parts, body)),
-        said,
-    )
-}
-
-/// The bytes already read, then the rest of the stream (or the error that ended it).
-struct Prefixed {
-    prefix: Option<Bytes>,
-    rest: Option<Body>,
-    error: Option<BoxError>,
-}
-
-impl HttpBody for Prefixed {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if let Some(prefix) = self.prefix.take().filter(|p| !p.is_empty()) {
-            return Poll::Ready(Some(Ok(Frame::data(prefix))));
-        }
-        if let Some(rest) = self.rest.as_mut() {
-            return Pin::new(rest)
-                .poll_frame(cx)
-                .map(|f| f.map(|r| r.map_err(Into::into)));
-        }
-        Poll::Ready(self.error.take().map(Err))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.prefix.as_ref().is_none_or(Bytes::is_empty)
-            && self.error.is_none()
-            && self.rest.as_ref().is_none_or(HttpBody::is_end_stream)
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        let prefix = self.prefix.as_ref().map_or(0, |p| p.len() as u64);
-        let mut hint = match (&self.rest, &self.error) {
-            (Some(rest), _) => rest.size_hint(),
-            (None, Some(_)) => SizeHint::default(),
-            (None, None) => SizeHint::with_exact(0),
-        };
-        hint.set_lower(hint.lower() + prefix);
-        if let Some(upper) = hint.upper() {
-            hint.set_upper(upper + prefix);
-        }
-        hint
-    }
+    let response = Response::from(http::Response::from_parts(parts, Body::wrap(body)));
+    (response, Said { verdict, cost })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use bytes::Bytes;
+    use pacer_core::{BODY_LIMIT, QUERY_COST_BODY_LIMIT};
 
     fn response(content_type: &str, chunks: Vec<Vec<u8>>, known_length: bool) -> Response {
         with_status(429, content_type, chunks, known_length)

@@ -295,20 +295,9 @@ impl PacerLayerBuilder {
     ///
     /// # Errors
     ///
-    /// [`InvalidOptions`] for options out of range, and for rules that read a GraphQL query's
-    /// cost ([`Rules::with_query_cost`], `QueryCost` in a configuration): the layer reads no
-    /// response body (it cannot rebuild a body of the inner service's type), so it refuses what
-    /// it would otherwise ignore. The reqwest middleware reads it.
+    /// [`InvalidOptions`] for options out of range.
     pub fn build(self) -> Result<PacerLayer, InvalidOptions> {
         self.options.validate()?;
-        if self.rules.reads_query_cost() {
-            return Err(pacer_core::InvalidOption::new(
-                "QueryCost",
-                true,
-                "the tower layer reads no response body; read a GraphQL query's cost with the reqwest middleware",
-            )
-            .into());
-        }
         Ok(PacerLayer {
             shared: Arc::new(Shared {
                 engine: Engine::new(self.max_endpoints, self.endpoint_idle_ttl),

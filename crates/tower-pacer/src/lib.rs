@@ -1,15 +1,17 @@
 //! Pacer as a [tower] [`Layer`](tower_layer::Layer): client-side rate limiting for any tower
 //! HTTP client (a `hyper-util` client, tonic, axum's client side, the AWS SDK's HTTP clients).
 //!
-//! [`PacerLayer`] wraps a service of `http::Request<B>` → `http::Response<R>` and drives the same
+//! [`PacerLayer`] wraps a service of `http::Request<B>` → `http::Response<R>` (making it one
+//! of `http::Request<B>` → `http::Response<`[`PacerBody`]`<R>>`) and drives the same
 //! request engine as the `reqwest` middleware (`reqwest-pacer`), [`pacer_core::Engine`], with the
 //! same options ([`LimiterOptions`]) and rules ([`Rules`]). Per endpoint key it:
 //!
 //! 1. waits for what the server ordered (a `Retry-After`, a spent quota until its reset) and the
 //!    proactive delay its rate-limit fields call for, then for the adaptive limiter's units, all
 //!    within one `MaxWait`, else refuses the request with a [`RejectReason`] (the middleware's);
-//! 2. sends it, reads the response ([`Rules::read`]: throttle or not, the server's numbers), and
-//!    adapts the rate ([`pacer_core::Engine::after`]);
+//! 2. sends it, reads the response ([`Rules::read_with_cost`]: throttle or not, the server's
+//!    numbers; a 429's JSON body for the classifier and, with `QueryCost`, a GraphQL query's
+//!    cost: [`Rules::body_limit`]), and adapts the rate ([`pacer_core::Engine::after`]);
 //! 3. sends a throttled request again, up to `MaxAttempts` in all, when its body can be sent
 //!    again ([`ReplayBody`]) and the server did not say not to (`x-should-retry: false`).
 //!
@@ -25,9 +27,7 @@
 //! as the middleware waits for them, keyed by the endpoint key.
 //!
 //! What the middleware does and this layer does not (yet): windows keyed otherwise, named
-//! limiters, metrics, and the classification of a 429's body
-//! (OpenAI's `insufficient_quota`): the layer reads the status and the headers only, and leaves
-//! the response body untouched.
+//! limiters, metrics, and the marks on a response (`Paced`, `QuotaExhausted`).
 //!
 //! # Example
 //!
@@ -67,6 +67,7 @@ pub use body::ReplayBody;
 pub use error::SettingsError;
 pub use error::TimedOut;
 pub use layer::{PacerLayer, PacerLayerBuilder};
+pub use pacer_core::PacerBody;
 pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{

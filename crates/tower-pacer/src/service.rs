@@ -3,10 +3,12 @@
 use crate::TimedOut;
 use crate::layer::Shared;
 use crate::{BoxError, ReplayBody};
+use bytes::Bytes;
 use http::{Request, Response};
+use http_body::Body as HttpBody;
 use pacer_core::{
-    Attempt, Cost, Endpoint, EndpointKey, MaxWait, Priority, Refusal, Retries, Sleep, Timestamp,
-    TokenCost, TotalTimeout, WindowLimit,
+    Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxWait, PacerBody, Priority, Refusal,
+    Retries, Sleep, Timestamp, TokenCost, TotalTimeout, WindowLimit, read_body,
 };
 use std::fmt;
 use std::future::Future;
@@ -53,11 +55,12 @@ where
     S::Future: Send + 'static,
     S::Error: Into<BoxError>,
     B: ReplayBody + Send + 'static,
-    R: Send + 'static,
+    R: HttpBody<Data = Bytes> + Unpin + Send + 'static,
+    R::Error: Into<BoxError>,
 {
-    type Response = Response<R>;
+    type Response = Response<PacerBody<R>>;
     type Error = BoxError;
-    type Future = PacerFuture<Response<R>>;
+    type Future = PacerFuture<Response<PacerBody<R>>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -87,11 +90,13 @@ async fn drive<S, B, R>(
     shared: Arc<Shared>,
     mut inner: S,
     request: Request<B>,
-) -> Result<Response<R>, BoxError>
+) -> Result<Response<PacerBody<R>>, BoxError>
 where
     S: Service<Request<B>, Response = Response<R>>,
     S::Error: Into<BoxError>,
     B: ReplayBody,
+    R: HttpBody<Data = Bytes> + Unpin,
+    R::Error: Into<BoxError>,
 {
     let clock = &shared.clock;
     let start = clock.now();
@@ -129,7 +134,7 @@ where
     let mut retries = Retries::new(&shared.rules);
     let mut request = request;
     // The last throttled answer, given back if a retry cannot get through its wait.
-    let mut last: Option<Response<R>> = None;
+    let mut last: Option<Response<PacerBody<R>>> = None;
     loop {
         let attempt = retries.attempt();
         let copy = if retries.keeps_copy() && units > 0 {
@@ -179,10 +184,16 @@ where
                 return Err(e);
             }
         };
-        let reading = shared.rules.read(
+        // A 429's JSON body for the classifier, any JSON body for a query's cost if asked.
+        let (response, verdict, cost) = read_body(&shared.rules, response).await;
+        if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
+            tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
+        }
+        let reading = shared.rules.read_with_cost(
             response.status(),
             response.headers(),
-            None,
+            verdict.as_ref(),
+            cost.as_ref(),
             clock.system_now(),
             shared.options.max_retry_after,
         );

@@ -49,6 +49,7 @@
 //! assert_eq!(hold.wait, Duration::from_secs(7));
 //! ```
 
+mod body;
 mod choices;
 mod classify;
 mod endpoints;
@@ -62,6 +63,7 @@ mod units;
 mod wait;
 mod window_limit;
 
+pub use body::{BodyError, PacerBody, read_body};
 pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,

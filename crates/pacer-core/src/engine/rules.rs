@@ -1,7 +1,10 @@
 //! The engine's rules: how it reads a response ([`Rules::read`] → [`Reading`]) and what the
 //! server's state asks of a request before its send ([`Rules::hold`] → [`Hold`]).
 
-use super::classify::{BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry};
+use super::classify::{
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry, is_json,
+};
+use super::query_cost::QUERY_COST_BODY_LIMIT;
 use super::units;
 use crate::{
     EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo, RateLimitStateProvider,
@@ -134,6 +137,65 @@ impl Rules {
     #[must_use]
     pub fn reads_query_cost(&self) -> bool {
         self.query_cost
+    }
+
+    /// The most of a response's body a driver reads for these rules, or 0 for none: a 429's
+    /// with a JSON content type up to [`BODY_LIMIT`](crate::BODY_LIMIT), for the classifier;
+    /// any JSON response's up to [`QUERY_COST_BODY_LIMIT`](crate::QUERY_COST_BODY_LIMIT) when
+    /// they read a GraphQL query's cost. A body whose `Content-Length` is above the limit is not
+    /// read at all; one of unknown length that runs past it is handed on unread past it and
+    /// shown to no one ([`read_body`](Self::read_body) is not called).
+    ///
+    /// ```
+    /// use http::{HeaderMap, StatusCode};
+    /// use pacer_core::{BODY_LIMIT, Rules};
+    ///
+    /// let mut json = HeaderMap::new();
+    /// json.insert("content-type", "application/json".parse().unwrap());
+    /// assert_eq!(Rules::default().body_limit(StatusCode::TOO_MANY_REQUESTS, &json), BODY_LIMIT);
+    /// assert_eq!(Rules::default().body_limit(StatusCode::OK, &json), 0);
+    /// ```
+    #[must_use]
+    #[inline]
+    pub fn body_limit(&self, status: StatusCode, headers: &HeaderMap) -> usize {
+        let throttle = status == StatusCode::TOO_MANY_REQUESTS;
+        if !(throttle || self.query_cost) || !is_json(headers) {
+            return 0;
+        }
+        let limit = if self.query_cost {
+            QUERY_COST_BODY_LIMIT
+        } else {
+            BODY_LIMIT
+        };
+        let length = headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok()?.trim().parse::<u64>().ok());
+        if length.is_some_and(|n| n > limit as u64) {
+            0
+        } else {
+            limit
+        }
+    }
+
+    /// What a whole body, read within [`body_limit`](Self::body_limit), says: the classifier's
+    /// verdict on a 429's of at most [`BODY_LIMIT`](crate::BODY_LIMIT) bytes
+    /// ([`ThrottleClassifier::classify_body`]), and a GraphQL query's cost when the rules read it
+    /// ([`QueryCost::from_body`]). Hand both to [`read_with_cost`](Self::read_with_cost).
+    #[must_use]
+    pub fn read_body(
+        &self,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: &[u8],
+    ) -> (Option<BodyVerdict>, Option<QueryCost>) {
+        let verdict = (status == StatusCode::TOO_MANY_REQUESTS && body.len() <= BODY_LIMIT)
+            .then(|| self.classifier.classify_body(status, headers, body))
+            .flatten();
+        let cost = self
+            .query_cost
+            .then(|| QueryCost::from_body(body))
+            .flatten();
+        (verdict, cost)
     }
 
     /// Replaces the classifier.

@@ -435,15 +435,3 @@ async fn a_request_the_token_estimator_prices_waits_for_its_tokens() {
         "{gap:?}"
     );
 }
-
-#[test]
-fn a_layer_asked_to_read_a_query_cost_is_refused_not_left_to_ignore_it() {
-    let rules = pacer_core::Rules::default().with_query_cost(true);
-    let err = PacerLayer::builder(options())
-        .rules(rules)
-        .build()
-        .unwrap_err();
-    assert_eq!(err.errors()[0].option, "QueryCost");
-    assert!(err.to_string().contains("reqwest middleware"), "{err}");
-    assert!(PacerLayer::builder(options()).build().is_ok());
-}

@@ -1,6 +1,7 @@
 //! tower-pacer's tests: the layer against a loopback server, and the layer beside the reqwest
 //! middleware on the same manual clock.
 
+mod bodies;
 mod fleet;
 mod layer;
 mod same_times;

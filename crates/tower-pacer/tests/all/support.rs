@@ -44,6 +44,28 @@ pub(crate) async fn serve(script: Vec<Answer>) -> String {
     format!("http://{addr}")
 }
 
+/// One scripted answer with a body: a status, a content type and the body.
+pub(crate) type BodyAnswer = (u16, &'static str, String);
+
+/// Serves `script` in order, as [`serve`] does, each answer with its body. Returns the base URL.
+pub(crate) async fn serve_bodies(script: Vec<BodyAnswer>) -> String {
+    let script = Arc::new(Mutex::new((script, 0usize)));
+    let app = Router::new().fallback(move || {
+        let script = Arc::clone(&script);
+        async move {
+            let (answers, next) = &mut *script.lock().unwrap();
+            let (status, content_type, body) = answers[(*next).min(answers.len() - 1)].clone();
+            *next += 1;
+            let status = StatusCode::from_u16(status).unwrap();
+            (status, [("content-type", content_type)], body).into_response()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
 /// A server that answers every request after `delay` of real time. Returns the base URL.
 pub(crate) async fn serve_late(delay: Duration) -> String {
     let app = Router::new().fallback(move || async move {
