@@ -2,7 +2,7 @@
 //! same options and rules, against servers that answer the same script: they send the same
 //! requests at the same times, each on its own manual clock.
 
-use crate::support::{Answer, drive, recorded, serve, since_origin};
+use crate::support::{Answer, BodyAnswer, drive, recorded, serve, serve_bodies, since_origin};
 use bytes::Bytes;
 use http::Extensions;
 use http_body_util::Full;
@@ -77,7 +77,14 @@ const REQUESTS: usize = 8;
 async fn through_the_middleware(
     make: impl FnOnce(&ManualClock) -> PacerMiddleware,
 ) -> (Vec<u16>, Vec<Duration>) {
-    let base = serve(script()).await;
+    middleware_against(serve(script()).await, make).await
+}
+
+/// [`through_the_middleware`] against the server at `base`.
+async fn middleware_against(
+    base: String,
+    make: impl FnOnce(&ManualClock) -> PacerMiddleware,
+) -> (Vec<u16>, Vec<Duration>) {
     let clock = ManualClock::new();
     let sent = Arc::new(Mutex::new(Vec::new()));
     let pacer = make(&clock);
@@ -103,7 +110,14 @@ async fn through_the_middleware(
 async fn through_the_layer(
     make: impl FnOnce(&ManualClock) -> PacerLayer,
 ) -> (Vec<u16>, Vec<Duration>) {
-    let base = serve(script()).await;
+    layer_against(serve(script()).await, make).await
+}
+
+/// [`through_the_layer`] against the server at `base`.
+async fn layer_against(
+    base: String,
+    make: impl FnOnce(&ManualClock) -> PacerLayer,
+) -> (Vec<u16>, Vec<Duration>) {
     let clock = ManualClock::new();
     let layer = make(&clock);
     let (mut service, sent) = recorded(&layer, &clock);
@@ -278,4 +292,70 @@ async fn with_a_strict_window_the_layer_and_the_middleware_send_at_the_same_time
             "{layer_sent:?}"
         );
     }
+}
+
+/// Shopify's GraphQL answers: a bucket of 1,000 points, 50 back a second, queries of 200
+/// points, draining, one refused (`THROTTLED`, with a 200), then room again.
+fn graphql_script() -> Vec<BodyAnswer> {
+    let answer = |available: u64, throttled: bool| {
+        let head = if throttled {
+            r#""errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}]"#
+        } else {
+            r#""data":{"shop":{"name":"a"}}"#
+        };
+        let body = format!(
+            r#"{{{head},"extensions":{{"cost":{{"requestedQueryCost":200,"actualQueryCost":null,"throttleStatus":{{"maximumAvailable":1000.0,"currentlyAvailable":{available},"restoreRate":50.0}}}}}}}}"#
+        );
+        (200, "application/json", body)
+    };
+    vec![
+        answer(800, false),
+        answer(600, false),
+        answer(350, false),
+        answer(150, true),
+        answer(200, false),
+        answer(300, false),
+        answer(500, false),
+        answer(700, false),
+        answer(900, false),
+    ]
+}
+
+#[tokio::test]
+async fn the_layer_and_the_middleware_read_a_graphql_cost_the_same_way() {
+    let (middleware_statuses, middleware_sent) =
+        middleware_against(serve_bodies(graphql_script()).await, |clock| {
+            PacerMiddleware::builder()
+                .limiter(
+                    "default",
+                    LimiterConfig::new(options())
+                        .max_attempts(three())
+                        .query_cost(true),
+                )
+                .clock(Arc::new(clock.clone()))
+                .build()
+                .unwrap()
+        })
+        .await;
+    let (layer_statuses, layer_sent) =
+        layer_against(serve_bodies(graphql_script()).await, |clock| {
+            PacerLayer::builder(options())
+                .rules(
+                    pacer_core::Rules::default()
+                        .with_max_attempts(three())
+                        .with_query_cost(true),
+                )
+                .clock(Arc::new(clock.clone()))
+                .build()
+                .unwrap()
+        })
+        .await;
+    assert_eq!(layer_statuses, middleware_statuses);
+    assert_eq!(layer_sent, middleware_sent);
+    // The refusal was retried once its 50 missing points were back (1 s).
+    assert_eq!(layer_sent.len(), REQUESTS + 1, "{layer_sent:?}");
+    assert!(
+        layer_sent[4] - layer_sent[3] >= Duration::from_secs(1),
+        "{layer_sent:?}"
+    );
 }
