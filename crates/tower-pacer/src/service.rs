@@ -193,7 +193,7 @@ where
             response.status(),
             response.headers(),
             verdict.as_ref(),
-            cost.as_ref(),
+            cost.map(|c| c.with_units(units)).as_ref(),
             clock.system_now(),
             shared.options.max_retry_after,
         );

@@ -53,6 +53,8 @@ pub struct QueryCost {
     available: f64,
     restore_rate: f64,
     throttled: bool,
+    /// The limiter's units of the request that reported it (its `Cost`), at least 1.
+    units: u64,
 }
 
 impl QueryCost {
@@ -82,7 +84,29 @@ impl QueryCost {
             available: status.currently_available.min(status.maximum_available),
             restore_rate: status.restore_rate,
             throttled,
+            units: 1,
         })
+    }
+
+    /// The same cost, reported to a request of `units` of the limiter's units (its `Cost`;
+    /// 1 unless said): the [`policy`](Self::policy) counts in those units, each query like
+    /// this one `units` of them. A request of one unit (the default cost) makes the policy count
+    /// queries; one whose `Cost` is its points makes it count about points. 0 counts as 1.
+    ///
+    /// ```
+    /// use pacer_core::QueryCost;
+    ///
+    /// let body = br#"{"data":{},"extensions":{"cost":{"requestedQueryCost":100,"actualQueryCost":100,
+    ///   "throttleStatus":{"maximumAvailable":1000.0,"currentlyAvailable":500,"restoreRate":50.0}}}}"#;
+    /// let cost = QueryCost::from_body(body).expect("a cost");
+    /// assert_eq!(cost.policy().and_then(|p| p.limit()), Some(10), "10 queries");
+    /// let points = cost.with_units(100).policy().expect("a policy");
+    /// assert_eq!((points.limit(), points.remaining()), (Some(1_000), Some(500)));
+    /// ```
+    #[must_use]
+    pub fn with_units(mut self, units: u64) -> Self {
+        self.units = units.max(1);
+        self
     }
 
     /// True if the query was refused for want of points (an error whose `extensions.code` is
@@ -133,7 +157,8 @@ impl QueryCost {
         (missing > 0.0).then(|| Duration::from_secs_f64(missing / self.restore_rate))
     }
 
-    /// The bucket as a policy in requests, each a query like this one
+    /// The bucket as a policy in requests, each a query like this one of
+    /// [`with_units`](Self::with_units) units (1 unless said)
     /// ([`Dialect::ShopifyGraphql`]), as Shopify's REST call limit is read: the limit is the
     /// queries a full bucket lets through one after another (each needs its requested cost
     /// there and keeps its actual cost), the remaining those the bucket lets through now, the
@@ -153,10 +178,11 @@ impl QueryCost {
             Some(wait) => wait,
             None => secs(self.maximum - self.available),
         };
+        let units = self.units as f64;
         Some(
             Policy::new(Dialect::ShopifyGraphql)
-                .with_limit(limit as u64)
-                .with_remaining(remaining as u64)
+                .with_limit((limit * units) as u64)
+                .with_remaining((remaining * units) as u64)
                 .with_reset_after(reset)
                 .with_window(secs(self.maximum)),
         )

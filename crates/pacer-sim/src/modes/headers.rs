@@ -11,20 +11,30 @@
 use super::{Client, ClientSetup, LimiterClient, Mode, ModeError, Response};
 use crate::model::{ModelHeaders, Verdict};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use pacer_core::{ControllerKind, LimiterCore, RateLimitInfo, ServerQuota, Timestamp};
+use pacer_core::{ControllerKind, LimiterCore, QueryCost, RateLimitInfo, ServerQuota, Timestamp};
 use std::time::{Duration, SystemTime};
 
 /// The `headers` mode: a limiter per instance that follows the API's rate-limit fields, with
 /// Pacer's controller for when they stop.
+///
+/// As `graphql` ([`HeadersMode::graphql`]) the API reports its numbers as Shopify's GraphQL
+/// Admin API does, in each response's body and in no header: `extensions.cost` with the
+/// request's units as its requested and actual cost, the quota as `maximumAvailable`, what is
+/// left as `currentlyAvailable` and the quota's pace as `restoreRate`; a refusal is a `200`
+/// whose error says `THROTTLED`, without `Retry-After`. The limiter reads it with `QueryCost`
+/// on ([`pacer_core::Rules::read_with_cost`]). Shopify's bucket is the `leaky-bucket` shape;
+/// against the other shapes the numbers are read as a bucket's all the same.
 #[derive(Debug, Clone, Copy)]
 pub struct HeadersMode {
     controller: ControllerKind,
+    graphql: bool,
 }
 
 impl Default for HeadersMode {
     fn default() -> Self {
         HeadersMode {
             controller: ControllerKind::Pacer,
+            graphql: false,
         }
     }
 }
@@ -33,13 +43,25 @@ impl HeadersMode {
     /// The mode with another controller for when the fields stop.
     #[must_use]
     pub fn with_fallback(controller: ControllerKind) -> Self {
-        HeadersMode { controller }
+        HeadersMode {
+            controller,
+            graphql: false,
+        }
+    }
+
+    /// `graphql`: the API's numbers in a GraphQL cost body, read with `QueryCost` on.
+    #[must_use]
+    pub fn graphql() -> Self {
+        HeadersMode {
+            graphql: true,
+            ..HeadersMode::default()
+        }
     }
 }
 
 impl Mode for HeadersMode {
     fn name(&self) -> &str {
-        "headers"
+        if self.graphql { "graphql" } else { "headers" }
     }
 
     fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError> {
@@ -49,12 +71,43 @@ impl Mode for HeadersMode {
             name: self.name().to_owned(),
             message: e.to_string(),
         })?;
-        Ok(Box::new(LimiterClient::new(core)))
+        let client = LimiterClient::new(core);
+        Ok(Box::new(if self.graphql {
+            client.reading_graphql_cost()
+        } else {
+            client
+        }))
     }
 
     fn wants_headers(&self) -> bool {
         true
     }
+}
+
+/// The response as Shopify's GraphQL Admin API would send it: a `200` whose body says the
+/// request's cost (its units) and the bucket's state, and whose error says `THROTTLED` when it
+/// was refused; the body read as the middleware reads it ([`QueryCost::from_body`]). Without
+/// the model's numbers, the status as [`http_response`] gives it and no cost.
+pub(crate) fn graphql_response(response: &Response) -> (StatusCode, Option<QueryCost>) {
+    let Some(h) = response.headers.as_ref() else {
+        return (http_response(response).0, None);
+    };
+    let throttled = matches!(response.verdict, Verdict::Throttled { .. });
+    let (head, actual) = if throttled {
+        (
+            r#""errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}]"#,
+            "null".to_owned(),
+        )
+    } else {
+        (r#""data":{}"#, response.units.to_string())
+    };
+    let restore_rate = h.quota as f64 / h.window_secs.max(1) as f64;
+    let body = format!(
+        r#"{{{head},"extensions":{{"cost":{{"requestedQueryCost":{},"actualQueryCost":{actual},"throttleStatus":{{"maximumAvailable":{}.0,"currentlyAvailable":{},"restoreRate":{restore_rate:?}}}}}}}}}"#,
+        response.units, h.quota, h.remaining
+    );
+    let cost = QueryCost::from_body(body.as_bytes()).map(|c| c.with_units(response.units));
+    (StatusCode::OK, cost)
 }
 
 /// The response's fields as a real response would carry them.
@@ -141,6 +194,51 @@ mod tests {
         assert_eq!(
             server_quota(&empty, Timestamp::ZERO).unwrap().pace(),
             180_000.0
+        );
+    }
+
+    #[test]
+    fn a_graphql_body_goes_through_the_real_reader_in_the_request_s_units() {
+        let h = ModelHeaders {
+            quota: 3000,
+            window_secs: 10,
+            remaining: 600,
+            reset_secs: 8,
+            call_limit: true,
+        };
+        let accepted = Response {
+            units: 5,
+            sent_at: Timestamp::ZERO,
+            verdict: Verdict::Accepted,
+            headers: Some(h),
+        };
+        let (status, cost) = graphql_response(&accepted);
+        assert_eq!(status, StatusCode::OK);
+        let cost = cost.expect("a cost");
+        assert!(!cost.throttled());
+        assert_eq!((cost.requested(), cost.actual()), (Some(5), Some(5)));
+        // 3,000 units leaking 300 a second; the bucket counted in units (queries of 5).
+        let p = cost.policy().expect("a policy");
+        assert_eq!((p.limit(), p.remaining()), (Some(3000), Some(600)));
+        assert_eq!(p.window(), Some(Duration::from_secs(10)));
+        let refused = Response {
+            verdict: Verdict::Throttled { retry_after: None },
+            headers: Some(ModelHeaders { remaining: 2, ..h }),
+            ..accepted
+        };
+        let (status, cost) = graphql_response(&refused);
+        assert_eq!(status, StatusCode::OK, "Shopify refuses with a 200");
+        let cost = cost.expect("a cost");
+        assert!(cost.throttled());
+        // 3 units missing, 300 back a second.
+        assert_eq!(cost.wait(), Some(Duration::from_millis(10)));
+        let bare = Response {
+            headers: None,
+            ..refused
+        };
+        assert_eq!(
+            graphql_response(&bare),
+            (StatusCode::TOO_MANY_REQUESTS, None)
         );
     }
 

@@ -2,7 +2,7 @@
 //! controller of one's own. Each instance gets a real [`LimiterCore`] and runs the middleware's
 //! engine around it ([`LimiterClient`]).
 
-use super::headers::{http_response, wall};
+use super::headers::{graphql_response, http_response, wall};
 use super::{Client, ClientSetup, Mode, ModeError, Response};
 use crate::model::Verdict;
 use pacer_core::{
@@ -162,6 +162,8 @@ pub struct LimiterClient {
     server: ServerState,
     /// Whether a response has carried rate-limit fields yet.
     seen: bool,
+    /// Whether the responses are read as GraphQL cost bodies (the `graphql` mode).
+    graphql: bool,
 }
 
 impl LimiterClient {
@@ -173,7 +175,17 @@ impl LimiterClient {
             rules: Rules::default(),
             server: ServerState::default(),
             seen: false,
+            graphql: false,
         }
+    }
+
+    /// The client reads each response as a GraphQL cost body, with `QueryCost` on (the
+    /// `graphql` mode).
+    #[must_use]
+    pub fn reading_graphql_cost(mut self) -> Self {
+        self.graphql = true;
+        self.rules = self.rules.with_query_cost(true);
+        self
     }
 
     /// The limiter.
@@ -237,11 +249,22 @@ impl Client for LimiterClient {
     }
 
     fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
-        let (status, headers) = http_response(response);
         let max_retry_after = self.core.options().max_retry_after;
-        let reading = self
-            .rules
-            .read(status, &headers, None, wall(now), max_retry_after);
+        let reading = if self.graphql {
+            let (status, cost) = graphql_response(response);
+            let no_fields = http::HeaderMap::new();
+            (self.rules).read_with_cost(
+                status,
+                &no_fields,
+                None,
+                cost.as_ref(),
+                wall(now),
+                max_retry_after,
+            )
+        } else {
+            let (status, headers) = http_response(response);
+            (self.rules).read(status, &headers, None, wall(now), max_retry_after)
+        };
         let signal = reading.signal();
         let (kept, quota) = self.server.observe(reading, self.seen, now);
         self.seen |= kept;

@@ -58,11 +58,15 @@ pub(super) fn observe(
     units: u64,
     sent_at: Timestamp,
 ) -> (Signal, After) {
+    // The bucket counted in the request's units.
+    let cost = body
+        .and_then(|b| b.cost.clone())
+        .map(|c| c.with_units(units));
     let reading = config.rules.read_with_cost(
         response.status(),
         response.headers(),
         body.and_then(|b| b.verdict.as_ref()),
-        body.and_then(|b| b.cost.as_ref()),
+        cost.as_ref(),
         named.clock.system_now(),
         config.options.max_retry_after,
     );
