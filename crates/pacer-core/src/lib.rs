@@ -21,10 +21,10 @@ pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
     After, Attempt, BODY_LIMIT, BodyError, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier,
-    Endpoint, EndpointKey, Engine, Hold, KeyMode, MaxWait, PacerBody, QUERY_COST_BODY_LIMIT,
-    QueryCost, Reading, Refusal, RejectReason, Retries, Rules, ServerState, ThrottleClassifier,
-    TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
-    insufficient_quota, is_json, read_body,
+    Endpoint, EndpointKey, Engine, Hold, KeyMode, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT,
+    QueryCost, QuotaExhausted, Reading, Refusal, RejectReason, Retries, Rules, ServerState,
+    ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer,
+    WindowLimit, forbids_retry, insufficient_quota, is_json, read_body,
 };
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;

@@ -25,13 +25,13 @@ impl Rejection {
     /// The limiter that refused it.
     #[must_use]
     pub fn limiter(&self) -> &str {
-        &self.paced.limiter
+        self.paced.limiter()
     }
 
     /// The request's endpoint key.
     #[must_use]
     pub fn endpoint(&self) -> &str {
-        &self.paced.endpoint
+        self.paced.endpoint()
     }
 
     /// What Pacer did with the request until it refused it: how long it waited, the rate then

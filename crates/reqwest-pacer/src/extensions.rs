@@ -1,9 +1,8 @@
 //! Per-request choices, set with `RequestBuilder::with_extension`, and the mark the middleware
 //! leaves on a response it learned something of.
 
+use crate::{Paced, QuotaExhausted};
 use std::borrow::Cow;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// Sends this request through the named limiter instead of the middleware's default.
 ///
@@ -26,107 +25,6 @@ impl UseLimiter {
         UseLimiter(name.into())
     }
 }
-
-/// The mark on a response whose body says the account is out of credit
-/// ([`BodyVerdict::QuotaExhausted`](crate::BodyVerdict::QuotaExhausted), e.g. OpenAI's
-/// `insufficient_quota` 429). Waiting will not help: the middleware did not cut the rate, did not
-/// stop the endpoint and did not retry, and handed the response on unchanged (its body readable)
-/// with this in its extensions. Read it with [`PacerResponseExt::quota_exhausted`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuotaExhausted {
-    pub(crate) code: String,
-    pub(crate) limiter: Arc<str>,
-    pub(crate) endpoint: Arc<str>,
-}
-
-impl QuotaExhausted {
-    /// The provider's code for it (`insufficient_quota`).
-    #[must_use]
-    pub fn code(&self) -> &str {
-        &self.code
-    }
-
-    /// The limiter the request went through.
-    #[must_use]
-    pub fn limiter(&self) -> &str {
-        &self.limiter
-    }
-
-    /// The request's endpoint key.
-    #[must_use]
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-}
-
-/// What Pacer did with a request: on every response the middleware hands on (read it with
-/// [`PacerResponseExt::paced`]) and on a refusal ([`Rejection::paced`](crate::Rejection::paced)).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Paced {
-    pub(crate) limiter: Arc<str>,
-    pub(crate) endpoint: Arc<str>,
-    pub(crate) waited: Duration,
-    pub(crate) attempts: u32,
-    pub(crate) rate: f64,
-}
-
-impl Paced {
-    pub(crate) fn new(limiter: &Arc<str>, endpoint: &Arc<str>) -> Self {
-        Paced {
-            limiter: Arc::clone(limiter),
-            endpoint: Arc::clone(endpoint),
-            waited: Duration::ZERO,
-            attempts: 0,
-            rate: 0.0,
-        }
-    }
-
-    /// The limiter the request went through.
-    #[must_use]
-    pub fn limiter(&self) -> &str {
-        &self.limiter
-    }
-
-    /// The request's endpoint key.
-    #[must_use]
-    pub fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    /// How long it waited before its sends, all attempts together (and, refused, until the
-    /// refusal).
-    #[must_use]
-    pub fn waited(&self) -> Duration {
-        self.waited
-    }
-
-    /// How many times it was sent: 1 unless a throttle was retried; 0 for a refusal.
-    #[must_use]
-    pub fn attempts(&self) -> u32 {
-        self.attempts
-    }
-
-    /// The endpoint's adaptive rate when it was last sent (or refused), in units per minute for
-    /// this process.
-    #[must_use]
-    pub fn rate(&self) -> f64 {
-        self.rate
-    }
-}
-
-/// The rate compares by its bits: it is never NaN.
-impl PartialEq for Paced {
-    fn eq(&self, other: &Self) -> bool {
-        self.limiter == other.limiter
-            && self.endpoint == other.endpoint
-            && self.waited == other.waited
-            && self.attempts == other.attempts
-            && self.rate.to_bits() == other.rate.to_bits()
-    }
-}
-
-impl Eq for Paced {}
 
 /// What the middleware learned of a response it handed on.
 ///

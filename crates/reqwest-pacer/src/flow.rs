@@ -398,10 +398,9 @@ impl Request<'_> {
     /// What the caller is told of this request: `attempts` sent, `waited` in all, the rate at
     /// the last send.
     fn paced(&self, attempts: u32, waited: Duration, rate: f64) -> Paced {
-        let mut paced = Paced::new(&self.named.name, self.endpoint.key());
-        paced.attempts = attempts;
-        paced.waited = waited;
-        paced.rate = rate;
-        paced
+        Paced::new(&self.named.name, self.endpoint.key())
+            .with_attempts(attempts)
+            .with_waited(waited)
+            .with_rate(rate)
     }
 }

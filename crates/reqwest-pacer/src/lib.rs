@@ -103,7 +103,7 @@ mod window;
 pub use config::{LimiterConfig, TokenEstimator};
 pub use cost::{CostEstimator, CostFn, UnitCost};
 pub use error::{PacerError, PacerErrorExt, Rejection};
-pub use extensions::{Paced, PacerResponseExt, QuotaExhausted, UseLimiter};
+pub use extensions::{PacerResponseExt, UseLimiter};
 pub use key::{EndpointKeyExtractor, KeyFn};
 pub use middleware::{
     BuildError, DEFAULT_LIMITER, EndpointState, PacerBuilder, PacerMiddleware, UpdateError,
@@ -117,4 +117,5 @@ pub use pacer_core::{
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
 pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
+pub use pacer_core::{Paced, QuotaExhausted};
 pub use window::{StrictWindow, WindowKeyFn};

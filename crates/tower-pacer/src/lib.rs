@@ -26,8 +26,12 @@
 //! Strict windows ([`pacer_core::WindowLimit`], [`PacerLayerBuilder::window`]) are waited for
 //! as the middleware waits for them, keyed by the endpoint key.
 //!
+//! Each response handed on carries a [`Paced`] in its extensions (the waits of all attempts,
+//! the attempts, the rate at the last send), and one whose body says the account is out of
+//! credit a [`QuotaExhausted`], as with the middleware.
+//!
 //! What the middleware does and this layer does not (yet): windows keyed otherwise, named
-//! limiters, metrics, and the marks on a response (`Paced`, `QuotaExhausted`).
+//! limiters, metrics.
 //!
 //! # Example
 //!
@@ -71,8 +75,8 @@ pub use pacer_core::PacerBody;
 pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{
-    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Priority, RejectReason, Rules, TokenCost,
-    TotalTimeout, WaitCause,
+    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Paced, Priority, QuotaExhausted,
+    RejectReason, Rules, TokenCost, TotalTimeout, WaitCause,
 };
 
 /// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it

@@ -7,8 +7,9 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body::Body as HttpBody;
 use pacer_core::{
-    Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxWait, PacerBody, Priority, Refusal,
-    Retries, Sleep, Timestamp, TokenCost, TotalTimeout, WindowLimit, read_body,
+    Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxWait, Paced, PacerBody, Priority,
+    QuotaExhausted, Refusal, Retries, Sleep, Timestamp, TokenCost, TotalTimeout, WindowLimit,
+    read_body,
 };
 use std::fmt;
 use std::future::Future;
@@ -135,6 +136,14 @@ where
     let mut request = request;
     // The last throttled answer, given back if a retry cannot get through its wait.
     let mut last: Option<Response<PacerBody<R>>> = None;
+    // What the caller is told (`Paced`): the waits of all attempts, the rate at the last send.
+    let mut waited = Duration::ZERO;
+    let paced = |attempts: u32, waited: Duration, rate: f64| {
+        Paced::new(&shared.name, endpoint.key())
+            .with_attempts(attempts)
+            .with_waited(waited)
+            .with_rate(rate)
+    };
     loop {
         let attempt = retries.attempt();
         let copy = if retries.keeps_copy() && units > 0 {
@@ -156,14 +165,21 @@ where
                 Ok(at) => at,
                 Err(refused) => {
                     tracing::info!(attempt, endpoint = %key, "request not sent: {refused}");
+                    waited += clock.now() - begin;
                     return match last {
-                        Some(response) => Ok(response),
+                        Some(mut response) => {
+                            let rate = endpoint.limiter().rate();
+                            (response.extensions_mut()).insert(paced(attempt - 1, waited, rate));
+                            Ok(response)
+                        }
                         None => Err(refused),
                     };
                 }
             }
         };
         drop(last.take());
+        waited += sent_at - begin;
+        let rate = endpoint.limiter().rate();
         if attempt > 1 {
             std::future::poll_fn(|cx| inner.poll_ready(cx))
                 .await
@@ -185,9 +201,14 @@ where
             }
         };
         // A 429's JSON body for the classifier, any JSON body for a query's cost if asked.
-        let (response, verdict, cost) = read_body(&shared.rules, response).await;
+        let (mut response, verdict, cost) = read_body(&shared.rules, response).await;
         if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
             tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
+            response.extensions_mut().insert(QuotaExhausted::new(
+                code.clone(),
+                Arc::clone(&shared.name),
+                Arc::clone(endpoint.key()),
+            ));
         }
         let reading = shared.rules.read_with_cost(
             response.status(),
@@ -209,7 +230,11 @@ where
                 last = Some(response);
                 request = copy;
             }
-            _ => return Ok(response),
+            _ => {
+                let mut response = response;
+                (response.extensions_mut()).insert(paced(attempt, waited, rate));
+                return Ok(response);
+            }
         }
     }
 }

@@ -54,6 +54,7 @@ mod choices;
 mod classify;
 mod endpoints;
 mod key;
+mod marks;
 mod query_cost;
 mod reject;
 mod retries;
@@ -71,6 +72,7 @@ pub use classify::{
 };
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
+pub use marks::{Paced, QuotaExhausted};
 pub use query_cost::{QUERY_COST_BODY_LIMIT, QueryCost};
 pub use reject::RejectReason;
 pub use retries::Retries;

@@ -38,11 +38,11 @@ pub(super) async fn read_body(
     *response = rebuilt;
     if let Some(BodyVerdict::QuotaExhausted { code }) = &said.verdict {
         tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
-        response.extensions_mut().insert(QuotaExhausted {
-            code: code.clone(),
-            limiter: Arc::clone(&named.name),
-            endpoint: Arc::from(key),
-        });
+        response.extensions_mut().insert(QuotaExhausted::new(
+            code.clone(),
+            Arc::clone(&named.name),
+            Arc::from(key),
+        ));
     }
     said
 }

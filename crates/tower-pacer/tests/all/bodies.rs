@@ -8,7 +8,7 @@ use pacer_core::{LimiterOptions, ManualClock, Rules};
 use std::sync::Arc;
 use std::time::Duration;
 use tower_layer::Layer;
-use tower_pacer::PacerLayer;
+use tower_pacer::{Paced, PacerLayer, QuotaExhausted};
 use tower_service::Service;
 
 const QUOTA: &str = r#"{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}"#;
@@ -61,6 +61,18 @@ async fn an_insufficient_quota_429_is_sent_once_cuts_nothing_and_reaches_the_cal
     assert_eq!(response.status(), 429, "not retried");
     let snapshot = layer.limiter(&base).expect("the endpoint is known");
     assert_eq!(snapshot.stats.throttled, 0, "not a throttle");
+    let mark = response
+        .extensions()
+        .get::<QuotaExhausted>()
+        .expect("marked");
+    assert_eq!(
+        (mark.code(), mark.limiter(), mark.endpoint()),
+        ("insufficient_quota", "default", base.as_str())
+    );
+    assert_eq!(
+        response.extensions().get::<Paced>().map(Paced::attempts),
+        Some(1)
+    );
     assert_eq!(text(response).await, QUOTA, "the body is intact");
 }
 
@@ -86,6 +98,14 @@ async fn a_graphql_query_refused_for_its_cost_waits_for_its_points_then_is_sent_
     assert!(sent[1] - sent[0] >= Duration::from_secs(2), "{sent:?}");
     let snapshot = layer.limiter(&base).expect("the endpoint is known");
     assert_eq!(snapshot.stats.throttled, 1, "a throttle, though a 200");
+    let paced = response
+        .extensions()
+        .get::<Paced>()
+        .expect("marked")
+        .clone();
+    assert_eq!(paced.attempts(), 2);
+    assert!(paced.waited() >= Duration::from_secs(2), "{paced:?}");
+    assert!(response.extensions().get::<QuotaExhausted>().is_none());
     assert!(text(response).await.starts_with(r#"{"data""#));
 }
 

@@ -72,11 +72,22 @@ impl Middleware for RecordSend {
 
 const REQUESTS: usize = 8;
 
-/// The statuses the caller got and the times the requests were sent, through the middleware
+/// What the caller got: the status, and what Pacer said it did (`Paced`: the attempts, the
+/// time waited, the rate at the last send).
+type Answered = (u16, Option<(u32, Duration, f64)>);
+
+fn answered(status: http::StatusCode, extensions: &http::Extensions) -> Answered {
+    let paced = extensions
+        .get::<tower_pacer::Paced>()
+        .map(|p| (p.attempts(), p.waited(), p.rate()));
+    (status.as_u16(), paced)
+}
+
+/// What the caller got ([`Answered`]) and the times the requests were sent, through the middleware
 /// `make` builds on a clock.
 async fn through_the_middleware(
     make: impl FnOnce(&ManualClock) -> PacerMiddleware,
-) -> (Vec<u16>, Vec<Duration>) {
+) -> (Vec<Answered>, Vec<Duration>) {
     middleware_against(serve(script()).await, make).await
 }
 
@@ -84,7 +95,7 @@ async fn through_the_middleware(
 async fn middleware_against(
     base: String,
     make: impl FnOnce(&ManualClock) -> PacerMiddleware,
-) -> (Vec<u16>, Vec<Duration>) {
+) -> (Vec<Answered>, Vec<Duration>) {
     let clock = ManualClock::new();
     let sent = Arc::new(Mutex::new(Vec::new()));
     let pacer = make(&clock);
@@ -100,7 +111,7 @@ async fn middleware_against(
         let response = drive(&clock, client.get(format!("{base}/items")).send())
             .await
             .unwrap();
-        statuses.push(response.status().as_u16());
+        statuses.push(answered(response.status(), response.extensions()));
     }
     let sent = sent.lock().unwrap().clone();
     (statuses, sent)
@@ -109,7 +120,7 @@ async fn middleware_against(
 /// The same through the layer `make` builds on a clock.
 async fn through_the_layer(
     make: impl FnOnce(&ManualClock) -> PacerLayer,
-) -> (Vec<u16>, Vec<Duration>) {
+) -> (Vec<Answered>, Vec<Duration>) {
     layer_against(serve(script()).await, make).await
 }
 
@@ -117,7 +128,7 @@ async fn through_the_layer(
 async fn layer_against(
     base: String,
     make: impl FnOnce(&ManualClock) -> PacerLayer,
-) -> (Vec<u16>, Vec<Duration>) {
+) -> (Vec<Answered>, Vec<Duration>) {
     let clock = ManualClock::new();
     let layer = make(&clock);
     let (mut service, sent) = recorded(&layer, &clock);
@@ -127,7 +138,7 @@ async fn layer_against(
             .body(Full::<Bytes>::default())
             .unwrap();
         let response = drive(&clock, service.call(request)).await.unwrap();
-        statuses.push(response.status().as_u16());
+        statuses.push(answered(response.status(), response.extensions()));
     }
     let sent = sent.lock().unwrap().clone();
     (statuses, sent)
@@ -160,7 +171,7 @@ async fn the_layer_and_the_middleware_send_the_same_requests_at_the_same_times()
     // waits it asks for happened.
     assert_eq!(layer_sent.len(), REQUESTS + 2, "{layer_sent:?}");
     assert!(
-        layer_statuses.iter().all(|s| *s == 200),
+        layer_statuses.iter().all(|s| s.0 == 200 && s.1.is_some()),
         "{layer_statuses:?}"
     );
     let retry_after = layer_sent[5] - layer_sent[4];
