@@ -10,6 +10,7 @@ mod controller;
 mod engine;
 mod fleet;
 mod limiter;
+mod metrics;
 mod validation;
 
 // Headers, proactive throttling and endpoint state.
@@ -53,6 +54,7 @@ pub use limiter::{
     LimiterBuilder, LimiterCore, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority,
     RateChange, RateChangeReason, ServerQuota, Signal, Ticket, UnknownController,
 };
+pub use metrics::{LimiterMetrics, WaitingGuard};
 pub use validation::{InvalidOption, InvalidOptions};
 
 // Strict discrete sliding windows (after the discrete-window Redis library).

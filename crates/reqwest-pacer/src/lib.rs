@@ -97,7 +97,6 @@ mod flow;
 mod key;
 mod middleware;
 mod named;
-mod observe;
 mod window;
 
 pub use config::{LimiterConfig, TokenEstimator};

@@ -2,14 +2,13 @@
 //! and its metrics.
 
 use crate::LimiterConfig;
-use crate::observe::Metrics;
 use pacer_core::{
     Changes, Clock, Endpoint, Engine, Fleet, FleetLink, InvalidOption, InvalidOptions, Limiter,
-    LimiterOptions, Timestamp,
+    LimiterMetrics, LimiterOptions, Timestamp, WaitingGuard,
 };
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub(crate) struct Named {
     pub(crate) name: Arc<str>,
@@ -21,9 +20,7 @@ pub(crate) struct Named {
     /// The endpoints, and the two calls that carry a request through them.
     pub(crate) engine: Engine,
     pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) metrics: Metrics,
-    rate_sum: Mutex<f64>,
-    waiting: AtomicI64,
+    pub(crate) metrics: LimiterMetrics,
 }
 
 impl Named {
@@ -34,14 +31,12 @@ impl Named {
     ) -> Result<Self, InvalidOptions> {
         config.options.validate()?;
         Ok(Named {
-            metrics: Metrics::new(&name),
+            metrics: LimiterMetrics::new(&name),
             live_instance_count: AtomicU32::new(0),
             engine: Engine::new(config.max_endpoints, config.endpoint_idle_ttl),
             name,
             config: RwLock::new(Arc::new(config)),
             clock,
-            rate_sum: Mutex::new(0.0),
-            waiting: AtomicI64::new(0),
         })
     }
 
@@ -82,7 +77,7 @@ impl Named {
                 let config = self.config();
                 let link = config.fleet.as_ref().map(|_| FleetLink::new());
                 let limiter = self.build_limiter(&config, link.clone());
-                self.add_rate(limiter.rate());
+                self.metrics.endpoint_added(&limiter);
                 joins = link.map(|link| (config, link));
                 limiter
             },
@@ -111,7 +106,7 @@ impl Named {
 
     /// Takes a dropped endpoint's rate out of the gauge.
     pub(crate) fn forget(&self, gone: &Limiter) {
-        self.add_rate(-gone.rate());
+        self.metrics.endpoint_gone(gone);
     }
 
     fn build_limiter(&self, config: &LimiterConfig, fleet: Option<Arc<FleetLink>>) -> Limiter {
@@ -136,23 +131,14 @@ impl Named {
     }
 
     /// Keeps the rate gauge in step with a change of one endpoint's rate.
+    #[inline]
     pub(crate) fn record(&self, changes: &Changes) {
-        if let Some(c) = changes.rate {
-            self.add_rate(c.rate - c.previous);
-        }
-    }
-
-    fn add_rate(&self, delta: f64) {
-        let mut sum = self.rate_sum.lock();
-        *sum = (*sum + delta).max(0.0);
-        self.metrics.rate(*sum);
+        self.metrics.record(changes);
     }
 
     /// Counts a request as waiting until the guard is dropped.
     pub(crate) fn waiting(&self) -> WaitingGuard<'_> {
-        let n = self.waiting.fetch_add(1, Ordering::Relaxed) + 1;
-        self.metrics.waiting(n);
-        WaitingGuard { named: self }
+        self.metrics.waiting()
     }
 
     pub(crate) fn update_options(&self, options: LimiterOptions) -> Result<(), InvalidOptions> {
@@ -185,16 +171,5 @@ impl Named {
             self.record(&changes);
         }
         Ok(())
-    }
-}
-
-pub(crate) struct WaitingGuard<'a> {
-    named: &'a Named,
-}
-
-impl Drop for WaitingGuard<'_> {
-    fn drop(&mut self) {
-        let n = self.named.waiting.fetch_sub(1, Ordering::Relaxed) - 1;
-        self.named.metrics.waiting(n);
     }
 }

@@ -6,7 +6,7 @@ use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
 use pacer_core::{
     Clock, Endpoint, Engine, Fleet, FleetLink, FleetOptions, FleetStore, InvalidOptions, KeyMode,
-    Limiter, LimiterOptions, RealClock, Rules, Timestamp, WindowLimit,
+    Limiter, LimiterMetrics, LimiterOptions, RealClock, Rules, Timestamp, WindowLimit,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -300,6 +300,7 @@ impl PacerLayerBuilder {
         self.options.validate()?;
         Ok(PacerLayer {
             shared: Arc::new(Shared {
+                metrics: LimiterMetrics::new(&self.name),
                 engine: Engine::new(self.max_endpoints, self.endpoint_idle_ttl),
                 options: self.options,
                 rules: self.rules,
@@ -327,6 +328,8 @@ pub(crate) struct Shared {
     pub(crate) engine: Engine,
     pub(crate) windows: Vec<WindowLimit>,
     fleet: Option<Fleet>,
+    /// The limiter's metrics, labelled with its name (feature `metrics`).
+    pub(crate) metrics: LimiterMetrics,
 }
 
 impl Shared {
@@ -385,11 +388,13 @@ impl Shared {
                         builder.controller(Fleet::controller(&self.options, Arc::clone(&link)));
                     joins = Some(link);
                 }
-                builder
+                let limiter = builder
                     .build()
-                    .expect("the options are validated when the layer is built")
+                    .expect("the options are validated when the layer is built");
+                self.metrics.endpoint_added(&limiter);
+                limiter
             },
-            |_| {},
+            |gone| self.metrics.endpoint_gone(gone),
         );
         if let (Some(fleet), Some(link)) = (&self.fleet, joins) {
             let clock = Arc::clone(&self.clock);

@@ -30,8 +30,11 @@
 //! the attempts, the rate at the last send), and one whose body says the account is out of
 //! credit a [`QuotaExhausted`], as with the middleware.
 //!
+//! With the `metrics` feature (on by default) it records the middleware's metrics, labelled
+//! with the layer's name ([`PacerLayerBuilder::name`]).
+//!
 //! What the middleware does and this layer does not (yet): windows keyed otherwise, named
-//! limiters, metrics.
+//! limiters.
 //!
 //! # Example
 //!

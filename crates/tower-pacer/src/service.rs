@@ -8,8 +8,8 @@ use http::{Request, Response};
 use http_body::Body as HttpBody;
 use pacer_core::{
     Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxWait, Paced, PacerBody, Priority,
-    QuotaExhausted, Refusal, Retries, Sleep, Timestamp, TokenCost, TotalTimeout, WindowLimit,
-    read_body,
+    QuotaExhausted, Refusal, RejectReason, Retries, Signal, Sleep, Timestamp, TokenCost,
+    TotalTimeout, WindowLimit, read_body,
 };
 use std::fmt;
 use std::future::Future;
@@ -159,12 +159,22 @@ where
         let sent_at = if units == 0 {
             clock.now()
         } else if let Some(at) = fast {
+            shared.metrics.sent(units, Duration::ZERO);
             at
         } else {
-            match wait(&shared, &endpoint, units, own, begin, &mut tokens.attempt).await {
-                Ok(at) => at,
+            let waiting = shared.metrics.waiting();
+            let outcome = wait(&shared, &endpoint, units, own, begin, &mut tokens.attempt).await;
+            drop(waiting);
+            match outcome {
+                Ok(at) => {
+                    shared.metrics.sent(units, clock.now() - begin);
+                    at
+                }
                 Err(refused) => {
                     tracing::info!(attempt, endpoint = %key, "request not sent: {refused}");
+                    if let Some(reason) = refused.downcast_ref::<RejectReason>() {
+                        shared.metrics.rejected(reason.kind());
+                    }
                     waited += clock.now() - begin;
                     return match last {
                         Some(mut response) => {
@@ -195,7 +205,9 @@ where
             Ok(response) => response,
             Err(e) => {
                 if units > 0 {
-                    let _ = shared.engine.failed(&endpoint, units, sent_at);
+                    shared
+                        .metrics
+                        .record(&shared.engine.failed(&endpoint, units, sent_at));
                 }
                 return Err(e);
             }
@@ -219,7 +231,12 @@ where
             shared.options.max_retry_after,
         );
         let now = clock.now();
+        let throttled = matches!(reading.signal(), Signal::Throttled { .. });
         let after = shared.engine.after(&endpoint, reading, units, sent_at, now);
+        shared.metrics.record(&after.changes);
+        if throttled {
+            shared.metrics.throttled();
+        }
         match copy {
             Some(copy) if retries.again(&after) => {
                 tracing::debug!(

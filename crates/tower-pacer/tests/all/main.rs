@@ -4,5 +4,6 @@
 mod bodies;
 mod fleet;
 mod layer;
+mod metrics;
 mod same_times;
 mod support;
