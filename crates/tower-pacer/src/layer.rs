@@ -19,6 +19,9 @@ type CostFn = dyn Fn(&Method, &Uri, &HeaderMap) -> u64 + Send + Sync;
 /// What a request costs in tokens, from its method, URI and headers, if it can tell.
 type TokensFn = dyn Fn(&Method, &Uri, &HeaderMap) -> Option<u64> + Send + Sync;
 
+/// A strict window's key for a request, from its method, URI and headers (`None`: not counted).
+pub(crate) type WindowKeyFn = dyn Fn(&Method, &Uri, &HeaderMap) -> Option<String> + Send + Sync;
+
 /// Client-side rate limiting as a tower [`Layer`]. Cheap to clone: clones, and every service
 /// they make, share one engine (one adaptive rate and one server state per endpoint key).
 ///
@@ -72,6 +75,7 @@ impl PacerLayer {
             max_endpoints: 10_000,
             endpoint_idle_ttl: Duration::from_secs(3600),
             windows: Vec::new(),
+            window_keys: Vec::new(),
             fleet: None,
         }
     }
@@ -171,6 +175,8 @@ pub struct PacerLayerBuilder {
     max_endpoints: usize,
     endpoint_idle_ttl: Duration,
     windows: Vec<WindowLimit>,
+    /// Each window's key, when it is not the endpoint key.
+    window_keys: Vec<Option<Arc<WindowKeyFn>>>,
     fleet: Option<Fleet>,
 }
 
@@ -260,6 +266,36 @@ impl PacerLayerBuilder {
     /// has the same keys in the store from either driver). Its wait counts against `MaxWait`.
     pub fn window(mut self, window: WindowLimit) -> Self {
         self.windows.push(window);
+        self.window_keys.push(None);
+        self
+    }
+
+    /// Adds a strict window keyed by what `key` derives from the request (a user id, a tenant)
+    /// instead of the endpoint key, as the middleware's `StrictWindow::keyed_by`; a request for
+    /// which it returns `None` is not counted. Its keys in the store are `name:key`, the
+    /// middleware's for the same key.
+    ///
+    /// ```
+    /// use pacer_core::{LimiterOptions, ManualClock, MemoryWindowStore, WindowLimit};
+    /// use std::time::Duration;
+    /// use tower_pacer::PacerLayer;
+    ///
+    /// let store = MemoryWindowStore::new(ManualClock::new());
+    /// let messages = WindowLimit::new("messages", 30, Duration::from_secs(600), store).unwrap();
+    /// let layer = PacerLayer::builder(LimiterOptions::default())
+    ///     .window_keyed_by(messages, |_, _, headers| {
+    ///         headers.get("x-user").and_then(|v| v.to_str().ok()).map(String::from)
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(layer.windows().len(), 1);
+    /// ```
+    pub fn window_keyed_by<F>(mut self, window: WindowLimit, key: F) -> Self
+    where
+        F: Fn(&Method, &Uri, &HeaderMap) -> Option<String> + Send + Sync + 'static,
+    {
+        self.windows.push(window);
+        self.window_keys.push(Some(Arc::new(key)));
         self
     }
 
@@ -310,6 +346,7 @@ impl PacerLayerBuilder {
                 clock: self.clock.unwrap_or_else(|| Arc::new(RealClock::new())),
                 name: self.name,
                 windows: self.windows,
+                window_keys: self.window_keys,
                 fleet: self.fleet,
             }),
         })
@@ -327,12 +364,34 @@ pub(crate) struct Shared {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) engine: Engine,
     pub(crate) windows: Vec<WindowLimit>,
+    /// Each window's key, when it is not the endpoint key.
+    window_keys: Vec<Option<Arc<WindowKeyFn>>>,
     fleet: Option<Fleet>,
     /// The limiter's metrics, labelled with its name (feature `metrics`).
     pub(crate) metrics: LimiterMetrics,
 }
 
 impl Shared {
+    /// Each strict window `request` is counted in, with its key in the store: `name:key`, the
+    /// key the endpoint key unless the window is keyed otherwise.
+    pub(crate) fn windows_of<B>(
+        &self,
+        request: &http::Request<B>,
+        endpoint: &str,
+    ) -> Vec<(&WindowLimit, String)> {
+        self.windows
+            .iter()
+            .zip(&self.window_keys)
+            .filter_map(|(w, key)| {
+                let key = match key {
+                    Some(f) => f(request.method(), request.uri(), request.headers())?,
+                    None => endpoint.to_owned(),
+                };
+                Some((w, format!("{}:{key}", w.name())))
+            })
+            .collect()
+    }
+
     /// The cost of a request, in units.
     pub(crate) fn cost<B>(&self, request: &http::Request<B>) -> u64 {
         match &self.cost {

@@ -24,7 +24,8 @@
 //! may take: a send still running then fails with [`TimedOut`]).
 //!
 //! Strict windows ([`pacer_core::WindowLimit`], [`PacerLayerBuilder::window`]) are waited for
-//! as the middleware waits for them, keyed by the endpoint key.
+//! as the middleware waits for them, keyed by the endpoint key or, with
+//! [`PacerLayerBuilder::window_keyed_by`], by what a function derives from the request.
 //!
 //! Each response handed on carries a [`Paced`] in its extensions (the waits of all attempts,
 //! the attempts, the rate at the last send), and one whose body says the account is out of
@@ -33,8 +34,8 @@
 //! With the `metrics` feature (on by default) it records the middleware's metrics, labelled
 //! with the layer's name ([`PacerLayerBuilder::name`]).
 //!
-//! What the middleware does and this layer does not (yet): windows keyed otherwise, named
-//! limiters.
+//! What the middleware does and this layer does not: named limiters (one layer is one limiter;
+//! stack a layer per API).
 //!
 //! # Example
 //!

@@ -125,6 +125,8 @@ where
             .map(|t| (start.saturating_add(t.0), t.0)),
     };
     let endpoint = shared.endpoint(&key, start);
+    // Each strict window with the request's key in it.
+    let windows = shared.windows_of(&request, endpoint.key());
     // The number under which the request's tokens are in flight; given back when it ends,
     // however it ends.
     let mut tokens = InFlight {
@@ -154,7 +156,7 @@ where
         // The engine's fast path: nothing but the adaptive limiter can hold the request.
         let begin = if attempt == 1 { start } else { clock.now() };
         let fast = (units > 0)
-            .then(|| (shared.engine).go_now(&endpoint, units, !shared.windows.is_empty(), begin))
+            .then(|| (shared.engine).go_now(&endpoint, units, !windows.is_empty(), begin))
             .flatten();
         let sent_at = if units == 0 {
             clock.now()
@@ -163,7 +165,16 @@ where
             at
         } else {
             let waiting = shared.metrics.waiting();
-            let outcome = wait(&shared, &endpoint, units, own, begin, &mut tokens.attempt).await;
+            let outcome = wait(
+                &shared,
+                &endpoint,
+                &windows,
+                units,
+                own,
+                begin,
+                &mut tokens.attempt,
+            )
+            .await;
             drop(waiting);
             match outcome {
                 Ok(at) => {
@@ -302,24 +313,20 @@ impl Drop for InFlight<'_> {
 }
 
 /// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the
-/// middleware's: [`pacer_core::Engine::wait`]), with the layer's strict windows keyed by the
-/// endpoint key. Returns when the request may go.
+/// middleware's: [`pacer_core::Engine::wait`]), with the strict windows the request is counted
+/// in. Returns when the request may go.
 async fn wait(
     shared: &Shared,
     endpoint: &Endpoint,
+    windows: &[(&WindowLimit, String)],
     units: u64,
     own: Own,
     start: Timestamp,
     tokens_attempt: &mut u64,
 ) -> Result<Timestamp, BoxError> {
-    let windows: Vec<(&WindowLimit, String)> = shared
-        .windows
-        .iter()
-        .map(|w| (w, format!("{}:{}", w.name(), endpoint.key())))
-        .collect();
     let attempt = Attempt::new(units, start, own.max_wait)
         .tokens(own.tokens)
-        .windows(&windows)
+        .windows(windows)
         .priority(own.priority)
         .timeout(own.timeout)
         .instance_count(shared.options.instance_count)

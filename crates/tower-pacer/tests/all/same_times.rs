@@ -72,6 +72,11 @@ impl Middleware for RecordSend {
 
 const REQUESTS: usize = 8;
 
+/// The user request `i` is sent for (an `x-user` header): two users in turn.
+fn user(i: usize) -> &'static str {
+    ["ada", "bob"][i % 2]
+}
+
 /// What the caller got: the status, and what Pacer said it did (`Paced`: the attempts, the
 /// time waited, the rate at the last send).
 type Answered = (u16, Option<(u32, Duration, f64)>);
@@ -107,10 +112,11 @@ async fn middleware_against(
         })
         .build();
     let mut statuses = Vec::new();
-    for _ in 0..REQUESTS {
-        let response = drive(&clock, client.get(format!("{base}/items")).send())
-            .await
-            .unwrap();
+    for i in 0..REQUESTS {
+        let request = client
+            .get(format!("{base}/items"))
+            .header("x-user", user(i));
+        let response = drive(&clock, request.send()).await.unwrap();
         statuses.push(answered(response.status(), response.extensions()));
     }
     let sent = sent.lock().unwrap().clone();
@@ -133,8 +139,9 @@ async fn layer_against(
     let layer = make(&clock);
     let (mut service, sent) = recorded(&layer, &clock);
     let mut statuses = Vec::new();
-    for _ in 0..REQUESTS {
+    for i in 0..REQUESTS {
         let request = http::Request::get(format!("{base}/items"))
+            .header("x-user", user(i))
             .body(Full::<Bytes>::default())
             .unwrap();
         let response = drive(&clock, service.call(request)).await.unwrap();
@@ -368,5 +375,64 @@ async fn the_layer_and_the_middleware_read_a_graphql_cost_the_same_way() {
     assert!(
         layer_sent[4] - layer_sent[3] >= Duration::from_secs(1),
         "{layer_sent:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_window_keyed_by_user_counts_each_user_apart_in_both_drivers() {
+    use pacer_core::{MemoryWindowStore, WindowLimit};
+    let window = |clock: &ManualClock| {
+        WindowLimit::new(
+            "two-per-two-seconds",
+            2,
+            Duration::from_secs(2),
+            MemoryWindowStore::new(clock.clone()),
+        )
+        .unwrap()
+    };
+    let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
+        let by_user = reqwest_pacer::StrictWindow::from(window(clock)).keyed_by(|r| {
+            let user = r.headers().get("x-user")?.to_str().ok()?;
+            Some(user.to_owned())
+        });
+        PacerMiddleware::builder()
+            .limiter(
+                "default",
+                LimiterConfig::new(options())
+                    .max_attempts(three())
+                    .window(by_user),
+            )
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    let (layer_statuses, layer_sent) = through_the_layer(|clock| {
+        PacerLayer::builder(options())
+            .max_attempts(three())
+            .window_keyed_by(window(clock), |_, _, headers| {
+                let user = headers.get("x-user")?.to_str().ok()?;
+                Some(user.to_owned())
+            })
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    assert_eq!(layer_statuses, middleware_statuses);
+    assert_eq!(layer_sent, middleware_sent);
+    // One window for both users is slower: the keyed one counts each user apart.
+    let (_, shared_sent) = through_the_layer(|clock| {
+        PacerLayer::builder(options())
+            .max_attempts(three())
+            .window(window(clock))
+            .clock(Arc::new(clock.clone()))
+            .build()
+            .unwrap()
+    })
+    .await;
+    assert!(
+        layer_sent.last() < shared_sent.last(),
+        "keyed {layer_sent:?}, shared {shared_sent:?}"
     );
 }
