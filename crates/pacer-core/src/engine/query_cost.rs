@@ -154,7 +154,7 @@ impl QueryCost {
     #[must_use]
     pub fn wait(&self) -> Option<Duration> {
         let missing = self.per_query().0 - self.available;
-        (missing > 0.0).then(|| Duration::from_secs_f64(missing / self.restore_rate))
+        (missing > 0.0).then(|| seconds(missing / self.restore_rate))
     }
 
     /// The bucket as a policy in requests, each a query like this one of
@@ -173,7 +173,7 @@ impl QueryCost {
             return None;
         }
         let remaining = self.fit(self.available);
-        let secs = |points: f64| Duration::from_secs_f64(points.max(0.0) / self.restore_rate);
+        let secs = |points: f64| seconds(points.max(0.0) / self.restore_rate);
         let reset = match self.wait().filter(|_| remaining < 1.0) {
             Some(wait) => wait,
             None => secs(self.maximum - self.available),
@@ -187,6 +187,13 @@ impl QueryCost {
                 .with_window(secs(self.maximum)),
         )
     }
+}
+
+/// `secs` as a duration; one too long for a `Duration` (a hostile bucket: a huge maximum, a
+/// restore rate next to nothing) is the longest, which the policy's and the `Retry-After`'s
+/// bounds then cut to a year and to `MAX_RETRY_AFTER`.
+fn seconds(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs).unwrap_or(Duration::MAX)
 }
 
 /// `THROTTLED` (Shopify's code) or, without a code, the message `Throttled`.
@@ -320,6 +327,61 @@ mod tests {
         ] {
             assert_eq!(QueryCost::from_body(doc), None);
         }
+    }
+
+    proptest::proptest! {
+        /// Whatever numbers a body holds, reading it never panics, and a policy it gives never
+        /// has more remaining than its limit.
+        #[test]
+        fn any_numbers_read_without_a_panic(
+            max in proptest::num::f64::ANY,
+            available in proptest::num::f64::ANY,
+            rate in proptest::num::f64::ANY,
+            requested in proptest::num::f64::ANY,
+            actual in proptest::num::f64::ANY,
+            units in proptest::num::u64::ANY,
+            throttled in proptest::bool::ANY,
+        ) {
+            // JSON has no infinities or NaN: such a number is written as the largest there is.
+            let n = |x: f64| if x.is_finite() { format!("{x:e}") } else { "1.7976931348623157e308".into() };
+            let status = format!(
+                r#"{{"maximumAvailable":{},"currentlyAvailable":{},"restoreRate":{}}}"#,
+                n(max), n(available), n(rate)
+            );
+            let errors = if throttled { THROTTLED } else { "" };
+            if let Some(cost) = QueryCost::from_body(&body(errors, &n(requested), &n(actual), &status)) {
+                let _ = cost.wait();
+                if let Some(p) = cost.with_units(units).policy() {
+                    proptest::prop_assert!(p.remaining() <= p.limit(), "{p:?}");
+                    proptest::prop_assert!(p.window() <= Some(Duration::from_secs(365 * 24 * 3600)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_hostile_bucket_is_bounded_not_a_panic() {
+        let huge = r#"{"maximumAvailable":1e300,"currentlyAvailable":0,"restoreRate":1e-300}"#;
+        let cost = QueryCost::from_body(&body(THROTTLED, "1e300", "null", huge)).expect("a cost");
+        let p = cost.policy().expect("a policy");
+        assert_eq!(
+            p.window(),
+            Some(Duration::from_secs(365 * 24 * 3600)),
+            "a year at most"
+        );
+        assert_eq!(p.reset_after(), Some(Duration::from_secs(365 * 24 * 3600)));
+        assert_eq!(cost.wait(), Some(Duration::MAX), "bounded where it is used");
+        let reading = crate::Rules::default().read_with_cost(
+            http::StatusCode::OK,
+            &http::HeaderMap::new(),
+            None,
+            Some(&cost),
+            std::time::SystemTime::UNIX_EPOCH,
+            Duration::from_secs(60),
+        );
+        assert_eq!(reading.info().retry_after(), Some(Duration::from_secs(60)));
+        let limit = cost.with_units(u64::MAX).policy().and_then(|p| p.limit());
+        assert_eq!(limit, Some(u64::MAX), "saturated");
     }
 
     #[test]
