@@ -67,8 +67,8 @@ pub use pacer_core::{Clock, RealClock, Timestamp};
 // Rate-limit headers and the throttling algorithms that turn them into a delay.
 pub use pacer_core::{
     AdaptiveDelay, Composite, Dialect, FixedThreshold, Global, Pacing, Percentage, Policy,
-    QuotaUnit, RateLimitInfo, RateLimitStateProvider, ServerStop, ServerStopPolicy, StopCause,
-    ThrottlingAlgorithm, ThrottlingConfigError, ThrottlingContext, ThrottlingResult,
+    QueryCost, QuotaUnit, RateLimitInfo, RateLimitStateProvider, ServerStop, ServerStopPolicy,
+    StopCause, ThrottlingAlgorithm, ThrottlingConfigError, ThrottlingContext, ThrottlingResult,
 };
 // Strict windows, and the contract for a store of your own.
 pub use pacer_core::{
@@ -110,8 +110,8 @@ pub use reqwest_pacer::{PacerError, PacerErrorExt, RejectReason, Rejection, Wait
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_pacer::{
-    BodyVerdict, CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, QueryCost,
-    StoreFailure, StrictWindow, ThrottleClassifier, TokenEstimator, UnitCost, insufficient_quota,
+    BodyVerdict, CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, StoreFailure,
+    StrictWindow, ThrottleClassifier, TokenEstimator, UnitCost, insufficient_quota,
 };
 
 #[cfg(feature = "redis")]

@@ -21,7 +21,7 @@ mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
-    After, Attempt, BODY_LIMIT, BodyError, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier,
+    After, Attempt, BODY_LIMIT, BodyReading, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier,
     Endpoint, EndpointKey, Engine, Hold, KeyMode, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT,
     QueryCost, QuotaExhausted, Reading, Refusal, RejectReason, Retries, Rules, ServerState,
     ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer,

@@ -3,15 +3,8 @@
 //! [`pacer_core::read_body`] on the `http::Response` a `reqwest::Response` converts to, and
 //! back, its URL kept.
 
-use pacer_core::{BodyVerdict, QueryCost, Rules};
+use pacer_core::{BodyReading, Rules};
 use reqwest::{Body, Response, ResponseBuilderExt};
-
-/// What a response's body said: the classifier's verdict on a 429's, a GraphQL query's cost.
-#[derive(Debug, Default)]
-pub(crate) struct Said {
-    pub(crate) verdict: Option<BodyVerdict>,
-    pub(crate) cost: Option<QueryCost>,
-}
 
 /// The most of `response`'s body `rules` read (0: none): [`Rules::body_limit`].
 #[inline]
@@ -23,26 +16,26 @@ pub(crate) fn body_limit(rules: &Rules, response: &Response) -> usize {
 /// to the rules ([`pacer_core::read_body`]: a 429's to the classifier, a GraphQL query's cost).
 /// Returns the response, with the same status, headers, extensions, URL and body bytes, and
 /// what the body said.
-pub(crate) async fn read_body(rules: &Rules, response: Response) -> (Response, Said) {
+pub(crate) async fn read_body(rules: &Rules, response: Response) -> (Response, BodyReading) {
     if body_limit(rules, &response) == 0 {
-        return (response, Said::default());
+        return (response, BodyReading::default());
     }
     let url = response.url().clone();
-    let (read, verdict, cost) =
-        pacer_core::read_body(rules, http::Response::<Body>::from(response)).await;
+    let (read, said) = pacer_core::read_body(rules, http::Response::<Body>::from(response)).await;
     let (mut parts, body) = read.into_parts();
     // `Response::url` lives in an extension the conversion drops; put it back.
     if let Ok(carrier) = http::Response::builder().url(url).body(()) {
         parts.extensions.extend(carrier.into_parts().0.extensions);
     }
     let response = Response::from(http::Response::from_parts(parts, Body::wrap(body)));
-    (response, Said { verdict, cost })
+    (response, said)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use bytes::Bytes;
+    use pacer_core::BodyVerdict;
     use pacer_core::{BODY_LIMIT, QUERY_COST_BODY_LIMIT};
 
     fn response(content_type: &str, chunks: Vec<Vec<u8>>, known_length: bool) -> Response {
@@ -83,7 +76,7 @@ mod tests {
         for known_length in [true, false] {
             let chunks = vec![QUOTA[..10].to_vec(), QUOTA[10..].to_vec()];
             let r = response("application/json", chunks, known_length);
-            let (r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
+            let (r, BodyReading { verdict, .. }) = read_body(&Rules::default(), r).await;
             assert!(matches!(verdict, Some(BodyVerdict::QuotaExhausted { .. })));
             assert_eq!(r.status(), 429);
             assert_eq!(r.headers()["x-kept"], "yes");
@@ -99,7 +92,7 @@ mod tests {
         for known_length in [true, false] {
             let chunks: Vec<Vec<u8>> = long.chunks(1000).map(<[u8]>::to_vec).collect();
             let r = response("application/json", chunks, known_length);
-            let (r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
+            let (r, BodyReading { verdict, .. }) = read_body(&Rules::default(), r).await;
             assert_eq!(verdict, None, "known length: {known_length}");
             assert_eq!(r.bytes().await.unwrap().to_vec(), long);
         }
@@ -108,7 +101,7 @@ mod tests {
     #[tokio::test]
     async fn a_body_of_another_type_is_not_read() {
         let r = response("text/plain", vec![QUOTA.to_vec()], false);
-        let (r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
+        let (r, BodyReading { verdict, .. }) = read_body(&Rules::default(), r).await;
         assert_eq!(verdict, None);
         assert_eq!(&r.bytes().await.unwrap()[..], QUOTA);
     }
@@ -126,7 +119,7 @@ mod tests {
                 .body(Body::wrap_stream(stream))
                 .unwrap(),
         );
-        let (mut r, Said { verdict, .. }) = read_body(&Rules::default(), r).await;
+        let (mut r, BodyReading { verdict, .. }) = read_body(&Rules::default(), r).await;
         assert_eq!(verdict, None);
         assert_eq!(
             r.chunk().await.unwrap().as_deref(),

@@ -115,9 +115,9 @@ impl LimiterConfig {
     /// (Shopify's `extensions.cost`, [`QueryCost`](pacer_core::QueryCost)). The bucket it
     /// reports paces the endpoint like any rate-limit header, and a query refused for want of
     /// points (`THROTTLED`, even with a 200) is a throttle, retried once its points are back.
-    /// Default off: each JSON response then reaches the caller only once its body is read (up
-    /// to [`QUERY_COST_BODY_LIMIT`](pacer_core::QUERY_COST_BODY_LIMIT); a longer one is handed
-    /// on unread, its cost unknown).
+    /// Off by default. When on, each JSON response reaches the caller only once its body is read
+    /// (up to [`QUERY_COST_BODY_LIMIT`](pacer_core::QUERY_COST_BODY_LIMIT); a longer one is
+    /// handed on unread, its cost unknown).
     ///
     /// ```
     /// use reqwest_pacer::LimiterConfig;
@@ -132,6 +132,7 @@ impl LimiterConfig {
 
     /// Whether the body of each JSON response is read for a GraphQL query's cost
     /// ([`query_cost`](Self::query_cost)).
+    #[must_use]
     pub fn reads_query_cost(&self) -> bool {
         self.rules.reads_query_cost()
     }

@@ -79,8 +79,8 @@ pub use pacer_core::PacerBody;
 pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{
-    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Paced, Priority, QuotaExhausted,
-    RejectReason, Rules, TokenCost, TotalTimeout, WaitCause,
+    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Paced, Priority, QUERY_COST_BODY_LIMIT,
+    QueryCost, QuotaExhausted, RejectReason, Rules, TokenCost, TotalTimeout, WaitCause,
 };
 
 /// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it

@@ -178,7 +178,7 @@ where
             drop(waiting);
             match outcome {
                 Ok(at) => {
-                    shared.metrics.sent(units, clock.now() - begin);
+                    shared.metrics.sent(units, at - begin);
                     at
                 }
                 Err(refused) => {
@@ -224,8 +224,8 @@ where
             }
         };
         // A 429's JSON body for the classifier, any JSON body for a query's cost if asked.
-        let (mut response, verdict, cost) = read_body(&shared.rules, response).await;
-        if let Some(BodyVerdict::QuotaExhausted { code }) = &verdict {
+        let (mut response, said) = read_body(&shared.rules, response).await;
+        if let Some(BodyVerdict::QuotaExhausted { code }) = &said.verdict {
             tracing::info!(code = %code, "quota exhausted: not a throttle, not retried");
             response.extensions_mut().insert(QuotaExhausted::new(
                 code.clone(),
@@ -236,8 +236,8 @@ where
         let reading = shared.rules.read_with_cost(
             response.status(),
             response.headers(),
-            verdict.as_ref(),
-            cost.map(|c| c.with_units(units)).as_ref(),
+            said.verdict.as_ref(),
+            said.cost.map(|c| c.with_units(units)).as_ref(),
             clock.system_now(),
             shared.options.max_retry_after,
         );
@@ -245,7 +245,9 @@ where
         let throttled = matches!(reading.signal(), Signal::Throttled { .. });
         let after = shared.engine.after(&endpoint, reading, units, sent_at, now);
         shared.metrics.record(&after.changes);
-        if throttled {
+        // A request of 0 units is free, as in the middleware: it counts as no throttle and is
+        // marked with no `Paced`.
+        if throttled && units > 0 {
             shared.metrics.throttled();
         }
         match copy {
@@ -260,7 +262,9 @@ where
             }
             _ => {
                 let mut response = response;
-                (response.extensions_mut()).insert(paced(attempt, waited, rate));
+                if units > 0 {
+                    (response.extensions_mut()).insert(paced(attempt, waited, rate));
+                }
                 return Ok(response);
             }
         }

@@ -11,15 +11,25 @@
 //! goes back in front of the rest of the stream, so the caller reads the same bytes either way.
 
 use super::rules::Rules;
-use crate::{BodyVerdict, QueryCost};
+use crate::{BodyVerdict, BoxError, QueryCost};
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-/// The error of a [`PacerBody`]: the inner body's, boxed.
-pub type BodyError = Box<dyn std::error::Error + Send + Sync>;
+/// What a body said, read within [`Rules::body_limit`] ([`read_body`], [`Rules::judge_body`]):
+/// the classifier's verdict on a 429's, a GraphQL query's cost. Hand both to
+/// [`Rules::read_with_cost`].
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct BodyReading {
+    /// What [`ThrottleClassifier::classify_body`](crate::ThrottleClassifier::classify_body)
+    /// said of a 429's body.
+    pub verdict: Option<BodyVerdict>,
+    /// A GraphQL query's cost, when the rules read it ([`Rules::with_query_cost`]).
+    pub cost: Option<QueryCost>,
+}
 
 pin_project_lite::pin_project! {
     /// The body of a response a driver hands on: the inner body, untouched, or — when the
@@ -40,8 +50,8 @@ pin_project_lite::pin_project! {
     ///     .header("content-type", "application/json")
     ///     .body(Full::new(Bytes::from(quota)))
     ///     .unwrap();
-    /// let (response, verdict, _) = read_body(&Rules::default(), response).await;
-    /// assert!(verdict.is_some(), "the classifier saw it");
+    /// let (response, said) = read_body(&Rules::default(), response).await;
+    /// assert!(said.verdict.is_some(), "the classifier saw it");
     /// let body: PacerBody<Full<Bytes>> = response.into_body();
     /// assert_eq!(body.collect().await.unwrap().to_bytes(), quota);
     /// # }
@@ -52,12 +62,13 @@ pin_project_lite::pin_project! {
         prefix: Option<Bytes>,
         // A frame other than data met while the body was read (its trailers).
         pending: Option<Frame<Bytes>>,
-        error: Option<BodyError>,
+        error: Option<BoxError>,
     }
 }
 
 impl<B> PacerBody<B> {
     /// The inner body, untouched.
+    #[must_use]
     pub fn untouched(inner: B) -> Self {
         PacerBody {
             inner: Some(inner),
@@ -80,15 +91,15 @@ impl<B: fmt::Debug> fmt::Debug for PacerBody<B> {
 impl<B> HttpBody for PacerBody<B>
 where
     B: HttpBody<Data = Bytes>,
-    B::Error: Into<BodyError>,
+    B::Error: Into<BoxError>,
 {
     type Data = Bytes;
-    type Error = BodyError;
+    type Error = BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         let this = self.project();
         if let Some(prefix) = this.prefix.take().filter(|p| !p.is_empty()) {
             return Poll::Ready(Some(Ok(Frame::data(prefix))));
@@ -113,21 +124,26 @@ where
 
     fn size_hint(&self) -> SizeHint {
         let prefix = self.prefix.as_ref().map_or(0, |p| p.len() as u64);
-        let mut hint = match (&self.inner, &self.error) {
-            (Some(inner), _) => inner.size_hint(),
-            (None, Some(_)) => SizeHint::default(),
-            (None, None) => SizeHint::with_exact(0),
+        let (lower, upper) = match (&self.inner, &self.error) {
+            (Some(inner), _) => {
+                let hint = inner.size_hint();
+                (hint.lower(), hint.upper())
+            }
+            (None, Some(_)) => (0, None),
+            (None, None) => (0, Some(0)),
         };
-        hint.set_lower(hint.lower() + prefix);
-        if let Some(upper) = hint.upper() {
-            hint.set_upper(upper + prefix);
+        // The upper bound first: `set_lower` refuses a lower bound above the upper one.
+        let mut hint = SizeHint::new();
+        if let Some(upper) = upper {
+            hint.set_upper(upper.saturating_add(prefix));
         }
+        hint.set_lower(lower.saturating_add(prefix));
         hint
     }
 }
 
 /// Reads `response`'s body as `rules` ask ([`Rules::body_limit`]) and shows a whole one to
-/// them ([`Rules::read_body`]). Returns the response with its body rebuilt from what was read
+/// them ([`Rules::judge_body`]). Returns the response with its body rebuilt from what was read
 /// and the rest (the same status, headers, extensions and bytes), and what the body said: the
 /// classifier's verdict on a 429's, a GraphQL query's cost. A response whose body the rules
 /// do not read comes back at once, its body untouched. The driver's one await on a body; it
@@ -135,18 +151,16 @@ where
 pub async fn read_body<B>(
     rules: &Rules,
     response: http::Response<B>,
-) -> (
-    http::Response<PacerBody<B>>,
-    Option<BodyVerdict>,
-    Option<QueryCost>,
-)
+) -> (http::Response<PacerBody<B>>, BodyReading)
 where
     B: HttpBody<Data = Bytes> + Unpin,
-    B::Error: Into<BodyError>,
+    B::Error: Into<BoxError>,
 {
     let limit = rules.body_limit(response.status(), response.headers());
-    if limit == 0 {
-        return (response.map(PacerBody::untouched), None, None);
+    // A body known to be longer than the limit (its size hint, where no `Content-Length` says
+    // so) is not read either.
+    if limit == 0 || response.body().size_hint().lower() > limit as u64 {
+        return (response.map(PacerBody::untouched), BodyReading::default());
     }
     let (parts, mut body) = response.into_parts();
     let mut read = Vec::new();
@@ -173,10 +187,10 @@ where
             }
         }
     }
-    let (verdict, cost) = if whole && read.len() <= limit {
-        rules.read_body(parts.status, &parts.headers, &read)
+    let said = if whole && read.len() <= limit {
+        rules.judge_body(parts.status, &parts.headers, &read)
     } else {
-        (None, None)
+        BodyReading::default()
     };
     let body = PacerBody {
         inner: (!ended && error.is_none()).then_some(body),
@@ -184,7 +198,7 @@ where
         pending,
         error,
     };
-    (http::Response::from_parts(parts, body), verdict, cost)
+    (http::Response::from_parts(parts, body), said)
 }
 
 #[cfg(test)]
@@ -235,7 +249,8 @@ mod tests {
             data(&QUOTA[9..]),
             Ok(Frame::trailers(trailers)),
         ];
-        let (r, verdict, cost) = read_body(&Rules::default(), response(429, frames)).await;
+        let (r, BodyReading { verdict, cost }) =
+            read_body(&Rules::default(), response(429, frames)).await;
         assert!(matches!(verdict, Some(BodyVerdict::QuotaExhausted { .. })));
         assert!(cost.is_none());
         assert_eq!(r.headers()["x-kept"], "yes");
@@ -252,7 +267,8 @@ mod tests {
         let mut frames = vec![data(QUOTA)];
         frames.extend((0..9).map(|_| data(&[b' '; 1024])));
         let want: Vec<u8> = [QUOTA, &[b' '; 9 * 1024]].concat();
-        let (r, verdict, _) = read_body(&Rules::default(), response(429, frames)).await;
+        let (r, BodyReading { verdict, .. }) =
+            read_body(&Rules::default(), response(429, frames)).await;
         assert_eq!(verdict, None, "past BODY_LIMIT");
         assert_eq!(
             &r.into_body().collect().await.unwrap().to_bytes()[..],
@@ -263,7 +279,8 @@ mod tests {
     #[tokio::test]
     async fn a_body_that_fails_hands_the_caller_its_bytes_then_the_error() {
         let frames = vec![data(b"{\"error\":"), Err(std::io::Error::other("reset"))];
-        let (r, verdict, _) = read_body(&Rules::default(), response(429, frames)).await;
+        let (r, BodyReading { verdict, .. }) =
+            read_body(&Rules::default(), response(429, frames)).await;
         assert_eq!(verdict, None);
         let mut body = r.into_body();
         let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
@@ -275,12 +292,41 @@ mod tests {
     #[tokio::test]
     async fn a_success_is_read_only_for_a_query_cost_and_only_when_asked() {
         let body = br#"{"data":{},"extensions":{"cost":{"requestedQueryCost":10,"actualQueryCost":4,"throttleStatus":{"maximumAvailable":100.0,"currentlyAvailable":90,"restoreRate":5.0}}}}"#;
-        let (r, _, cost) = read_body(&Rules::default(), response(200, vec![data(body)])).await;
+        let (r, BodyReading { cost, .. }) =
+            read_body(&Rules::default(), response(200, vec![data(body)])).await;
         assert!(cost.is_none(), "not asked");
         assert_eq!(&r.into_body().collect().await.unwrap().to_bytes()[..], body);
         let reads = Rules::default().with_query_cost(true);
-        let (r, _, cost) = read_body(&reads, response(200, vec![data(body)])).await;
+        let (r, BodyReading { cost, .. }) =
+            read_body(&reads, response(200, vec![data(body)])).await;
         assert_eq!(cost.and_then(|c| c.requested()), Some(10));
         assert_eq!(&r.into_body().collect().await.unwrap().to_bytes()[..], body);
+    }
+
+    #[tokio::test]
+    async fn a_body_read_whole_or_in_part_gives_a_size_hint_that_holds() {
+        // Read to its end: the hint is exact.
+        let (r, _) = read_body(&Rules::default(), response(429, vec![data(QUOTA)])).await;
+        assert_eq!(r.body().size_hint().exact(), Some(QUOTA.len() as u64));
+        // Read in part (past the limit): the prefix, and whatever the rest may hold.
+        let mut frames = vec![data(QUOTA)];
+        frames.extend((0..9).map(|_| data(&[b' '; 1024])));
+        let (r, _) = read_body(&Rules::default(), response(429, frames)).await;
+        let hint = r.body().size_hint();
+        assert!(hint.lower() > crate::BODY_LIMIT as u64, "{hint:?}");
+        assert_eq!(hint.upper(), None);
+    }
+
+    #[tokio::test]
+    async fn a_body_whose_size_hint_is_past_the_limit_is_not_read() {
+        let long = http_body_util::Full::new(Bytes::from(vec![b' '; crate::BODY_LIMIT + 1]));
+        let response = http::Response::builder()
+            .status(429)
+            .header("content-type", "application/json")
+            .body(long)
+            .unwrap();
+        let (r, said) = read_body(&Rules::default(), response).await;
+        assert_eq!(said, BodyReading::default());
+        assert!(r.body().prefix.is_none(), "untouched");
     }
 }

@@ -49,9 +49,10 @@ impl QuotaExhausted {
     }
 }
 
-/// What Pacer did with a request: on every response a driver hands on, in its extensions
-/// (`response.extensions().get::<Paced>()`; the middleware's `PacerResponseExt::paced`), and
-/// on the middleware's refusals (`Rejection::paced`).
+/// What Pacer did with a request: on every response a driver hands on for a request it paced
+/// (not one of 0 units), in its extensions (`response.extensions().get::<Paced>()`; the
+/// middleware's `PacerResponseExt::paced`), and on the middleware's refusals
+/// (`Rejection::paced`).
 ///
 /// ```
 /// use pacer_core::Paced;

@@ -64,7 +64,7 @@ mod units;
 mod wait;
 mod window_limit;
 
-pub use body::{BodyError, PacerBody, read_body};
+pub use body::{BodyReading, PacerBody, read_body};
 pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use std::time::Duration;
 
 /// The most of a response's body a driver reads for its query cost, when it is asked to
-/// (the middleware's `GraphqlCost`): 1 MiB. The cost comes after the data, at the end of the
+/// (`QueryCost` on: [`Rules::with_query_cost`](crate::Rules::with_query_cost)): 1 MiB. The cost comes after the data, at the end of the
 /// document, so the whole body is read; a longer one is handed on unread past this prefix, and
 /// its cost is not known.
 pub const QUERY_COST_BODY_LIMIT: usize = 1024 * 1024;
@@ -91,7 +91,9 @@ impl QueryCost {
     /// The same cost, reported to a request of `units` of the limiter's units (its `Cost`;
     /// 1 unless said): the [`policy`](Self::policy) counts in those units, each query like
     /// this one `units` of them. A request of one unit (the default cost) makes the policy count
-    /// queries; one whose `Cost` is its points makes it count about points. 0 counts as 1.
+    /// queries; one whose `Cost` is its actual points makes it count about points (with a
+    /// `Cost` of its *requested* points and a smaller actual cost, the limit is the requested
+    /// cost times the queries a full bucket lets through: above the bucket). 0 counts as 1.
     ///
     /// ```
     /// use pacer_core::QueryCost;
@@ -128,6 +130,31 @@ impl QueryCost {
     #[must_use]
     pub fn actual(&self) -> Option<u64> {
         self.actual
+    }
+
+    /// The bucket's size in points (`maximumAvailable`).
+    #[must_use]
+    pub fn maximum_available(&self) -> f64 {
+        self.maximum
+    }
+
+    /// The points in the bucket when the server answered (`currentlyAvailable`, at most the
+    /// maximum).
+    #[must_use]
+    pub fn currently_available(&self) -> f64 {
+        self.available
+    }
+
+    /// The points that come back a second (`restoreRate`).
+    #[must_use]
+    pub fn restore_rate(&self) -> f64 {
+        self.restore_rate
+    }
+
+    /// The limiter's units of the request that reported it ([`with_units`](Self::with_units)).
+    #[must_use]
+    pub fn units(&self) -> u64 {
+        self.units
     }
 
     /// The points the bucket must hold for a query like this one to run (its requested cost,

@@ -1,6 +1,7 @@
 //! The engine's rules: how it reads a response ([`Rules::read`] → [`Reading`]) and what the
 //! server's state asks of a request before its send ([`Rules::hold`] → [`Hold`]).
 
+use super::body::BodyReading;
 use super::classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry, is_json,
 };
@@ -124,9 +125,9 @@ impl Rules {
 
     /// Replaces `QueryCost`: whether a driver reads the body of each JSON response for a GraphQL
     /// query's cost (Shopify's `extensions.cost`, [`QueryCost`]) and hands it to
-    /// [`read_with_cost`](Self::read_with_cost). Off by default: the response then reaches the
-    /// caller only once its body (up to [`QUERY_COST_BODY_LIMIT`](crate::QUERY_COST_BODY_LIMIT))
-    /// is read.
+    /// [`read_with_cost`](Self::read_with_cost). Off by default. When on, each JSON response
+    /// reaches the caller only once its body (up to
+    /// [`QUERY_COST_BODY_LIMIT`](crate::QUERY_COST_BODY_LIMIT)) is read.
     #[must_use]
     pub fn with_query_cost(mut self, read: bool) -> Self {
         self.query_cost = read;
@@ -144,7 +145,7 @@ impl Rules {
     /// any JSON response's up to [`QUERY_COST_BODY_LIMIT`](crate::QUERY_COST_BODY_LIMIT) when
     /// they read a GraphQL query's cost. A body whose `Content-Length` is above the limit is not
     /// read at all; one of unknown length that runs past it is handed on unread past it and
-    /// shown to no one ([`read_body`](Self::read_body) is not called).
+    /// shown to no one ([`judge_body`](Self::judge_body) is not called).
     ///
     /// ```
     /// use http::{HeaderMap, StatusCode};
@@ -182,12 +183,7 @@ impl Rules {
     /// ([`ThrottleClassifier::classify_body`]), and a GraphQL query's cost when the rules read it
     /// ([`QueryCost::from_body`]). Hand both to [`read_with_cost`](Self::read_with_cost).
     #[must_use]
-    pub fn read_body(
-        &self,
-        status: StatusCode,
-        headers: &HeaderMap,
-        body: &[u8],
-    ) -> (Option<BodyVerdict>, Option<QueryCost>) {
+    pub fn judge_body(&self, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> BodyReading {
         let verdict = (status == StatusCode::TOO_MANY_REQUESTS && body.len() <= BODY_LIMIT)
             .then(|| self.classifier.classify_body(status, headers, body))
             .flatten();
@@ -195,7 +191,7 @@ impl Rules {
             .query_cost
             .then(|| QueryCost::from_body(body))
             .flatten();
-        (verdict, cost)
+        BodyReading { verdict, cost }
     }
 
     /// Replaces the classifier.

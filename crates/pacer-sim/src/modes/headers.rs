@@ -40,7 +40,7 @@ impl Default for HeadersMode {
 }
 
 impl HeadersMode {
-    /// The mode with another controller for when the fields stop.
+    /// The `headers` mode with another controller for when the fields stop.
     #[must_use]
     pub fn with_fallback(controller: ControllerKind) -> Self {
         HeadersMode {
@@ -73,7 +73,7 @@ impl Mode for HeadersMode {
         })?;
         let client = LimiterClient::new(core);
         Ok(Box::new(if self.graphql {
-            client.reading_graphql_cost()
+            client.reading_query_cost()
         } else {
             client
         }))

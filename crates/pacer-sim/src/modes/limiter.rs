@@ -182,7 +182,7 @@ impl LimiterClient {
     /// The client reads each response as a GraphQL cost body, with `QueryCost` on (the
     /// `graphql` mode).
     #[must_use]
-    pub fn reading_graphql_cost(mut self) -> Self {
+    pub fn reading_query_cost(mut self) -> Self {
         self.graphql = true;
         self.rules = self.rules.with_query_cost(true);
         self

@@ -1,10 +1,9 @@
 //! Steps 5 and 6 of the flow: a 429's body, then the engine's reading of the response and what
 //! it changes in the endpoint; and what the caller is told.
 
-use crate::body::Said;
 use crate::named::Named;
 use crate::{BodyVerdict, LimiterConfig, Paced, QuotaExhausted};
-use pacer_core::{After, Endpoint, Signal, Timestamp};
+use pacer_core::{After, BodyReading, Endpoint, Signal, Timestamp};
 use reqwest::Response;
 use std::sync::Arc;
 
@@ -28,7 +27,7 @@ pub(super) async fn read_body(
     config: &LimiterConfig,
     key: &str,
     response: &mut Response,
-) -> Said {
+) -> BodyReading {
     // Taken out for the read, which rebuilds it, and put back.
     let taken = std::mem::replace(
         response,
@@ -54,7 +53,7 @@ pub(super) fn observe(
     config: &LimiterConfig,
     endpoint: &Endpoint,
     response: &Response,
-    body: Option<&Said>,
+    body: Option<&BodyReading>,
     units: u64,
     sent_at: Timestamp,
 ) -> (Signal, After) {

@@ -96,6 +96,8 @@ async fn an_insufficient_quota_429_is_sent_once_cuts_nothing_and_comes_back_mark
     assert_eq!(mark.endpoint(), endpoint(&server));
     assert_eq!(response.url().as_str(), format!("{}/", server.uri()));
     assert_eq!(response.headers()["retry-after"], "120");
+    // The body read and handed on knows its length (its size hint held, no panic).
+    assert_eq!(response.content_length(), Some(QUOTA.len() as u64));
     assert_eq!(response.text().await.unwrap(), QUOTA, "the body is intact");
     // No stop was kept: the next request goes.
     let next = client(&pacer).get(server.uri()).send().await.unwrap();

@@ -70,7 +70,9 @@ async fn a_query_refused_for_its_cost_waits_for_its_points_then_is_sent_again() 
         .limiter
         .unwrap();
     assert_eq!(limiter.stats.throttled, 1, "a throttle, though a 200");
+    let length = response.content_length();
     let text = response.text().await.unwrap();
+    assert_eq!(length, Some(text.len() as u64), "its size hint holds");
     assert!(
         text.starts_with(r#"{"data":{"shop""#),
         "the body is intact: {text}"

@@ -73,6 +73,8 @@ async fn an_insufficient_quota_429_is_sent_once_cuts_nothing_and_reaches_the_cal
         response.extensions().get::<Paced>().map(Paced::attempts),
         Some(1)
     );
+    let hint = http_body::Body::size_hint(response.body());
+    assert_eq!(hint.exact(), Some(QUOTA.len() as u64), "read whole: exact");
     assert_eq!(text(response).await, QUOTA, "the body is intact");
 }
 
