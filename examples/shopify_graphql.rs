@@ -19,7 +19,7 @@
 //! What to expect: with the defaults every `THROTTLED` answer is a `200` like any other: the
 //! limiter never slows down, the server refuses about a million queries, and the caller gets
 //! each refusal. With `QueryCost` the limiter paces to the bucket and a refused query waits
-//! until its points are back and is sent again: a `THROTTLED` answer or two, none of them
+//! until its points are back and is sent again: a `THROTTLED` answer at most, none of them
 //! reaching the caller, and the restore rate used once the first fill is spent (the pace
 //! keeps part of the bucket in reserve, so a run this short gets about 94 % of all it could).
 //! `docs/headers.md` ("A GraphQL query's cost") has the rules.
