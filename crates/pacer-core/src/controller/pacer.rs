@@ -13,9 +13,7 @@ use super::{Controller, ControllerContext, RateController, RateControllerState};
 use crate::validation::InvalidOptions;
 use crate::{Feedback, LimiterOptions, Timestamp};
 use memory::{Ceiling, Suspended, Young};
-use probe::Throttle;
 use std::time::Duration;
-use young::young_pace;
 
 mod again;
 mod bare;
@@ -25,6 +23,7 @@ mod options;
 mod probe;
 mod share;
 mod success;
+mod throttle;
 mod window;
 mod young;
 pub use options::PacerControllerOptions;
@@ -419,186 +418,7 @@ impl Controller for PacerController {
 
 impl RateController for PacerController {
     fn on_throttled(&mut self, state: &RateControllerState) -> f64 {
-        let o = self.options;
-        let n = f64::from(state.instance_count.max(1));
-        self.accepted_share(state);
-        let last_cut = self.age_at_cut;
-        self.age_at_cut += state.since_last_decrease;
-        // The instance count changed within a window, before the last cut: it was noticed on a
-        // success, which notes it only while there is no estimate (with one, only a throttle
-        // does), so the budget had not met the limit when it grew.
-        let joined_below = self.instances.is_some_and(|(now, before, at)| {
-            now != before
-                && at < last_cut
-                && self.age_at_cut.saturating_sub(at) < state.quota_window
-        });
-        self.held_from = None;
-        // An estimate a lapse set aside, while its window runs: the limit we had before it.
-        let lapsed = self.suspended.take().filter(|s| self.age_at_cut < s.until);
-        if state.retry_after.is_some_and(|r| r > state.quota_window) {
-            // A stop longer than the server's window: our own units would have left the window
-            // before it ends, so it is not the limit speaking (maintenance, a penalty) and the
-            // units accepted say nothing of the limit. Keep the estimate and come back at the
-            // hold, or where we were if lower.
-            self.probing = false;
-            self.ramp_from = None;
-            return match self.limit_estimate(state.instance_count) {
-                Some(l) => state.rate.min(l * (1.0 - o.hold_margin)),
-                None => state.rate,
-            }
-            .max(state.min_rate);
-        }
-        // What was really going out: a rate the demand did not use measures no overload.
-        let sent = sent_rate(state.rate, state.measured_send_rate);
-        let long_pause = state
-            .retry_after
-            .is_some_and(|r| r >= self.timing(LONG_PAUSE));
-        let mut estimate = if state.accepted_per_minute > 0.0 {
-            state.accepted_per_minute
-        } else {
-            sent
-        };
-        if let Some(pace) = young_pace(state, self.age_at_cut) {
-            estimate = estimate.max(pace);
-        }
-        // A run of bare throttles that took less than a sliding window gives back: the server
-        // leaks at its pace, and the window's count held the slack a bucket let through as it
-        // filled. Slack, not a limit that fell: nothing to probe back toward.
-        let slack = match self.bare_pace.take() {
-            Some(pace) if pace < estimate => {
-                estimate = pace;
-                self.ceiling = None;
-                true
-            }
-            _ => false,
-        };
-        let previous = self.limit_estimate(state.instance_count);
-        // The first estimate is what the server's window held then (a bucket that starts full
-        // lets a window's quota through on top of its pace): the next throttle that finds less
-        // corrects it, no limit that fell to probe back toward every 57 s for 10 minutes. A long
-        // Retry-After with either says the limit moved: then it stands as a reference.
-        let unconfirmed = std::mem::take(&mut self.unconfirmed) && !long_pause;
-        // While the estimate was only our demand (or there was none), the server has shown that
-        // it accepts more: a fall is measured from the higher of the two (whole budget). Within
-        // a lapse's window, from the estimate it set aside: the lapse's own count was only our
-        // hold, a little under it, and remembered as the limit that may come back it would hold
-        // the budget that much under the quota once it does (the quota cut, seed 4, 2
-        // instances: 2,872 remembered instead of 2,968).
-        // Nor, then, is the most the server accepted over a window before it: a bucket's first
-        // window shows its whole size on top of its pace.
-        let demonstrated = if self.firm || unconfirmed {
-            0.0
-        } else {
-            self.demonstrated
-        };
-        let set_aside = lapsed.map_or(0.0, |s| s.limit);
-        let reference = previous
-            .filter(|_| !unconfirmed)
-            .map_or(0.0, |l| l * n)
-            .max(demonstrated)
-            .max(set_aside);
-        let t = Throttle {
-            estimate,
-            previous,
-            probing: std::mem::replace(&mut self.probing, false),
-            // Did we fill the window? Requests waited, or we sent faster than the window's
-            // average — unless the window holds a twentieth less than the server accepted before
-            // without a throttle: then the limit came down to meet our demand, and a burst of it
-            // measures nothing.
-            saturated: state.queued_units > 0.0
-                || (state
-                    .measured_send_rate
-                    .is_some_and(|m| m > estimate * (1.0 + FALL_BAND / 4.0))
-                    && estimate * n >= demonstrated * (1.0 - FALL_BAND / 4.0)),
-            long_pause,
-            fell: !slack && estimate * n < reference * (1.0 - FALL_BAND),
-            age: self.age_at_cut,
-            window: state.quota_window,
-        };
-        if self
-            .ceiling
-            .is_some_and(|c| t.age.saturating_sub(c.at) > self.timing(CEILING_MEMORY))
-        {
-            self.ceiling = None;
-        }
-        self.probe_after = self.next_probe_after(&t);
-        self.confirm_probe_room(&t);
-        if t.fell {
-            // Remember the higher limit: it may come back.
-            let firm = match (self.ceiling, lapsed) {
-                (Some(c), _) if c.limit > reference => c.firm,
-                (_, Some(s)) if s.limit >= reference => s.firm,
-                _ => self.firm,
-            };
-            let limit = self.ceiling.map_or(reference, |c| c.limit.max(reference));
-            self.ceiling = Some(Ceiling {
-                limit,
-                firm,
-                at: t.age,
-            });
-        }
-        if let (Some(p), Some(limit)) = (previous, self.limit)
-            && t.long_pause
-            && !t.probing
-            && !t.fell
-            && estimate < p
-            && state.rate <= p
-        {
-            // The window held more than the limit by seconds of units, though we sent no faster
-            // than the estimate allowed: the limit moved (a neighbour came, the server cut the
-            // quota), and the units accepted are only our own hold, a little under the estimate.
-            // Taken as the limit, each such throttle would lower the hold by its margin for
-            // good. If it stayed down, the next throttle comes within a window of the pause's
-            // end (its hole comes round, and the window fills with our units); if none does,
-            // the estimate comes back.
-            self.suspended = Some(Suspended {
-                limit,
-                firm: self.firm,
-                until: t.age + state.retry_after.unwrap_or_default() + state.quota_window,
-            });
-        }
-        self.unconfirmed = previous.is_none() && !t.long_pause && t.age >= t.window;
-        self.limit = Some(estimate * n);
-        self.firm = t.probing || t.saturated;
-        if self.firm {
-            self.demonstrated = 0.0;
-        }
-        let near = state.rate <= estimate * (1.0 + NEAR_BAND);
-        // The budget grew while we were under the limit (a scale-out: one instance's demand,
-        // then more instances asking for more than the quota). The server's window still holds
-        // units sent at the old, slower pace, and until they leave, the room is only what they
-        // free, less than the two shallow cuts leave: the window fills again within seconds,
-        // where AIMD, still climbing, is not throttled. A second throttle this soon after a cut
-        // says so: cut like AIMD. (docs/controllers.md, the scale-out story, has the figures.)
-        let again = joined_below
-            && previous.is_some()
-            && !t.probing
-            && !t.long_pause
-            && state.since_last_decrease < self.timing(AGAIN);
-        // A throttle without a Retry-After before we are a window old, with the window full of
-        // our units: they all came since we started, so none leaves the server's window before
-        // we are a window old, and every request until then is refused (a server that sent a
-        // Retry-After would have said so). Send as little as we may until the first units
-        // leave, then climb back in a line as they do.
-        let full_young = state.retry_after.is_none() && t.age < t.window;
-        self.young = (full_young && !t.age.is_zero()).then(|| Young {
-            accepted: estimate,
-            sent: state.measured_send_rate.unwrap_or(state.rate),
-            age: t.age,
-        });
-        // A deep cut from a rate the demand did not use may leave the rate above the limit.
-        let cut = if full_young {
-            state.min_rate
-        } else if (t.probing || t.long_pause || near) && !again {
-            state.rate.min(estimate) * (1.0 - o.cut_margin)
-        } else {
-            (sent * o.decrease_factor).min(estimate * (1.0 - o.cut_margin))
-        }
-        .max(state.min_rate);
-        // Someone else's probe or an overload: climb back in a line. After our own probe the
-        // window is full of a flat hold: back at once.
-        self.ramp_from = (!t.probing).then_some(cut.min(state.rate));
-        cut
+        self.cut(state)
     }
 
     fn on_success(&mut self, state: &RateControllerState) -> Option<f64> {
