@@ -1,0 +1,118 @@
+//! The probe: when it comes, how it climbs, what its throttle teaches (nothing new, room the
+//! next throttle does not confirm, the way back toward a limit that fell).
+
+use super::{busy, run, throttle};
+use crate::controller::{PacerController, RateController};
+use std::time::Duration;
+
+#[test]
+fn it_holds_for_probe_after_times_the_instances_then_probes_gently() {
+    for instances in [1u32, 2, 4] {
+        let mut c = PacerController::default();
+        let per = 1000.0 / f64::from(instances);
+        let mut s = busy(per * 0.95);
+        s.instance_count = instances;
+        s.accepted_per_minute = per;
+        s.since_last_decrease = Duration::from_secs(120);
+        let _ = c.on_throttled(&s);
+        s.rate = per * 0.985;
+        // Reached the hold at 10 s after the cut; the wait is 2 min × instances.
+        let wait = 120 * u64::from(instances);
+        let at_end = run(&mut c, s, 10, wait);
+        assert!((at_end - per * 0.985).abs() < 1e-9, "{instances}: held");
+        assert!(!c.is_probing());
+        let mut s2 = busy(at_end);
+        s2.instance_count = instances;
+        let mut probe = |c: &mut PacerController, after: u64| {
+            s2.since_last_decrease = Duration::from_secs(10 + wait + after);
+            c.on_success(&s2)
+        };
+        // 15 s into the probe: 2 % above the hold; 30 s: 6 %; 45 s: 14 %.
+        for (after, step) in [(15, 0.02), (30, 0.06), (45, 0.14)] {
+            let got = probe(&mut c, after).unwrap();
+            assert!(
+                (got / (per * 0.985) - 1.0 - step).abs() < 1e-9,
+                "{instances} instances, {after} s: {got}"
+            );
+        }
+        assert!(c.is_probing());
+    }
+}
+
+#[test]
+fn a_probe_that_finds_nothing_doubles_the_next_wait_up_to_the_maximum() {
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    let mut waits = Vec::new();
+    for _ in 0..5 {
+        c.probing = true;
+        throttle(&mut c, 1080.0, 1000.0, 1);
+        waits.push(c.probe_after.as_secs());
+    }
+    assert_eq!(waits, [240, 480, 900, 900, 900]);
+    // A probe that found more room keeps an eye on the limit.
+    c.probing = true;
+    throttle(&mut c, 1200.0, 1100.0, 1);
+    assert_eq!(c.probe_after.as_secs(), 120);
+}
+
+/// A probe that found more room against a bucket found the tokens it regained while the rate was
+/// under its leak after a cut: the next throttle at the hold finds less, and the next probe
+/// waits twice as long. Confirmed (the next throttle finds at least as much), the wait stands.
+#[test]
+fn a_probe_s_room_that_the_next_throttle_does_not_confirm_doubles_the_next_wait() {
+    let probed = |next: f64| {
+        let mut c = PacerController::default();
+        throttle(&mut c, 1050.0, 1000.0, 1);
+        c.probing = true;
+        throttle(&mut c, 1200.0, 1100.0, 1);
+        assert_eq!(c.probe_after.as_secs(), 120, "more room");
+        throttle(&mut c, 1080.0, next, 1);
+        c.probe_after.as_secs()
+    };
+    assert_eq!(probed(1060.0), 240, "the room was not the limit's");
+    assert_eq!(probed(1100.0), 120, "confirmed");
+    // Only the first throttle after the probe decides: a later one at the hold is as before.
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    c.probing = true;
+    throttle(&mut c, 1200.0, 1100.0, 1);
+    throttle(&mut c, 1080.0, 1100.0, 1);
+    throttle(&mut c, 1080.0, 1060.0, 1);
+    assert_eq!(c.probe_after.as_secs(), 120);
+}
+
+#[test]
+fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
+    let mut c = PacerController::default();
+    throttle(&mut c, 1050.0, 1000.0, 1);
+    assert!(c.firm);
+    // A neighbour takes half: the estimate falls.
+    let cut = throttle(&mut c, 985.0, 500.0, 20);
+    assert_eq!(c.limit_estimate(1), Some(500.0));
+    assert_eq!(cut, 475.0);
+    // Back at the hold at once (a long pause), it probes after 40 s, toward 1,000 over 30 s.
+    let mut s = busy(492.5);
+    s.since_last_decrease = Duration::from_secs(1);
+    assert_eq!(c.on_success(&s), None, "at the hold");
+    s.since_last_decrease = Duration::from_secs(41);
+    assert_eq!(c.on_success(&s), None, "still holding");
+    s.since_last_decrease = Duration::from_secs(56);
+    let halfway = c.on_success(&s).unwrap();
+    assert!(
+        (halfway - (492.5 + (1000.0 - 492.5) / 4.0)).abs() < 1e-9,
+        "{halfway}"
+    );
+    s.since_last_decrease = Duration::from_secs(71);
+    assert_eq!(c.on_success(&s), Some(985.0), "back to the old hold");
+    assert_eq!(c.limit_estimate(1), Some(1000.0), "the old limit again");
+    assert!(!c.is_probing());
+    // Held like any estimate: no probe for `ProbeAfter` (2 min), where `RecoveryProbeAfter`
+    // (40 s) would have probed from 112 s.
+    assert_eq!(run(&mut c, busy(985.0), 72, 119), 985.0);
+    assert!(!c.is_probing());
+    assert!(
+        run(&mut c, busy(985.0), 191, 16) > 985.0,
+        "probing after 2 min"
+    );
+}
