@@ -265,20 +265,17 @@ fn a_configured_window_comes_with_the_layer_and_one_that_cannot_be_built_is_refu
     );
 }
 
+/// A strict window of `limit` units per 2 s, in memory on `clock`.
+fn per_two_seconds(name: &str, limit: u64, clock: &ManualClock) -> pacer_core::WindowLimit {
+    let store = pacer_core::MemoryWindowStore::new(clock.clone());
+    pacer_core::WindowLimit::new(name.to_owned(), limit, Duration::from_secs(2), store).unwrap()
+}
+
 /// With a strict window on both sides (each in memory on its own clock), the layer and the
 /// middleware still send the same requests at the same times.
 #[tokio::test]
 async fn with_a_strict_window_the_layer_and_the_middleware_send_at_the_same_times() {
-    use pacer_core::{MemoryWindowStore, WindowLimit};
-    let window = |clock: &ManualClock| {
-        WindowLimit::new(
-            "four-per-two-seconds",
-            4,
-            Duration::from_secs(2),
-            MemoryWindowStore::new(clock.clone()),
-        )
-        .unwrap()
-    };
+    let window = |clock: &ManualClock| per_two_seconds("four-per-two-seconds", 4, clock);
     let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
         PacerMiddleware::builder()
             .limiter(
@@ -380,16 +377,7 @@ async fn the_layer_and_the_middleware_read_a_graphql_cost_the_same_way() {
 
 #[tokio::test]
 async fn a_window_keyed_by_user_counts_each_user_apart_in_both_drivers() {
-    use pacer_core::{MemoryWindowStore, WindowLimit};
-    let window = |clock: &ManualClock| {
-        WindowLimit::new(
-            "two-per-two-seconds",
-            2,
-            Duration::from_secs(2),
-            MemoryWindowStore::new(clock.clone()),
-        )
-        .unwrap()
-    };
+    let window = |clock: &ManualClock| per_two_seconds("two-per-two-seconds", 2, clock);
     let (middleware_statuses, middleware_sent) = through_the_middleware(|clock| {
         let by_user = reqwest_pacer::StrictWindow::from(window(clock)).keyed_by(|r| {
             let user = r.headers().get("x-user")?.to_str().ok()?;
