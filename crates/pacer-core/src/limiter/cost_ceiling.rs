@@ -49,6 +49,10 @@ impl CostCeiling {
     }
 
     fn roll(&mut self, now: Timestamp) {
+        // Within the current span (nearly every response): no division.
+        if now < self.started || now - self.started < self.span {
+            return;
+        }
         let spans = self.spans_since_start(now);
         if spans == 0 {
             return;

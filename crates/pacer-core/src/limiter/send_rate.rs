@@ -32,8 +32,8 @@ impl SendRateMeter {
 
     /// Counts the units of a response that arrived at `now`.
     pub(crate) fn record(&mut self, units: f64, now: Timestamp) {
-        let period = period_of(now);
-        if period > self.period_start {
+        if later_period(now, self.period_start) {
+            let period = period_of(now);
             let newest = self.units / (period - self.period_start);
             let previous = self.measured.unwrap_or(0.0);
             self.measured = Some(newest * SMOOTH + previous * (1.0 - SMOOTH));
@@ -64,6 +64,13 @@ fn period_of(now: Timestamp) -> f64 {
     (now.as_secs_f64() / PERIOD_SECS).floor() * PERIOD_SECS
 }
 
+/// `period_of(now) > start` for a `start` that `period_of` gave, without the `floor`: the
+/// period's number `k = start / PERIOD_SECS` is a whole number, and `floor(x) > k` exactly when
+/// `x ≥ k + 1`. (Dividing by a power of two is exact.)
+fn later_period(now: Timestamp, start: f64) -> bool {
+    now.as_secs_f64() / PERIOD_SECS >= start / PERIOD_SECS + 1.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -87,6 +94,29 @@ mod tests {
         m.record(1.0, at(1.0));
         let expected = (2.0 * 0.8 + 8.0 * 0.2) * 60.0;
         assert!((m.per_minute().unwrap() - expected).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_later_period_is_told_as_the_floor_tells_it() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let start = period_of(Timestamp::from_nanos(x % 4_000_000_000_000));
+            // Around the start's period and the next one's edges, and far off.
+            let nanos = match x % 4 {
+                0 => (start * 1e9) as u64 + x % 1_000_000_000,
+                1 => ((start + PERIOD_SECS) * 1e9) as u64 - 1 + x % 3,
+                _ => x % 4_000_000_000_000,
+            };
+            let now = Timestamp::from_nanos(nanos);
+            assert_eq!(
+                later_period(now, start),
+                period_of(now) > start,
+                "{nanos} ns, {start}"
+            );
+        }
     }
 
     #[test]
