@@ -209,12 +209,17 @@ impl<'a> Request<'a> {
         async move {
             let (named, config, units) = (self.named, &*self.config, self.units);
             let (key, limiter) = (&**self.endpoint.key(), self.endpoint.limiter());
-            // Each strict window with the request's key in it.
-            let windows: Vec<(&WindowLimit, String)> = config
-                .windows
-                .iter()
-                .filter_map(|w| Some((w.window_limit(), w.key_of(&req, key)?)))
-                .collect();
+            // Each strict window with the request's key in it (most limiters have none: no
+            // collecting then).
+            let windows: Vec<(&WindowLimit, String)> = if config.windows.is_empty() {
+                Vec::new()
+            } else {
+                config
+                    .windows
+                    .iter()
+                    .filter_map(|w| Some((w.window_limit(), w.key_of(&req, key)?)))
+                    .collect()
+            };
             let mut retries = Retries::new(&config.rules);
             let mut last: Option<Response> = None;
             // What the caller is told (`Paced`, built at the end: its names are not kept across
