@@ -36,6 +36,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "MaxAttempts",
     "QueryCost",
     "MaxRetryAfter",
+    "PauseWithoutRetryAfter",
     "Throttling",
     "MaxExhaustedDelay",
     "EndpointKey",
@@ -252,6 +253,9 @@ fn read_options(
         o.instance_count = u32::try_from(v).unwrap_or(u32::MAX)
     });
     set!("MaxRetryAfter", duration, |v| o.max_retry_after = v);
+    set!("PauseWithoutRetryAfter", duration, |v| o
+        .pause_without_retry_after =
+        v);
     set!("QuotaWindow", duration, |v| o.quota_window = v);
 
     if let Some(f) = t.get(p, "Aimd")

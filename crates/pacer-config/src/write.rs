@@ -144,6 +144,7 @@ fn options(o: &LimiterOptions) -> Node {
             ]),
         ),
         ("MaxRetryAfter", time(o.max_retry_after)),
+        ("PauseWithoutRetryAfter", time(o.pause_without_retry_after)),
     ]);
     Node::Table(
         entries

@@ -24,7 +24,7 @@ pub const SIM_MAX_WAIT: Duration = Duration::from_secs(120);
 /// The limiter options every limiter mode starts from: the library's defaults with the four
 /// simulator values above. The rest are the library's: `MinUnitsPerMinute` 60, `Burst` 1 s,
 /// `DecreaseCooldown` 5 s, AIMD 0.7 / 10 s / 120, CUBIC 0.7 / 0.4,
-/// `MaxRetryAfter` 5 min.
+/// `MaxRetryAfter` 5 min, `PauseWithoutRetryAfter` 1 s.
 #[must_use]
 pub fn sim_limiter_defaults() -> LimiterOptions {
     let mut o = LimiterOptions::default();

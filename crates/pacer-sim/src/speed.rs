@@ -13,7 +13,7 @@
 //! | a `Retry-After` | R s | R/K s, sent with millisecond decimals when K ≠ 1 |
 //! | demand | D units per minute | D·K units per real minute |
 //! | a limiter's rates (`Initial`, `Min`, `Max`, the AIMD step) | r units per minute | r·K |
-//! | a limiter's durations (`Burst`, `MaxWait`, `DecreaseCooldown`, `QuotaWindow`, `MaxRetryAfter`, AIMD `IncreaseInterval`, Pacer's `ProbeAfter`, `MaxProbeAfter`, `RecoveryProbeAfter`, `RecoveryTime`) | d | d/K |
+//! | a limiter's durations (`Burst`, `MaxWait`, `DecreaseCooldown`, `QuotaWindow`, `MaxRetryAfter`, `PauseWithoutRetryAfter`, AIMD `IncreaseInterval`, Pacer's `ProbeAfter`, `MaxProbeAfter`, `RecoveryProbeAfter`, `RecoveryTime`) | d | d/K |
 //! | Pacer's `StartGrowth` (a fraction per second) | g | g·K |
 //! | CUBIC's `ScaleConstant` C (units/s per s³) | C | C·K⁴ (so that `K_cubic` shrinks by K and the curve's rates grow by K) |
 //!
@@ -130,6 +130,7 @@ impl Speed {
         o.max_wait = story.max_wait.div_f64(k);
         o.decrease_cooldown = story.decrease_cooldown.div_f64(k);
         o.max_retry_after = story.max_retry_after.div_f64(k);
+        o.pause_without_retry_after = story.pause_without_retry_after.div_f64(k);
         o.quota_window = story.quota_window.div_f64(k);
         o.aimd.increase_interval = story.aimd.increase_interval.div_f64(k);
         o.aimd.increase_step *= k;
@@ -200,6 +201,7 @@ mod tests {
         assert_eq!(o.aimd.increase_interval, Duration::from_secs(1));
         assert_eq!(o.aimd.increase_step, 1200.0);
         assert_eq!(o.max_retry_after, Duration::from_secs(30));
+        assert_eq!(o.pause_without_retry_after, Duration::from_millis(100));
         assert_eq!(o.quota_window, Duration::from_secs(6));
         assert_eq!(o.pacer.probe_after, Duration::from_secs(12));
         assert_eq!(

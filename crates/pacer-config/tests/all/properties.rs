@@ -70,7 +70,7 @@ fn key() -> impl Strategy<Value = String> {
             "Enabled", "Controller", "InitialUnitsPerMinute", "MinUnitsPerMinute",
             "max_units_per_minute", "Burst", "queue-limit", "MaxWait", "DecreaseCooldown",
             "InstanceCount", "QuotaWindow", "Aimd", "Cubic", "DecreaseFactor", "IncreaseInterval", "IncreaseStep",
-            "Beta", "ScaleConstant", "MaxAttempts", "QueryCost", "MaxRetryAfter", "Throttling", "Algorithm",
+            "Beta", "ScaleConstant", "MaxAttempts", "QueryCost", "MaxRetryAfter", "PauseWithoutRetryAfter", "Throttling", "Algorithm",
             "Algorithms", "Threshold", "Factor", "MaxDelay", "MinDelay", "Delay", "MinRemaining",
             "Reserve", "MinSpacing", "MaxExhaustedDelay", "EndpointKey", "Classifier", "Throttled",
             "ThrottledWithRetryAfter", "ThrottledWhenExhausted", "MaxEndpoints", "EndpointIdleTtl",
@@ -164,6 +164,7 @@ fn plausible_limiter() -> impl Strategy<Value = J> {
         ("MaxAttempts", s("2")),
         ("QueryCost", J::Bool(true)),
         ("MaxRetryAfter", s("250ms")),
+        ("PauseWithoutRetryAfter", s("0s")),
         ("QuotaWindow", s("10s")),
         (
             "Aimd",

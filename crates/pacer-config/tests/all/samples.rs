@@ -61,6 +61,7 @@ fn every_value_of_the_samples_is_read() {
     assert_eq!(o.max_wait, Duration::from_secs(30));
     assert_eq!(orders.max_attempts.get(), 4);
     assert_eq!(o.max_retry_after, Duration::from_secs(300));
+    assert_eq!(o.pause_without_retry_after, Duration::from_secs(1)); // the default
     assert_eq!(
         orders.throttling,
         ThrottlingSettings::Percentage(
@@ -81,6 +82,7 @@ fn every_value_of_the_samples_is_read() {
     assert_eq!(o.max_units_per_minute, 5625.0);
     assert_eq!(o.burst, Duration::from_secs(2));
     assert_eq!(o.quota_window, Duration::from_secs(10));
+    assert_eq!(o.pause_without_retry_after, Duration::from_secs(2));
     assert_eq!((o.cubic.beta, o.cubic.scale_constant), (0.7, 0.4));
     assert_eq!(
         search.throttling,

@@ -152,6 +152,10 @@ fn wrong_types_and_unparsable_values() {
         ),
         (r#"{ "MaxWait": -5 }"#, "MaxWait = -5: must not be negative"),
         (
+            r#"{ "PauseWithoutRetryAfter": -1 }"#,
+            "PauseWithoutRetryAfter = -1: must not be negative",
+        ),
+        (
             r#"{ "MaxWait": "25:00:00" }"#,
             "MaxWait = \"25:00:00\": has 25 hours: a TimeSpan's hours are 0 to 23 (write \"1.00:00:00\" for a day)",
         ),

@@ -281,7 +281,8 @@ impl FleetLimiter {
     /// A member's request sent at `sent_at` was throttled, the server asking for `retry_after`:
     /// an unlimited start ends at the members' measured send rate; the controller cuts if the
     /// contract allows (once per `DecreaseCooldown`, never for a request sent before the last
-    /// cut); a `Retry-After` stops every member. True if anything changed.
+    /// cut); a `Retry-After` (or `PauseWithoutRetryAfter` without one) stops every member. True if
+    /// anything changed.
     pub(crate) fn throttle(
         &mut self,
         options: &LimiterOptions,
@@ -316,8 +317,8 @@ impl FleetLimiter {
             changed = true;
         }
         self.control.restart_increase_clock(now);
-        if let Some(retry_after) = retry_after {
-            changed |= self.pause(now + retry_after, now, options);
+        if let Some(pause) = options.throttle_pause(retry_after) {
+            changed |= self.pause(now + pause, now, options);
         }
         changed
     }
@@ -382,6 +383,21 @@ mod tests {
         // Within the cooldown, not even a request sent after it.
         f.throttle(&o, at(62), None, at(63));
         assert_eq!(f.decreases(), 1);
+    }
+
+    #[test]
+    fn a_throttle_without_retry_after_stops_the_fleet_for_pause_without_retry_after() {
+        let o = options();
+        let mut f = FleetLimiter::new(&o, at(0));
+        assert!(f.throttle(&o, at(10), None, at(10)));
+        assert_eq!(f.pause_until(), at(11), "the default second");
+        let o = LimiterOptions {
+            pause_without_retry_after: Duration::ZERO,
+            ..options()
+        };
+        let mut f = FleetLimiter::new(&o, at(0));
+        f.throttle(&o, at(10), None, at(10));
+        assert_eq!(f.pause_until(), at(0), "none at 0");
     }
 
     #[test]

@@ -17,8 +17,8 @@ impl LimiterCore {
     ///   is the first throttle, or the request was sent after the last cut and either
     ///   `DecreaseCooldown` has passed since it or the controller says the cut fell short
     ///   ([`Controller::cuts_again`](crate::Controller::cuts_again)); pauses for `Retry-After`
-    ///   (at most `MaxRetryAfter`). Waiting requests that can no longer make their deadline are
-    ///   refused.
+    ///   (at most `MaxRetryAfter`), or for `PauseWithoutRetryAfter` when the server sent none.
+    ///   Waiting requests that can no longer make their deadline are refused.
     /// - **Neutral**: nothing more.
     ///
     /// Without `InitialUnitsPerMinute`, successes move nothing until the first throttle signal,
@@ -99,8 +99,8 @@ impl LimiterCore {
             }
         }
         self.control.restart_increase_clock(now);
-        if let Some(retry_after) = retry_after {
-            self.extend_pause(now + retry_after, now, changes);
+        if let Some(pause) = self.options.throttle_pause(retry_after) {
+            self.extend_pause(now + pause, now, changes);
         }
         if changes.rate.is_some() || changes.paused_until.is_some() {
             self.reject_unreachable(now, changes);

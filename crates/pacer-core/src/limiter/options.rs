@@ -147,6 +147,16 @@ pub struct LimiterOptions {
     /// `MaxRetryAfter`: the longest pause a server's `Retry-After` can order. Default 5 min; must
     /// be greater than 0.
     pub max_retry_after: Duration,
+    /// `PauseWithoutRetryAfter`: how long a throttle that came without a `Retry-After` (a bare
+    /// 429 or 503, or one whose `Retry-After` could not be read) holds every request of its
+    /// endpoint back, as a `Retry-After` of that length would. Default 1 s (the first wait of
+    /// the usual retry loops); 0 sends on at once at the cut rate. Capped by `MaxRetryAfter`.
+    ///
+    /// Without it, the requests sent in the second after a bare throttle meet the same full
+    /// window or bucket: a server that does not say when to come back (nginx's `limit_req`, a
+    /// leaky bucket, a fixed window that is spent) refuses every one of them. The controller
+    /// still sees a throttle without `Retry-After` (its rules for bare throttles apply).
+    pub pause_without_retry_after: Duration,
 }
 
 impl Default for LimiterOptions {
@@ -167,6 +177,7 @@ impl Default for LimiterOptions {
             cubic: CubicOptions::default(),
             pacer: PacerControllerOptions::default(),
             max_retry_after: Duration::from_secs(300),
+            pause_without_retry_after: Duration::from_secs(1),
         }
     }
 }
@@ -234,6 +245,16 @@ impl LimiterOptions {
             ControllerKind::Aimd => Box::new(Aimd::new(self.aimd).unwrap_or_default()),
             ControllerKind::Cubic => Box::new(Cubic::new(self.cubic).unwrap_or_default()),
             ControllerKind::Pacer => Box::new(PacerController::new(self.pacer).unwrap_or_default()),
+        }
+    }
+
+    /// How long a throttle holds its endpoint back: the server's `Retry-After` (at most
+    /// `MaxRetryAfter`), or `PauseWithoutRetryAfter` when it sent none; `None` for no pause.
+    pub(crate) fn throttle_pause(&self, retry_after: Option<Duration>) -> Option<Duration> {
+        match retry_after {
+            Some(r) => Some(r.min(self.max_retry_after)),
+            None => Some(self.pause_without_retry_after.min(self.max_retry_after))
+                .filter(|p| !p.is_zero()),
         }
     }
 

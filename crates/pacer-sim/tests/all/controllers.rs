@@ -184,30 +184,35 @@ fn cold_start<const N: usize>(options: &SimOptions, modes: [&str; N]) -> [RunMet
 }
 
 /// The cold start (demand at twice the quota from the first second, 429s without Retry-After),
-/// seed 42, 2 instances: `pacer` takes at least 90 % of what the server admits with no more
-/// 429s than AIMD. Before a throttle in the first window sent at the minimum rate, the window
-/// full of the start's units refused every request until they left: 402 429s (`default`, from
-/// the unlimited start, 654).
+/// seed 42, 2 instances: `pacer` takes at least 90 % of what the server admits, more than AIMD.
+/// Before a throttle in the first window sent at the minimum rate, the window full of the
+/// start's units refused every request until they left: 402 429s (`default`, from the
+/// unlimited start, 654). Before a throttle without `Retry-After` paused for a second, AIMD met
+/// 33 429s, `pacer` 26 and `default` 36; the pause took more off AIMD's, and at this seed
+/// `pacer` now meets one more than AIMD (over 21 seeds the medians are equal:
+/// `--example sweep -- --story cold-start`).
 #[test]
-fn a_cold_start_without_retry_after_keeps_the_share_and_aimd_s_429s() {
+fn a_cold_start_without_retry_after_keeps_the_share() {
     let options = SimOptions {
         seed: 42,
         ..SimOptions::default()
     };
     let [aimd, pacer, default] = cold_start(&options, ["aimd", "pacer", "default"]);
-    assert_beats_aimd("cold-start", &aimd, &pacer, "seed 42, share and 429s");
     assert!(pacer.share >= 0.90, "{}", pacer.share);
-    assert_pinned("aimd cold-start", &aimd, 0.9125, 33);
-    assert_pinned("pacer cold-start", &pacer, 0.9663, 26);
-    assert_pinned("default cold-start", &default, 0.9724, 36);
+    assert!(pacer.share > aimd.share, "{} {}", pacer.share, aimd.share);
+    assert_pinned("aimd cold-start", &aimd, 0.9043, 21);
+    assert_pinned("pacer cold-start", &pacer, 0.9661, 22);
+    assert_pinned("default cold-start", &default, 0.9762, 26);
 }
 
 /// The cold start against a fixed window of a minute that says no `Retry-After`: seed 42, 2
 /// instances. Between its quota's end and the boundary the window accepts next to nothing, and
 /// a run of bare throttles there measures no pace: taken as a bucket's leak, it set the
 /// estimate to about 60 a minute, held until the next probe (`pacer` 79 % with 206 429s,
-/// `default` 40 % with 587). The Pacer controller and the library's defaults beat AIMD (88 %,
-/// 885) on both counts.
+/// `default` 40 % with 587). The Pacer controller and the library's defaults beat AIMD (87 %,
+/// 137) on both counts. Every request sent between the quota's end and the boundary is refused;
+/// before a throttle without `Retry-After` paused for a second, `pacer` met 532 429s, `default`
+/// 274 and AIMD 885.
 #[test]
 fn a_cold_start_against_a_fixed_window_takes_no_spent_window_for_a_leak() {
     let options = SimOptions {
@@ -218,8 +223,8 @@ fn a_cold_start_against_a_fixed_window_takes_no_spent_window_for_a_leak() {
     let [aimd, pacer, default] = cold_start(&options, ["aimd", "pacer", "default"]);
     assert_beats_aimd("cold-start, fixed", &aimd, &pacer, "seed 42, pacer");
     assert_beats_aimd("cold-start, fixed", &aimd, &default, "seed 42, default");
-    assert_pinned("pacer cold-start, fixed", &pacer, 0.9725, 532);
-    assert_pinned("default cold-start, fixed", &default, 0.9693, 274);
+    assert_pinned("pacer cold-start, fixed", &pacer, 0.9704, 96);
+    assert_pinned("default cold-start, fixed", &default, 0.9746, 106);
 }
 
 /// The cold start against windows of 10 s that say no `Retry-After`, with the library's
@@ -228,7 +233,8 @@ fn a_cold_start_against_a_fixed_window_takes_no_spent_window_for_a_leak() {
 /// success after that says the window is at most the limiter's age then, and until the limiter
 /// is a minute old a throttle counts over that, not over a minute that holds the refusals.
 /// Before, the second throttle's count over the minute set a hold of half the quota, and each
-/// probe after that moved it up a little: sliding 76 % (30 429s; now 91 %), fixed 77 % (194; now 96 % with 52, AIMD 85 % with 59).
+/// probe after that moved it up a little: sliding 76 % (30 429s; now 93 % with 26), fixed 77 %
+/// (194; now 95 % with 29, AIMD 85 % with 42).
 #[test]
 fn a_cold_start_against_a_window_of_seconds_learns_it_from_the_first_success() {
     let options = SimOptions {
@@ -239,13 +245,13 @@ fn a_cold_start_against_a_window_of_seconds_learns_it_from_the_first_success() {
     .with_window(std::time::Duration::from_secs(10));
     let [aimd, default] = cold_start(&options, ["aimd", "default"]);
     assert_beats_aimd("cold-start, fixed 10 s", &aimd, &default, "seed 3, default");
-    assert_pinned("default cold-start, fixed 10 s", &default, 0.9560, 52);
+    assert_pinned("default cold-start, fixed 10 s", &default, 0.9466, 29);
     let sliding = SimOptions {
         server: "sliding".parse().expect("a shape"),
         ..options
     };
     let [default] = cold_start(&sliding, ["default"]);
-    assert_pinned("default cold-start, sliding 10 s", &default, 0.9121, 30);
+    assert_pinned("default cold-start, sliding 10 s", &default, 0.9302, 26);
 }
 
 /// The cold start against a bucket of a second with no `Retry-After` (nginx's `limit_req`), with
@@ -264,5 +270,5 @@ fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
     let [aimd, default] = cold_start(&options, ["aimd", "default"]);
     assert_beats_aimd("cold-start, 1 s bucket", &aimd, &default, "seed 42");
     assert!(default.share >= 0.90, "{}", default.share);
-    assert_pinned("default cold-start, 1 s bucket", &default, 0.9498, 10);
+    assert_pinned("default cold-start, 1 s bucket", &default, 0.9605, 8);
 }

@@ -171,9 +171,12 @@ async fn absurd_retry_afters_are_capped_by_max_retry_after_and_never_waited_out(
 
 #[tokio::test]
 async fn negative_garbage_past_and_fractional_retry_afters_are_safe() {
+    // An unreadable one is no `Retry-After`: the pause of a throttle without one
+    // (`PauseWithoutRetryAfter`, 1 s), then a unit at the minimum rate (600 a minute: a young
+    // throttle without `Retry-After` sends as little as it may). A date in the past says "now".
     for (value, at_least) in [
-        ("-5", Duration::ZERO),
-        ("soon", Duration::ZERO),
+        ("-5", Duration::from_millis(1100)),
+        ("soon", Duration::from_millis(1100)),
         ("Thu, 01 Jan 1970 00:00:00 GMT", Duration::ZERO),
         ("0.5", Duration::from_millis(500)),
     ] {
@@ -190,7 +193,7 @@ async fn negative_garbage_past_and_fractional_retry_afters_are_safe() {
             .unwrap();
         assert_eq!(r.status(), 200, "{value}");
         assert_eq!(served.load(Ordering::SeqCst), 2, "{value}");
-        // The Retry-After (none for the unreadable ones), then one unit at the cut rate.
+        // The pause, then one unit at the cut rate.
         let took = pacer_core::Clock::now(&clock) - started;
         assert!(
             took >= at_least && took < at_least + Duration::from_millis(10),

@@ -162,6 +162,63 @@ fn a_retry_after_pauses_every_request_and_is_capped_by_max_retry_after() {
 }
 
 #[test]
+fn a_throttle_without_retry_after_pauses_for_pause_without_retry_after() {
+    let (mut c, seen) = Recorder {
+        on_throttled: 420.0,
+        ..Recorder::default()
+    }
+    .limiter();
+    let changes = c.on_response(throttled(secs(0), None), secs(1));
+    assert_eq!(changes.paused_until, Some(secs(2)), "the default second");
+    assert_eq!(
+        seen.lock().unwrap()[0].1.retry_after,
+        None,
+        "the controller still sees a bare throttle"
+    );
+    let (t, at) = queued(c.acquire(1, ms(1500)));
+    // The pause emptied the bucket: the unit flows in at 420 a minute (7/s) after it ends.
+    let after = secs(2) + Duration::from_nanos(142_857_143);
+    assert_eq!(at, after);
+    assert_eq!(c.pop_ready(secs(2)), None);
+    assert_eq!(c.pop_ready(after).map(|g| g.0), Some(t));
+    // Each bare throttle orders its second, from when it comes back.
+    let changes = c.on_response(throttled(secs(0), None), ms(2500));
+    assert_eq!(changes.paused_until, Some(ms(3500)));
+
+    // Capped by MaxRetryAfter; none at 0; a `Retry-After: 0` is taken at its word.
+    for (pause, max_retry_after, retry_after, until) in [
+        (
+            Duration::from_secs(1),
+            Duration::from_millis(300),
+            None,
+            Some(ms(1300)),
+        ),
+        (Duration::ZERO, Duration::from_secs(60), None, None),
+        (
+            Duration::from_secs(1),
+            Duration::from_secs(60),
+            Some(Duration::ZERO),
+            None,
+        ),
+        (
+            Duration::from_secs(5),
+            Duration::from_secs(60),
+            None,
+            Some(secs(6)),
+        ),
+    ] {
+        let mut c = core(LimiterOptions {
+            pause_without_retry_after: pause,
+            max_retry_after,
+            ..options()
+        });
+        let changes = c.on_response(throttled(secs(0), retry_after), secs(1));
+        assert_eq!(changes.paused_until, until, "{pause:?} {retry_after:?}");
+        assert_eq!(c.paused_until(secs(1)), until, "{pause:?} {retry_after:?}");
+    }
+}
+
+#[test]
 fn the_controller_is_not_asked_on_a_success_during_a_pause() {
     let (mut c, seen) = Recorder {
         on_success: Some(700.0),
@@ -401,8 +458,10 @@ fn new_options_keep_the_rate_and_clamp_it_into_the_new_bounds() {
 
 #[test]
 fn a_cut_refuses_at_once_the_waiters_that_can_no_longer_make_their_deadline() {
+    // The cut alone: a bare throttle's pause (the test above) would refuse more.
     let mut c = core(LimiterOptions {
         max_wait: Duration::from_secs(2),
+        pause_without_retry_after: Duration::ZERO,
         ..options()
     });
     for _ in 0..10 {
