@@ -27,6 +27,40 @@ async fn a_429_with_retry_after_in_seconds_waits_then_succeeds() {
 }
 
 #[tokio::test]
+async fn a_429_without_retry_after_holds_the_endpoint_for_pause_without_retry_after() {
+    // AIMD: a cut to 0.7 times the rate, so that the unit after the pause comes at once.
+    for (pause, at_least) in [
+        (None, Duration::from_secs(1)),
+        (
+            Some(Duration::from_millis(2500)),
+            Duration::from_millis(2500),
+        ),
+        (Some(Duration::ZERO), Duration::ZERO),
+    ] {
+        let clock = ManualClock::new();
+        let bare = wiremock::ResponseTemplate::new(429);
+        let (server, script) = serve_script(Script::new(vec![bare, ok()]).on(&clock)).await;
+        let mut options = generous();
+        options.controller = pacer_core::ControllerKind::Aimd;
+        if let Some(pause) = pause {
+            options.pause_without_retry_after = pause;
+        }
+        let pacer = pacer_on(&clock, LimiterConfig::new(options));
+        let response = drive(&clock, client(&pacer).get(server.uri()).send())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "{pause:?}");
+        assert_eq!(script.calls(), 2, "{pause:?}: the retry");
+        let gap = script.gap(0, 1);
+        assert!(gap >= at_least, "{pause:?}: {gap:?}");
+        assert!(
+            gap < at_least + Duration::from_millis(10),
+            "{pause:?}: {gap:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_429_with_an_http_date_waits_until_that_date() {
     let clock = ManualClock::new();
     // The manual clock's wall time is a whole second: the date is exactly 2 s away.
