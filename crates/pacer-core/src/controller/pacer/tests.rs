@@ -481,6 +481,30 @@ fn successes_soon_after_a_young_throttle_scale_its_count_to_the_window() {
     assert_eq!(c.limit_estimate(1), Some(18_000.0));
 }
 
+/// A server that counts the requests it refuses (HAProxy's stick tables) throttles again a few
+/// seconds after a young throttle, while we send at the minimum: the pace a later success
+/// reads is capped by what went out before the first throttle, not by that minimum.
+#[test]
+fn a_second_young_throttle_keeps_the_first_one_s_send_rate() {
+    let mut c = PacerController::default();
+    let mut s = busy(1000.0);
+    s.accepted_per_minute = 50.0;
+    s.since_last_decrease = Duration::from_secs_f64(2.5);
+    let cut = c.on_throttled(&s);
+    assert_eq!(cut, 10.0, "the minimum rate");
+    let mut s = busy(cut);
+    s.accepted_per_minute = 50.0;
+    s.since_last_decrease = Duration::from_secs(5);
+    let _ = c.on_throttled(&s);
+    let mut s = busy(cut);
+    s.since_last_decrease = Duration::from_secs(5);
+    let _ = c.on_success(&s);
+    // 50 units over the 7.5 s since the start, scaled to the window: 0.6 × 50 × 60 / 7.5 = 240,
+    // under the 1,000 sent before the first throttle (the second's 10 would have capped it).
+    let estimate = c.limit_estimate(1).unwrap();
+    assert!((estimate - 240.0).abs() < 1e-9, "{estimate}");
+}
+
 /// A sliding window of a minute refuses everything after a young throttle until our first
 /// units leave it, a minute after the start: the first success comes a window old, and the
 /// count was a window's quota after all. A throttle with a Retry-After is not young: a process

@@ -172,10 +172,18 @@ impl PacerController {
         // Retry-After would have said so). Send as little as we may until the first units
         // leave, then climb back in a line as they do.
         let full_young = state.retry_after.is_none() && t.age < t.window;
-        self.young = (full_young && !t.age.is_zero()).then(|| Young {
-            accepted: estimate,
-            sent: state.measured_send_rate.unwrap_or(state.rate),
-            age: t.age,
+        // A second young throttle before a success read the first comes at the rate the first
+        // cut to (the minimum): what went out then says nothing of what the server took, and
+        // the first one's send rate stands as the cap (a server that counts its refusals too,
+        // as HAProxy's stick tables do, refuses a while after a burst).
+        let sent_before = self.young.take().map(|y| y.sent);
+        self.young = (full_young && !t.age.is_zero()).then(|| {
+            let sent = state.measured_send_rate.unwrap_or(state.rate);
+            Young {
+                accepted: estimate,
+                sent: sent_before.map_or(sent, |before| before.max(sent)),
+                age: t.age,
+            }
         });
         // A deep cut from a rate the demand did not use may leave the rate above the limit.
         let cut = if full_young {
