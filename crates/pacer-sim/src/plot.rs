@@ -157,7 +157,9 @@ fn panel(
         .configure_mesh()
         .x_desc("minute")
         .y_desc("units/min")
-        .x_labels(16)
+        // At most one label a minute: a whole minute's label on every tick (a run of two
+        // minutes labelled in quarters read 0, 0, 0, 1, …).
+        .x_labels((minutes.round() as usize + 1).clamp(2, 16))
         .y_labels(8)
         .x_label_formatter(&|x| format!("{x:.0}"))
         .y_label_formatter(&|y| thousands(y.round() as u64))
