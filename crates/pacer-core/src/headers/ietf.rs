@@ -14,7 +14,13 @@
 //! that whole field ("malformed fields MUST be ignored", draft-11), never just the member; so
 //! does a List of more than 64 members. A `t` or `w` beyond 365 days and a `q` of 0 are read but
 //! make their policy unsound.
+//!
+//! Servers send the same `RateLimit-Policy` on every response: each thread keeps the last one it
+//! read with what it read ([`LAST_POLICY`]), and a field equal to it byte for byte is not read
+//! again. What a field says depends on its bytes alone (no date, no `now`), so the copy kept is
+//! what a parse gives.
 
+use std::cell::RefCell;
 use std::time::{Duration, SystemTime};
 
 use super::bounds::MAX_MEMBERS;
@@ -28,13 +34,18 @@ use std::borrow::Cow;
 /// The named (draft-08+) policies and the Integer (draft-07) quotas of `RateLimit-Policy`.
 type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
 
+thread_local! {
+    /// The last `RateLimit-Policy` field this thread read, and what it read (`None`: malformed).
+    static LAST_POLICY: RefCell<Option<(String, Option<PolicyMembers>)>> =
+        const { RefCell::new(None) };
+}
+
 /// Appends every IETF policy in `c` to `out`.
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
-    let policy_field = c.ratelimit_policy.joined();
-    // A structured List of at most MAX_MEMBERS members; a longer one is malformed.
-    let (mut named, integers) = policy_field
-        .as_deref()
-        .and_then(|field| read_list(field, MAX_MEMBERS, PolicyMembers::default, policy_member))
+    let (mut named, integers) = c
+        .ratelimit_policy
+        .joined()
+        .and_then(|field| policy_members(&field))
         .unwrap_or_default();
 
     // The current-state policy that Integer-form quota policies describe, if any.
@@ -89,6 +100,34 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
         out.push(q);
     }
     out.extend(counted);
+}
+
+/// The members of the `RateLimit-Policy` field `field`, a structured List of at most
+/// [`MAX_MEMBERS`] members (a longer one is malformed): a copy of what this thread read last
+/// when `field` is the same text, else read, and kept in its place.
+fn policy_members(field: &str) -> Option<PolicyMembers> {
+    LAST_POLICY.with_borrow_mut(|last| {
+        if let Some((text, members)) = last.as_ref()
+            && text == field
+        {
+            return members.clone();
+        }
+        let members = parse_policy(field);
+        match last {
+            Some((text, kept)) => {
+                text.clear();
+                text.push_str(field);
+                kept.clone_from(&members);
+            }
+            None => *last = Some((field.to_owned(), members.clone())),
+        }
+        members
+    })
+}
+
+/// Reads the `RateLimit-Policy` field `field` (see [`policy_members`]).
+fn parse_policy(field: &str) -> Option<PolicyMembers> {
+    read_list(field, MAX_MEMBERS, PolicyMembers::default, policy_member)
 }
 
 /// Reads one `RateLimit-Policy` member into the named (draft-08+) policies or the Integer
@@ -196,6 +235,7 @@ fn draft07(field: &str) -> Option<Policy> {
 mod tests {
     use super::*;
     use http::{HeaderMap, HeaderValue};
+    use proptest::prelude::*;
 
     const NOW: u64 = 1_767_225_600;
 
@@ -481,5 +521,52 @@ mod tests {
             read(&Collected::from_map(&m), SystemTime::UNIX_EPOCH, &mut out);
             assert_eq!(out.len(), want, "{n}");
         }
+    }
+
+    /// A `RateLimit-Policy` as servers write it, or broken: a member or two of names, `q`, `w`,
+    /// `qu` and `pk` parameters, Integer members, and now and then a stray character.
+    fn policy_field() -> impl Strategy<Value = String> {
+        let member = prop_oneof![
+            ("[a-cA-C]{1,3}", 0u64..1_000, 0u64..100)
+                .prop_map(|(n, q, w)| format!(r#""{n}";q={q};w={w}"#)),
+            ("[a-c]{1,3}", 0u64..1_000)
+                .prop_map(|(n, q)| format!(r#""{n}";q={q};qu="tokens";pk=:AQ==:"#)),
+            (0u64..1_000, 0u64..100).prop_map(|(q, w)| format!("{q};w={w}")),
+            "[\"a;=q1, -]{0,6}",
+        ];
+        proptest::collection::vec(member, 1..3).prop_map(|m| m.join(", "))
+    }
+
+    proptest! {
+        #[test]
+        fn a_policy_field_read_again_gives_what_a_parse_gives(
+            fields in proptest::collection::vec(policy_field(), 1..6),
+        ) {
+            for field in fields.iter().chain(fields.iter().rev()) {
+                // Read once (kept, or already kept from an equal field), then from the copy.
+                prop_assert_eq!(policy_members(field), parse_policy(field), "{:?}", field);
+                prop_assert_eq!(policy_members(field), parse_policy(field), "{:?}", field);
+            }
+        }
+    }
+
+    #[test]
+    fn a_policy_field_sent_again_reads_as_the_first_time() {
+        let pairs = [
+            (
+                "RateLimit-Policy",
+                r#""burst";q=100;w=10, "day";q=1000;w=86400;pk=:AQ==:"#,
+            ),
+            ("RateLimit", r#""burst";r=50;t=3"#),
+        ];
+        let first = read_map(&pairs);
+        assert_eq!(first.len(), 2);
+        let other = read_map(&[("RateLimit-Policy", r#""burst";q=5"#)]);
+        assert_eq!(other[0].limit(), Some(5));
+        for _ in 0..2 {
+            assert_eq!(read_map(&pairs), first);
+        }
+        assert_eq!(read_map(&[("RateLimit-Policy", r#""burst";q=5;w=0"#)]), []);
+        assert_eq!(read_map(&pairs), first);
     }
 }
