@@ -27,6 +27,13 @@ impl EndpointSnapshot {
         }
     }
 
+    /// Drops the snapshot, its info's list of policies kept for the thread's next.
+    pub(crate) fn recycle(self) {
+        if let Some(info) = self.info {
+            info.recycle();
+        }
+    }
+
     /// The info adjusted to the snapshot's instant; `None` when spent or never observed.
     #[must_use]
     pub fn info(&self) -> Option<&RateLimitInfo> {

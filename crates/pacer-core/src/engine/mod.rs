@@ -222,13 +222,15 @@ impl Engine {
             return Hold::NONE;
         };
         let states = self.endpoints.at(now);
-        rules.hold(
+        let hold = rules.hold(
             endpoint.key(),
             &snapshot,
             &states,
             max_retry_after,
             stop_only,
-        )
+        );
+        snapshot.recycle();
+        hold
     }
 
     /// Before the send: the wait the endpoint's quotas in other units ask of a request of

@@ -44,7 +44,7 @@ impl ServerState {
             self.units.observe(policies, now);
         }
         if !reading.info.is_empty() {
-            self.info = reading.info;
+            std::mem::replace(&mut self.info, reading.info).recycle();
             self.observed_at = now;
         }
         (true, quota)
@@ -98,7 +98,9 @@ impl ServerState {
             key,
             info: snapshot.info(),
         };
-        rules.hold(key, &snapshot, &alone, max_retry_after, stop_only)
+        let hold = rules.hold(key, &snapshot, &alone, max_retry_after, stop_only);
+        snapshot.recycle();
+        hold
     }
 }
 

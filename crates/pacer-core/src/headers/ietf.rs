@@ -28,6 +28,7 @@ use super::collect::Collected;
 use super::counters::read_counters;
 use super::num::trim_ows;
 use super::policy::{Dialect, Policy, QuotaUnit};
+use super::spare;
 use super::sf::{Bare, Member, parse_draft07, read_list};
 use std::borrow::Cow;
 
@@ -110,7 +111,11 @@ fn policy_members(field: &str) -> Option<PolicyMembers> {
         if let Some((text, members)) = last.as_ref()
             && text == field
         {
-            return members.clone();
+            return members.as_ref().map(|(named, integers)| {
+                let mut copy = spare::take();
+                copy.extend(named.iter().cloned());
+                (copy, integers.clone())
+            });
         }
         let members = parse_policy(field);
         match last {

@@ -7,6 +7,7 @@ use http::HeaderMap;
 use super::bounds::{MAX_RESET_AFTER, MAX_RETRY_AFTER};
 use super::policy::{Policy, QuotaUnit};
 use super::restrictive::compare;
+use super::spare;
 
 /// The rate-limit state a response reported, in any dialect, resolved against a `now`.
 ///
@@ -95,6 +96,11 @@ impl RateLimitInfo {
     /// The policies (most restrictive first) and the Retry-After, taken apart.
     pub(crate) fn into_parts(self) -> (Vec<Policy>, Option<Duration>) {
         (self.policies, self.retry_after)
+    }
+
+    /// Drops the info, its list of policies kept for the thread's next (see `headers::spare`).
+    pub(crate) fn recycle(self) {
+        spare::give(self.policies);
     }
 
     /// Every policy reported, most restrictive first.
@@ -260,11 +266,8 @@ impl RateLimitInfo {
         if elapsed.is_zero() {
             return self.clone();
         }
-        let policies = self
-            .policies
-            .iter()
-            .filter_map(|p| p.aged(elapsed))
-            .collect();
+        let mut policies = spare::take();
+        policies.extend(self.policies.iter().filter_map(|p| p.aged(elapsed)));
         let retry_after = self
             .retry_after
             .and_then(|r| r.checked_sub(elapsed))

@@ -23,6 +23,7 @@ mod reset;
 mod restrictive;
 mod retry_after;
 mod sf;
+pub(crate) mod spare;
 mod vendors;
 mod x_ratelimit;
 
