@@ -20,16 +20,16 @@
 //! again. What a field says depends on its bytes alone (no date, no `now`), so the copy kept is
 //! what a parse gives.
 
+use smallvec::SmallVec;
 use std::cell::RefCell;
 use std::time::{Duration, SystemTime};
 
 use super::bounds::MAX_MEMBERS;
 use super::collect::Collected;
 use super::counters::read_counters;
-use super::num::trim_ows;
 use super::policy::{Dialect, Policy, QuotaUnit};
-use super::spare;
 use super::sf::{Bare, Member, parse_draft07, read_list};
+use super::spare;
 use std::borrow::Cow;
 
 /// The named (draft-08+) policies and the Integer (draft-07) quotas of `RateLimit-Policy`.
@@ -52,8 +52,9 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     // The current-state policy that Integer-form quota policies describe, if any.
     let mut counted: Option<Policy> = None;
     if let Some(field) = c.ratelimit.joined() {
-        if trim_ows(&field).starts_with('"') {
-            if let Some(entries) = read_list(&field, MAX_MEMBERS, Vec::new, ratelimit_entry) {
+        // The first byte after the optional whitespace tells the dialect.
+        if field.bytes().find(|b| !matches!(b, b' ' | b'\t')) == Some(b'"') {
+            if let Some(entries) = read_list(&field, MAX_MEMBERS, Entries::new, ratelimit_entry) {
                 merge(&mut named, entries);
             }
         } else {
@@ -168,20 +169,38 @@ fn policy_member((named, integers): &mut PolicyMembers, m: Member<'_>) -> Option
 /// Reads one draft-11 `RateLimit` member as a policy with a remaining, with its name as the
 /// field has it (given to the policy only when no `RateLimit-Policy` entry takes it, see
 /// [`merge`]); `None` when it is malformed.
-fn ratelimit_entry<'de>(entries: &mut Vec<(Cow<'de, str>, Policy)>, m: Member<'de>) -> Option<()> {
-    let mut p =
-        Policy::new(Dialect::IetfStructured).with_remaining(m.params.r.as_ref()?.non_negative()?);
-    if let Some(t) = &m.params.t {
-        p.set_reset_after(Some(Duration::from_secs(t.non_negative()?)));
-    }
-    p.set_partition_key(partition_key(&m)?);
+fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: Member<'de>) -> Option<()> {
+    let remaining = m.params.r.as_ref()?.non_negative()?;
+    let reset = match &m.params.t {
+        None => None,
+        Some(t) => Some(Duration::from_secs(t.non_negative()?)),
+    };
+    let partition_key = partition_key(&m)?;
     let Bare::Str(name) = m.item else {
         return None;
     };
-    entries.retain(|(other, _)| !other.eq_ignore_ascii_case(&name));
-    entries.push((name, p));
+    entries.retain(|e| !e.name.eq_ignore_ascii_case(&name));
+    entries.push(Entry {
+        name,
+        remaining,
+        reset,
+        partition_key,
+    });
     Some(())
 }
+
+/// A draft-11 `RateLimit` member as read, before it joins its policy.
+struct Entry<'de> {
+    /// Its name, as the field has it.
+    name: Cow<'de, str>,
+    remaining: u64,
+    /// `t`, as sent: the policy clamps it ([`Policy::set_reset_after`]).
+    reset: Option<Duration>,
+    partition_key: Option<Box<[u8]>>,
+}
+
+/// The members of one `RateLimit` field: most send one or two, held on the stack.
+type Entries<'de> = SmallVec<[Entry<'de>; 2]>;
 
 /// The member's `pk`: `Some(None)` when absent, `None` when it is not a Byte Sequence.
 fn partition_key(m: &Member<'_>) -> Option<Option<Box<[u8]>>> {
@@ -201,23 +220,24 @@ fn same_name(a: &Policy, b: &Policy) -> bool {
 
 /// Merges `RateLimit` entries into the named policies of `RateLimit-Policy` (names compared
 /// case-insensitively); an entry no policy names is kept on its own, with its name.
-fn merge(policies: &mut Vec<Policy>, entries: Vec<(Cow<'_, str>, Policy)>) {
-    for (name, mut e) in entries {
-        let named = |p: &&mut Policy| p.name().is_some_and(|n| n.eq_ignore_ascii_case(&name));
+fn merge(policies: &mut Vec<Policy>, entries: Entries<'_>) {
+    for e in entries {
+        let named = |p: &&mut Policy| p.name().is_some_and(|n| n.eq_ignore_ascii_case(&e.name));
         match policies.iter_mut().find(named) {
             Some(p) => {
-                if !e.is_sound() {
-                    p.mark_unsound();
-                }
-                p.set_remaining(e.remaining());
-                p.set_reset_after(e.reset_after());
-                if let Some(pk) = e.partition_key() {
-                    p.set_partition_key(Some(pk.into()));
+                p.set_remaining(Some(e.remaining));
+                // A reset beyond 365 days makes the policy unsound, as it would the entry.
+                p.set_reset_after(e.reset);
+                if e.partition_key.is_some() {
+                    p.set_partition_key(e.partition_key);
                 }
             }
             None => {
-                e.set_name_of(&name);
-                policies.push(e);
+                let mut p = Policy::new(Dialect::IetfStructured).with_remaining(e.remaining);
+                p.set_reset_after(e.reset);
+                p.set_partition_key(e.partition_key);
+                p.set_name_of(&e.name);
+                policies.push(p);
             }
         }
     }

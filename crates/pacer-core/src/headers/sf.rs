@@ -15,6 +15,8 @@ use sfv::visitor::{
 };
 use sfv::{BareItemFromInput, KeyRef, Parser};
 
+use super::num::trim_bytes;
+
 /// A bare item reduced to the types the rate-limit fields use.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Bare<'de> {
@@ -157,7 +159,7 @@ fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
 /// returned false; the rest is not read), `Some(true)` when the list was read whole.
 fn simple_each<'de>(input: &'de str, mut each: impl FnMut(Member<'de>) -> bool) -> Option<bool> {
     // RFC 9651 §4.2: leading and trailing SP are not part of the list.
-    let s = input.trim_matches(' ');
+    let s = trim_bytes(input, |b| b == b' ');
     let b = s.as_bytes();
     let mut p = 0;
     loop {
