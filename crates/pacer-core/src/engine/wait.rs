@@ -196,28 +196,33 @@ impl Engine {
             now = sleep(now, hold.wait, hold.cause).await?;
         }
         // 5. The adaptive limiter's queue, in the attempt's lane, with what is left of the
-        // budget (and of the timeout).
-        let waited = now - start;
-        let left = max_wait.saturating_sub(waited);
-        let timeout_left = attempt.timeout.map(|(end, _)| end - now);
-        let permit = limiter
-            .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
-            .priority(attempt.priority)
-            .await
-            .map_err(|r| match (&r, timeout_left) {
-                (
-                    RejectReason::WaitTooLong {
-                        cause: WaitCause::Queue,
-                        needed,
-                        ..
-                    },
-                    Some(t),
-                ) if t < left && *needed <= left => {
-                    past_timeout(WaitCause::Queue).expect("a timeout")
-                }
-                _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),
-            })?;
-        now = permit.granted_at();
+        // budget (and of the timeout). Units that are there are taken at once, as the queue's
+        // first look would take them, without building its future.
+        if let Ok(permit) = limiter.try_acquire_at(units, now) {
+            now = permit.granted_at();
+        } else {
+            let waited = now - start;
+            let left = max_wait.saturating_sub(waited);
+            let timeout_left = attempt.timeout.map(|(end, _)| end - now);
+            let permit = limiter
+                .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
+                .priority(attempt.priority)
+                .await
+                .map_err(|r| match (&r, timeout_left) {
+                    (
+                        RejectReason::WaitTooLong {
+                            cause: WaitCause::Queue,
+                            needed,
+                            ..
+                        },
+                        Some(t),
+                    ) if t < left && *needed <= left => {
+                        past_timeout(WaitCause::Queue).expect("a timeout")
+                    }
+                    _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),
+                })?;
+            now = permit.granted_at();
+        }
         // 6. Take the windows' units, then the tokens; if others took them meanwhile, wait
         // again (the tokens still within the exhausted-stop cap).
         for (w, key) in windows {
