@@ -101,7 +101,10 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
         q.set_window(window);
         out.push(q);
     }
-    out.extend(counted);
+    // Pushed, not extended with the `Option`: that copies its policy's bytes even when `None`.
+    if let Some(counted) = counted {
+        out.push(counted);
+    }
 }
 
 /// The members of the `RateLimit-Policy` field `field`, a structured List of at most
@@ -138,7 +141,7 @@ fn parse_policy(field: &str) -> Option<PolicyMembers> {
 
 /// Reads one `RateLimit-Policy` member into the named (draft-08+) policies or the Integer
 /// (draft-07) quotas; `None` when it is malformed.
-fn policy_member((named, integers): &mut PolicyMembers, m: Member<'_>) -> Option<()> {
+fn policy_member((named, integers): &mut PolicyMembers, m: &Member<'_>) -> Option<()> {
     let window = match &m.params.w {
         None => None,
         Some(w) => Some(Duration::from_secs(w.non_negative().filter(|w| *w > 0)?)),
@@ -155,7 +158,7 @@ fn policy_member((named, integers): &mut PolicyMembers, m: Member<'_>) -> Option
                 Some(Bare::Token(u)) => p.set_unit(QuotaUnit::from_name(u)),
                 Some(_) => return None,
             }
-            p.set_partition_key(partition_key(&m)?);
+            p.set_partition_key(partition_key(m)?);
             // Duplicate names: the last one wins.
             named.retain(|o| !same_name(o, &p));
             named.push(p);
@@ -169,19 +172,20 @@ fn policy_member((named, integers): &mut PolicyMembers, m: Member<'_>) -> Option
 /// Reads one draft-11 `RateLimit` member as a policy with a remaining, with its name as the
 /// field has it (given to the policy only when no `RateLimit-Policy` entry takes it, see
 /// [`merge`]); `None` when it is malformed.
-fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: Member<'de>) -> Option<()> {
+fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: &Member<'de>) -> Option<()> {
     let remaining = m.params.r.as_ref()?.non_negative()?;
     let reset = match &m.params.t {
         None => None,
         Some(t) => Some(Duration::from_secs(t.non_negative()?)),
     };
-    let partition_key = partition_key(&m)?;
-    let Bare::Str(name) = m.item else {
+    let partition_key = partition_key(m)?;
+    let Bare::Str(name) = &m.item else {
         return None;
     };
-    entries.retain(|e| !e.name.eq_ignore_ascii_case(&name));
+    entries.retain(|e| !e.name.eq_ignore_ascii_case(name));
     entries.push(Entry {
-        name,
+        // A copy of the reference (an escaped name, which `sfv` reads, is copied).
+        name: name.clone(),
         remaining,
         reset,
         partition_key,
