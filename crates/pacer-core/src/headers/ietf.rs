@@ -36,7 +36,8 @@ use std::borrow::Cow;
 type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
 
 thread_local! {
-    /// The last `RateLimit-Policy` field this thread read, and what it read (`None`: malformed).
+    /// The last `RateLimit-Policy` field this thread read, and what it read (`None`: malformed):
+    /// at most `MAX_FIELD_BYTES` of text and 64 policies a thread.
     static LAST_POLICY: RefCell<Option<(String, Option<PolicyMembers>)>> =
         const { RefCell::new(None) };
 }
@@ -169,8 +170,8 @@ fn policy_member((named, integers): &mut PolicyMembers, m: &Member<'_>) -> Optio
     Some(())
 }
 
-/// Reads one draft-11 `RateLimit` member as a policy with a remaining, with its name as the
-/// field has it (given to the policy only when no `RateLimit-Policy` entry takes it, see
+/// Reads one draft-11 `RateLimit` member as an [`Entry`], with its name as the field has it
+/// (given to a policy of its own only when no `RateLimit-Policy` entry takes it, see
 /// [`merge`]); `None` when it is malformed.
 fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: &Member<'de>) -> Option<()> {
     let remaining = m.params.r.as_ref()?.non_negative()?;
