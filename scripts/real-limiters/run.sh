@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Pacer's middleware against server-side rate limiters it did not write: nginx's `limit_req`
-# (Debian's nginx-light) and express-rate-limit (npm). Each case runs `pacer-sim live` with 2
+# (Debian's nginx-light), HAProxy's stick-table rate (Debian's haproxy) and express-rate-limit
+# (npm). Each case runs `pacer-sim live` with 2
 # instances for DURATION (default 2m) in each mode (default: aimd and pacer), against a freshly
 # started server, with every request costing 1 unit (both servers count requests). Installs what
 # it needs (apt, npm) into WORK (default: a temporary directory). docs/controllers.md has the
 # figures ("Against real server-side limiters").
 #
-#   scripts/real-limiters/run.sh [nginx] [express-1s] [express-10s] [express-60s]
+#   scripts/real-limiters/run.sh [nginx] [haproxy] [express-1s] [express-10s] [express-60s]
 #                                [express-10s-bare] [express-60s-bare]
 #
 # The -bare cases run express-rate-limit without its fields: only `Retry-After` on a 429.
@@ -43,6 +44,13 @@ start_nginx() {
   nginx -c "$HERE/nginx.conf" -p "$WORK/nginx/" &
   SERVER_PID=$!
   wait_port 8081
+}
+
+start_haproxy() {
+  command -v haproxy >/dev/null || apt-get install -y haproxy >/dev/null
+  haproxy -f "$HERE/haproxy.cfg" -db >/dev/null 2>&1 &
+  SERVER_PID=$!
+  wait_port 8083
 }
 
 start_express() { # $1 window in ms, $2 limit, $3 `none` for no fields
@@ -85,11 +93,12 @@ CASES=("$@")
 for c in "${CASES[@]}"; do
   case $c in
     nginx) run_case "nginx limit_req, 5 r/s, burst 20" start_nginx -- http://127.0.0.1:8081/ 300 ;;
+    haproxy) run_case "HAProxy http_req_rate, 100 per 10 s, refusals counted" start_haproxy -- http://127.0.0.1:8083/ 600 ;;
     express-1s) run_case "express-rate-limit, 10 per 1 s" start_express 1000 10 -- http://127.0.0.1:8082/ 600 ;;
     express-10s) run_case "express-rate-limit, 100 per 10 s" start_express 10000 100 -- http://127.0.0.1:8082/ 600 ;;
     express-60s) run_case "express-rate-limit, 600 per 60 s" start_express 60000 600 -- http://127.0.0.1:8082/ 600 ;;
     express-10s-bare) run_case "express-rate-limit, 100 per 10 s, no fields" start_express 10000 100 none -- http://127.0.0.1:8082/ 600 ;;
     express-60s-bare) run_case "express-rate-limit, 600 per 60 s, no fields" start_express 60000 600 none -- http://127.0.0.1:8082/ 600 ;;
-    *) echo "unknown case $c: nginx, express-1s, express-10s, express-60s, express-10s-bare or express-60s-bare" >&2; exit 2 ;;
+    *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-10s-bare or express-60s-bare" >&2; exit 2 ;;
   esac
 done
