@@ -124,6 +124,26 @@ impl Middleware for PacerMiddleware {
 }
 
 /// The span of one request: never its URL (a query may hold a secret), only its endpoint key.
+/// The copy of a request kept for a retry: [`reqwest::Request::try_clone`]'s result.
+///
+/// A request without a body is copied field by field: `try_clone` makes the request's own
+/// configuration map on every copy to set a timeout that is most often unset, then replaces it
+/// (about a seventh of the instructions Pacer spends on a request with retries on; see
+/// docs/BENCHMARKS.md). A request with a body is copied by `try_clone`, which alone can share its
+/// bytes (and refuses a stream).
+fn retry_copy(req: &reqwest::Request) -> Option<reqwest::Request> {
+    if req.body().is_some() {
+        return req.try_clone();
+    }
+    let mut copy = reqwest::Request::new(req.method().clone(), req.url().clone());
+    *copy.headers_mut() = req.headers().clone();
+    *copy.version_mut() = req.version();
+    if let Some(timeout) = req.timeout() {
+        *copy.timeout_mut() = Some(*timeout);
+    }
+    Some(copy)
+}
+
 fn span(named: &Named, key: &str, req: &reqwest::Request, units: u64) -> tracing::Span {
     tracing::info_span!(
         "pacer",
@@ -229,7 +249,7 @@ impl<'a> Request<'a> {
             loop {
                 let attempt = retries.attempt();
                 let retry_copy = if retries.keeps_copy() {
-                    req.try_clone()
+                    retry_copy(&req)
                 } else {
                     None
                 };
@@ -407,5 +427,75 @@ impl Request<'_> {
             .with_attempts(attempts)
             .with_waited(waited)
             .with_rate(rate)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::retry_copy;
+    use std::time::Duration;
+
+    /// Method, URL, headers, version, timeout, body.
+    type Fields = (
+        String,
+        String,
+        Vec<(String, Vec<u8>)>,
+        reqwest::Version,
+        Option<Duration>,
+        Option<Vec<u8>>,
+    );
+
+    /// What a copy keeps, as far as reqwest shows it.
+    fn fields(r: &reqwest::Request) -> Fields {
+        let headers = r
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+            .collect();
+        (
+            r.method().to_string(),
+            r.url().to_string(),
+            headers,
+            r.version(),
+            r.timeout().copied(),
+            r.body().and_then(|b| b.as_bytes()).map(<[u8]>::to_vec),
+        )
+    }
+
+    #[test]
+    fn the_retry_copy_is_try_clone_s() {
+        let client = reqwest::Client::new();
+        let requests = [
+            client.get("http://api.test/a?b=c").build(),
+            client
+                .delete("http://api.test/items/7")
+                .header("authorization", "Bearer x")
+                .header("accept", "a")
+                .header("accept", "b")
+                .timeout(Duration::from_millis(1_500))
+                .version(reqwest::Version::HTTP_2)
+                .build(),
+            client
+                .post("http://api.test/items")
+                .body("{\"n\":1}")
+                .timeout(Duration::from_secs(3))
+                .build(),
+        ];
+        for request in requests {
+            let request = request.expect("a valid request");
+            let copy = retry_copy(&request).expect("copied");
+            let cloned = request.try_clone().expect("cloned");
+            assert_eq!(fields(&copy), fields(&cloned));
+            assert_eq!(fields(&copy), fields(&request));
+        }
+        // A stream cannot be sent twice: no copy, as with try_clone.
+        let stream = futures_util::stream::iter([Ok::<_, std::io::Error>("x")]);
+        let request = client
+            .post("http://api.test/upload")
+            .body(reqwest::Body::wrap_stream(stream))
+            .build()
+            .expect("a valid request");
+        assert!(retry_copy(&request).is_none());
+        assert!(request.try_clone().is_none());
     }
 }
