@@ -37,7 +37,7 @@ type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
 
 thread_local! {
     /// The last `RateLimit-Policy` field this thread read, and what it read (`None`: malformed):
-    /// at most `MAX_FIELD_BYTES` of text and 64 policies a thread.
+    /// about `MAX_FIELD_BYTES` of text (the field's lines joined) and 64 policies a thread.
     static LAST_POLICY: RefCell<Option<(String, Option<PolicyMembers>)>> =
         const { RefCell::new(None) };
 }
@@ -110,9 +110,11 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
 
 /// The members of the `RateLimit-Policy` field `field`, a structured List of at most
 /// [`MAX_MEMBERS`] members (a longer one is malformed): a copy of what this thread read last
-/// when `field` is the same text, else read, and kept in its place.
+/// when `field` is the same text, else read, and kept in its place. While the thread's locals
+/// are being destroyed, read and not kept.
 fn policy_members(field: &str) -> Option<PolicyMembers> {
-    LAST_POLICY.with_borrow_mut(|last| {
+    let kept = LAST_POLICY.try_with(|cell| {
+        let last = &mut *cell.borrow_mut();
         if let Some((text, members)) = last.as_ref()
             && text == field
         {
@@ -132,7 +134,8 @@ fn policy_members(field: &str) -> Option<PolicyMembers> {
             None => *last = Some((field.to_owned(), members.clone())),
         }
         members
-    })
+    });
+    kept.unwrap_or_else(|_| parse_policy(field))
 }
 
 /// Reads the `RateLimit-Policy` field `field` (see [`policy_members`]).

@@ -8,7 +8,8 @@ use std::time::Duration;
 pub(super) struct Young {
     /// The units accepted since the start, per minute of `QuotaWindow` (this process's).
     pub(super) accepted: f64,
-    /// The send rate at the throttle (this process's), units per minute.
+    /// The highest send rate at the young throttles since the last one a success read (this
+    /// process's), units per minute.
     pub(super) sent: f64,
     /// The limiter's age at the throttle.
     pub(super) age: Duration,
