@@ -81,6 +81,7 @@ pub use server_state::ServerState;
 pub use wait::Attempt;
 pub use window_limit::{DEFAULT_FRAMES, Refusal, WindowAnswer, WindowLimit};
 
+use crate::limiter::BarePause;
 use crate::{Changes, CostAboveLimit, Feedback, Limiter, Signal, Timestamp};
 use endpoints::Endpoints;
 use std::fmt;
@@ -294,6 +295,13 @@ impl Engine {
     ) -> After {
         let seen = self.headers_seen();
         let (signal, retry_refused) = (reading.signal, reading.retry_refused);
+        let bare = if matches!(signal, Signal::Throttled { retry_after: None })
+            && reading.says_when_quota_is_back()
+        {
+            BarePause::ServerSaidWhen
+        } else {
+            BarePause::Take
+        };
         let (kept, quota) = if reading.kept(seen) {
             endpoint.server.lock().observe(reading, seen, now)
         } else {
@@ -310,9 +318,9 @@ impl Engine {
                 signal,
             };
             if let Some(fleet) = endpoint.fleet() {
-                fleet.responded(&feedback, now);
+                fleet.responded_with(&feedback, bare, now);
             }
-            endpoint.limiter().on_response_at(feedback, now)
+            endpoint.limiter().on_response_at(feedback, bare, now)
         } else {
             Changes::default()
         };

@@ -435,6 +435,15 @@ pub struct Reading {
 }
 
 impl Reading {
+    /// True if its rate-limit fields say when a quota with nothing left is back: a policy or a
+    /// budget in other units (tokens) with nothing remaining and a reset. A throttle that says
+    /// so is held by the server's own stop, not by `PauseWithoutRetryAfter`.
+    pub(crate) fn says_when_quota_is_back(&self) -> bool {
+        let said =
+            |p: &crate::Policy| p.is_exhausted() && p.reset_after().is_some_and(|r| !r.is_zero());
+        self.info.policies().iter().any(said) || self.unit_policies.iter().flatten().any(said)
+    }
+
     /// The response's signal for the rate.
     #[must_use]
     pub fn signal(&self) -> Signal {

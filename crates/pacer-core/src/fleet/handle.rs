@@ -2,6 +2,7 @@
 //! store beside the requests, and what it tells the endpoint's limiter.
 
 use super::{FleetCall, FleetLink, FleetMember, FleetStore, Gauges};
+use crate::limiter::BarePause;
 use crate::{Changes, Clock, Feedback, Limiter, LimiterCore, Signal, Sleep, Timestamp};
 use parking_lot::Mutex;
 use std::future::Future;
@@ -118,7 +119,16 @@ impl FleetHandle {
 
     /// A response came at `now`; a throttle wakes the task, which reports it at once.
     pub fn responded(&self, feedback: &Feedback, now: Timestamp) {
-        self.member.lock().member.on_response(feedback, now);
+        self.responded_with(feedback, BarePause::Take, now);
+    }
+
+    /// [`responded`](Self::responded), `bare` saying whether a throttle without `Retry-After`
+    /// stops the members for `PauseWithoutRetryAfter`.
+    pub(crate) fn responded_with(&self, feedback: &Feedback, bare: BarePause, now: Timestamp) {
+        self.member
+            .lock()
+            .member
+            .record_response(feedback, bare, now);
         if matches!(feedback.signal, Signal::Throttled { .. }) {
             self.wake.notify_one();
         }

@@ -2,6 +2,7 @@
 //! kept in the store and moved by whichever member has something to tell it.
 
 use crate::controller::{Aimd, Controller, Cubic, PacerController};
+use crate::limiter::BarePause;
 use crate::limiter::control::{Control, bounded_cut};
 use crate::{ControllerContext, ControllerKind, Feedback, LimiterOptions, Signal, Timestamp};
 use serde::{Deserialize, Serialize};
@@ -288,6 +289,7 @@ impl FleetLimiter {
         options: &LimiterOptions,
         sent_at: Timestamp,
         retry_after: Option<Duration>,
+        bare: BarePause,
         now: Timestamp,
     ) -> bool {
         let retry_after = retry_after.map(|r| r.min(options.max_retry_after));
@@ -317,8 +319,12 @@ impl FleetLimiter {
             changed = true;
         }
         self.control.restart_increase_clock(now);
-        if let Some(pause) = options.throttle_pause(retry_after) {
-            changed |= self.pause(now + pause, now, options);
+        if let Some(pause) = options.throttle_pause(retry_after, bare) {
+            // A bare throttle while a stop is on only lengthens it (the members' requests sent
+            // before it, refused one after another): the commit carries it, but is not urgent,
+            // or every refusal of a burst would be published to every member.
+            let stopped = self.pause_until > now;
+            changed |= self.pause(now + pause, now, options) && (retry_after.is_some() || !stopped);
         }
         changed
     }
@@ -371,17 +377,17 @@ mod tests {
             ..Totals::default()
         };
         f.tick(&o, &busy, Duration::from_secs(3), at(60));
-        assert!(f.throttle(&o, at(60), None, at(61)));
+        assert!(f.throttle(&o, at(60), None, BarePause::Take, at(61)));
         let cut = f.rate();
         assert!(cut < 2_000.0, "{cut}");
         // Seven more members saw the same window full: sent before the cut, they cut nothing.
         for _ in 0..7 {
-            f.throttle(&o, at(60), None, at(61));
+            f.throttle(&o, at(60), None, BarePause::Take, at(61));
         }
         assert_eq!(f.rate(), cut);
         assert_eq!(f.decreases(), 1);
         // Within the cooldown, not even a request sent after it.
-        f.throttle(&o, at(62), None, at(63));
+        f.throttle(&o, at(62), None, BarePause::Take, at(63));
         assert_eq!(f.decreases(), 1);
     }
 
@@ -389,14 +395,35 @@ mod tests {
     fn a_throttle_without_retry_after_stops_the_fleet_for_pause_without_retry_after() {
         let o = options();
         let mut f = FleetLimiter::new(&o, at(0));
-        assert!(f.throttle(&o, at(10), None, at(10)));
+        assert!(f.throttle(&o, at(10), None, BarePause::Take, at(10)));
         assert_eq!(f.pause_until(), at(11), "the default second");
+        // Another refusal of the same burst, within the cooldown: the stop is longer, but that
+        // is no news to publish at once.
+        assert!(!f.throttle(
+            &o,
+            at(10),
+            None,
+            BarePause::Take,
+            at(10) + Duration::from_millis(500)
+        ));
+        assert_eq!(f.pause_until(), at(11) + Duration::from_millis(500));
+        // A stop that begins is.
+        assert!(f.throttle(&o, at(12), None, BarePause::Take, at(20)));
+        assert_eq!(f.pause_until(), at(21));
+        // Fields that said when the quota is back: no pause of this kind.
+        let mut f = FleetLimiter::new(&o, at(0));
+        f.throttle(&o, at(10), None, BarePause::ServerSaidWhen, at(10));
+        assert_eq!(
+            f.pause_until(),
+            at(0),
+            "the server's own stop holds the endpoint"
+        );
         let o = LimiterOptions {
             pause_without_retry_after: Duration::ZERO,
             ..options()
         };
         let mut f = FleetLimiter::new(&o, at(0));
-        f.throttle(&o, at(10), None, at(10));
+        f.throttle(&o, at(10), None, BarePause::Take, at(10));
         assert_eq!(f.pause_until(), at(0), "none at 0");
     }
 
@@ -404,7 +431,13 @@ mod tests {
     fn a_retry_after_stops_the_fleet_and_survives_the_store() {
         let o = options();
         let mut f = FleetLimiter::new(&o, at(0));
-        f.throttle(&o, at(10), Some(Duration::from_secs(7)), at(10));
+        f.throttle(
+            &o,
+            at(10),
+            Some(Duration::from_secs(7)),
+            BarePause::Take,
+            at(10),
+        );
         assert_eq!(f.pause_until(), at(17));
         let stored = serde_json::to_vec(&f).unwrap();
         let mut back: FleetLimiter = serde_json::from_slice(&stored).unwrap();
@@ -435,7 +468,7 @@ mod tests {
             !f.is_limiting(),
             "a tick without a throttle leaves it unlimited"
         );
-        f.throttle(&o, at(30), None, at(31));
+        f.throttle(&o, at(30), None, BarePause::Take, at(31));
         assert!(f.is_limiting());
         assert!(f.rate() <= 3_300.0 && f.rate() >= 60.0, "{}", f.rate());
     }

@@ -3,6 +3,7 @@
 
 use super::limiter::{FleetLimiter, Totals};
 use super::{CommitReply, CommitRequest, FleetOptions, Gauges, SyncReply, SyncRequest, TickData};
+use crate::limiter::BarePause;
 use crate::limiter::accepted::QuotaWindowMeter;
 use crate::{Feedback, LimiterOptions, Signal, Timestamp};
 use std::time::Duration;
@@ -23,6 +24,7 @@ struct Throttle {
     /// When the request was sent, on this member's clock.
     sent_at: Timestamp,
     retry_after: Option<Duration>,
+    bare: BarePause,
 }
 
 /// The units callers asked for, per minute, smoothed with a time constant of [`DEMAND_SMOOTHING`]
@@ -183,7 +185,12 @@ impl FleetMember {
     /// A response came at `now`: accepted units are reported at the next sync; a throttle is
     /// reported at once (the next [`poll`](Self::poll) asks for a sync).
     pub fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
-        let _ = now;
+        self.record_response(feedback, BarePause::Take, now);
+    }
+
+    /// [`on_response`](Self::on_response), `bare` saying whether a throttle without
+    /// `Retry-After` stops the members for `PauseWithoutRetryAfter`.
+    pub(crate) fn record_response(&mut self, feedback: &Feedback, bare: BarePause, now: Timestamp) {
         match feedback.signal {
             Signal::Success => {
                 self.accepted += feedback.units as f64;
@@ -192,6 +199,7 @@ impl FleetMember {
             Signal::Throttled { retry_after } => self.throttles.push(Throttle {
                 sent_at: feedback.sent_at,
                 retry_after,
+                bare,
             }),
             Signal::Neutral => {}
         }
@@ -449,7 +457,8 @@ impl FleetMember {
             let sent_at = Timestamp::from_nanos(
                 (t.sent_at.as_nanos() as i128 + self.offset).clamp(0, u64::MAX as i128) as u64,
             );
-            request.urgent |= fleet.throttle(&self.limiter, sent_at, t.retry_after, server_now);
+            request.urgent |=
+                fleet.throttle(&self.limiter, sent_at, t.retry_after, t.bare, server_now);
         }
         request.state = serde_json::to_vec(fleet).expect("a fleet's state serializes");
         self.in_flight = Some(self.to_local(server_now));

@@ -1,7 +1,9 @@
 //! How responses, pauses and new options move the limiter.
 
 use super::control::bounded_cut;
-use super::{Changes, Feedback, LimiterCore, LimiterOptions, RateChange, RateChangeReason, Signal};
+use super::{
+    BarePause, Changes, Feedback, LimiterCore, LimiterOptions, RateChange, RateChangeReason, Signal,
+};
 use crate::Timestamp;
 use crate::validation::{InvalidOption, InvalidOptions};
 use std::time::Duration;
@@ -25,6 +27,18 @@ impl LimiterCore {
     /// and the first throttle starts the rate at the measured send rate before the controller
     /// cuts it (see [`LimiterOptions::initial_units_per_minute`]).
     pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
+        self.respond(feedback, now, BarePause::Take)
+    }
+
+    /// [`on_response`](Self::on_response), with whether a throttle without `Retry-After` takes
+    /// `PauseWithoutRetryAfter` (not when the response's rate-limit fields said when the quota
+    /// is back: the server's own stop holds the endpoint until then).
+    pub(crate) fn respond(
+        &mut self,
+        feedback: Feedback,
+        now: Timestamp,
+        bare: BarePause,
+    ) -> Changes {
         let mut changes = Changes::default();
         self.meter.record(feedback.units as f64, now);
         self.server.record(&feedback, now);
@@ -41,7 +55,7 @@ impl LimiterCore {
             Signal::Throttled { retry_after } => {
                 self.stats.throttled += 1;
                 self.start_limiting(now, &mut changes);
-                self.on_throttled(feedback.sent_at, retry_after, now, &mut changes);
+                self.on_throttled(feedback.sent_at, retry_after, bare, now, &mut changes);
             }
         }
         changes
@@ -73,6 +87,7 @@ impl LimiterCore {
         &mut self,
         sent_at: Timestamp,
         retry_after: Option<Duration>,
+        bare: BarePause,
         now: Timestamp,
         changes: &mut Changes,
     ) {
@@ -99,7 +114,7 @@ impl LimiterCore {
             }
         }
         self.control.restart_increase_clock(now);
-        if let Some(pause) = self.options.throttle_pause(retry_after) {
+        if let Some(pause) = self.options.throttle_pause(retry_after, bare) {
             self.extend_pause(now + pause, now, changes);
         }
         if changes.rate.is_some() || changes.paused_until.is_some() {

@@ -17,6 +17,7 @@ mod shell;
 mod snapshot;
 
 pub use self::core::LimiterCore;
+pub(crate) use options::BarePause;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
 pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Signal};
 pub use queue::{INTERACTIVE_PER_BATCH, Priority, Ticket};

@@ -249,12 +249,20 @@ impl LimiterOptions {
     }
 
     /// How long a throttle holds its endpoint back: the server's `Retry-After` (at most
-    /// `MaxRetryAfter`), or `PauseWithoutRetryAfter` when it sent none; `None` for no pause.
-    pub(crate) fn throttle_pause(&self, retry_after: Option<Duration>) -> Option<Duration> {
-        match retry_after {
-            Some(r) => Some(r.min(self.max_retry_after)),
-            None => Some(self.pause_without_retry_after.min(self.max_retry_after))
-                .filter(|p| !p.is_zero()),
+    /// `MaxRetryAfter`), or `PauseWithoutRetryAfter` when it sent none and `bare` says to take
+    /// it; `None` for no pause.
+    pub(crate) fn throttle_pause(
+        &self,
+        retry_after: Option<Duration>,
+        bare: BarePause,
+    ) -> Option<Duration> {
+        match (retry_after, bare) {
+            (Some(r), _) => Some(r.min(self.max_retry_after)),
+            (None, BarePause::Take) => {
+                Some(self.pause_without_retry_after.min(self.max_retry_after))
+                    .filter(|p| !p.is_zero())
+            }
+            (None, BarePause::ServerSaidWhen) => None,
         }
     }
 
@@ -387,4 +395,15 @@ mod tests {
             "unknown controller \"vegas\": expected one of Aimd, Cubic, Pacer"
         );
     }
+}
+
+/// Whether a throttle without `Retry-After` pauses its endpoint for `PauseWithoutRetryAfter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BarePause {
+    /// It does: the server said nothing of when to come back.
+    Take,
+    /// It does not: the response's rate-limit fields said when its quota is back (a policy or
+    /// a token budget with nothing left and a reset), and the server's own stop holds the
+    /// endpoint until then.
+    ServerSaidWhen,
 }

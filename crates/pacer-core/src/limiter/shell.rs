@@ -1,8 +1,8 @@
 //! The async shell: a [`LimiterCore`] behind a lock, a clock to read and to sleep on, and wakers.
 
 use super::{
-    Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason, ServerQuota,
-    Ticket,
+    BarePause, Changes, Feedback, LimiterCore, LimiterOptions, LimiterSnapshot, RateChangeReason,
+    ServerQuota, Ticket,
 };
 use crate::controller::Controller;
 use crate::validation::{InvalidOption, InvalidOptions};
@@ -198,13 +198,19 @@ impl Limiter {
 
     /// Tells the limiter how a request went (see [`LimiterCore::on_response`]).
     pub fn on_response(&self, feedback: Feedback) -> Changes {
-        self.on_response_at(feedback, self.shared.clock.now())
+        self.on_response_at(feedback, BarePause::Take, self.shared.clock.now())
     }
 
-    /// [`on_response`](Self::on_response) at `now`, read from the limiter's clock by the caller.
-    pub(crate) fn on_response_at(&self, feedback: Feedback, now: Timestamp) -> Changes {
+    /// [`on_response`](Self::on_response) at `now`, read from the limiter's clock by the caller,
+    /// `bare` saying whether a throttle without `Retry-After` takes `PauseWithoutRetryAfter`.
+    pub(crate) fn on_response_at(
+        &self,
+        feedback: Feedback,
+        bare: BarePause,
+        now: Timestamp,
+    ) -> Changes {
         let Ok(changes) = self.mutate_at(now, |core, now| {
-            Ok::<_, Infallible>(core.on_response(feedback, now))
+            Ok::<_, Infallible>(core.respond(feedback, now, bare))
         });
         changes
     }

@@ -61,6 +61,33 @@ async fn a_429_without_retry_after_holds_the_endpoint_for_pause_without_retry_af
 }
 
 #[tokio::test]
+async fn a_429_whose_fields_say_when_the_quota_is_back_waits_for_them_not_for_the_bare_pause() {
+    // No `Retry-After`, and a `PauseWithoutRetryAfter` of 5 s: draft-11 fields that say the
+    // quota is spent and back in 1 s hold the endpoint 1 s; fields that say some is left say
+    // nothing of when, and the bare pause holds it.
+    // (The fields' own pacing may add its least delay, 100 ms, after the stop.)
+    let ms = Duration::from_millis;
+    for (remaining, from, to) in [(0, ms(1_000), ms(1_110)), (3, ms(5_000), ms(5_110))] {
+        let clock = ManualClock::new();
+        let throttle = wiremock::ResponseTemplate::new(429)
+            .insert_header("RateLimit-Policy", "\"default\";q=100;w=60")
+            .insert_header("RateLimit", format!("\"default\";r={remaining};t=1"));
+        let (server, script) = serve_script(Script::new(vec![throttle, ok()]).on(&clock)).await;
+        let mut options = generous();
+        options.controller = pacer_core::ControllerKind::Aimd;
+        options.pause_without_retry_after = Duration::from_secs(5);
+        let pacer = pacer_on(&clock, LimiterConfig::new(options));
+        let response = drive(&clock, client(&pacer).get(server.uri()).send())
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200, "r={remaining}");
+        assert_eq!(script.calls(), 2, "r={remaining}: the retry");
+        let gap = script.gap(0, 1);
+        assert!(gap >= from && gap <= to, "r={remaining}: {gap:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_429_with_an_http_date_waits_until_that_date() {
     let clock = ManualClock::new();
     // The manual clock's wall time is a whole second: the date is exactly 2 s away.

@@ -189,8 +189,7 @@ async fn an_exhausted_tokens_quota_holds_a_request_for_its_tokens_not_until_full
     let (server, script) = serve_script(Script::new(vec![throttle, ok()]).on(&clock)).await;
     let mut options = generous();
     options.max_wait = Duration::from_secs(3);
-    // The tokens' wait alone (a 429 without `Retry-After` also pauses for a second).
-    options.pause_without_retry_after = Duration::ZERO;
+    // The fields said when the tokens are back: no `PauseWithoutRetryAfter` on top.
     let pacer = pacer_on(&clock, LimiterConfig::new(options).no_throttling());
     let client = client(&pacer);
     let request = client.get(server.uri()).with_extension(TokenCost(50));
