@@ -126,8 +126,9 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   per-second quota): the units accepted since the start were its pace over those seconds,
 ///   not a window's quota. The estimate becomes that pace over the window, times 0.6 (the count
 ///   holds the room a fresh server gives at once), at most the send rate at the throttle. And
-///   the server's window is at most the limiter's age then (our first units have left it): until
-///   the limiter is a `QuotaWindow` old, a throttle counts over that age. (Only as a
+///   the server's window is at most the limiter's age then (our first units have left it): from
+///   then on a throttle counts over that age, until a run of bare throttles measures a bucket's
+///   leak (a bucket has no window: the count is over `QuotaWindow` again). (Only as a
 ///   [`Controller`].)
 /// - **A young throttle with a short Retry-After.** A throttle before the limiter is a
 ///   `QuotaWindow` old whose `Retry-After` ends within a quarter of a window from our start
@@ -354,7 +355,6 @@ impl Controller for PacerController {
     }
 
     fn on_response(&mut self, feedback: &Feedback, now: Timestamp) {
-        self.expire_learnt(now);
         let window = self.counting_window();
         match feedback.signal {
             crate::Signal::Success => {
@@ -381,6 +381,7 @@ impl Controller for PacerController {
             state.accepted_per_minute = since;
         }
         self.bare_pace = self.leak(cx);
+        self.unlearn_for_bucket();
         let rate = RateController::on_throttled(self, &state);
         self.counts.on_cut(cx);
         self.learn_window(cx);

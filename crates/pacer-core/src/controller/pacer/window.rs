@@ -13,9 +13,8 @@ use std::time::Duration;
 pub(super) struct Learnt {
     window: Duration,
     accepted: QuotaWindowMeter,
-    /// Learnt from a young throttle's success: counted over only until the limiter is a
-    /// `QuotaWindow` old.
-    until: Option<Timestamp>,
+    /// Learnt from the first success after a young throttle without `Retry-After`.
+    from_success: bool,
 }
 
 impl PacerController {
@@ -105,7 +104,7 @@ impl PacerController {
         self.learnt = Some(Learnt {
             window,
             accepted: QuotaWindowMeter::new(window, cx.now),
-            until: None,
+            from_success: false,
         });
         self.limit = None;
         self.firm = false;
@@ -127,18 +126,14 @@ impl PacerController {
         self.learnt = Some(Learnt {
             window: age,
             accepted: QuotaWindowMeter::new(age, cx.now),
-            until: Some(cx.now + (cx.quota_window - age)),
+            from_success: true,
         });
     }
 
-    /// At `now`: a window learnt from a young throttle's success is counted over only while
-    /// the limiter is younger than `QuotaWindow`.
-    pub(super) fn expire_learnt(&mut self, now: Timestamp) {
-        if self
-            .learnt
-            .as_ref()
-            .is_some_and(|l| l.until.is_some_and(|u| now >= u))
-        {
+    /// A run of bare throttles measured a bucket's leak: a window learnt from a success only
+    /// said how long the bucket took to fill, and the count is over `QuotaWindow` again.
+    pub(super) fn unlearn_for_bucket(&mut self) {
+        if self.bare_pace.is_some() && self.learnt.as_ref().is_some_and(|l| l.from_success) {
             self.learnt = None;
         }
     }

@@ -124,10 +124,10 @@ fn a_young_throttle_whose_span_is_a_quarter_window_or_more_teaches_nothing() {
 
 /// A sliding window of 10 s met without `Retry-After` by a client that configured nothing: 50
 /// units a second for 4 s fill it, and it refuses everything until our first units leave it, 10 s
-/// after the start. That first success says the window is at most 10 s: until the limiter is a
-/// minute old, a throttle counts over those 10 s, not over a minute that holds the refusals.
+/// after the start. That first success says the window is at most 10 s: from then on a throttle
+/// counts over those 10 s, not over a minute that holds the refusals.
 #[test]
-fn the_first_success_after_a_young_bare_throttle_teaches_the_window_for_the_first_minute() {
+fn the_first_success_after_a_young_bare_throttle_teaches_the_window() {
     let mut c = PacerController::default();
     Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
     accept(&mut c, 5, 0, 4_000);
@@ -152,9 +152,14 @@ fn the_first_success_after_a_young_bare_throttle_teaches_the_window_for_the_firs
     let _ = throttle_after(&mut c, 30_000, 4_000, 3400.0, None);
     let estimate = c.limit_estimate(1).expect("a window's count");
     assert!((2_900.0..=3_000.0).contains(&estimate), "{estimate}");
-    // A minute old, the count is over `QuotaWindow` again.
-    accept(&mut c, 5, 30_000, 60_100);
-    assert_eq!(c.counting_window(), Duration::from_secs(60));
+    // A minute old and more, the count is still over the window learnt: 40 a second since
+    // 60 s, and at 75 s the last 10 s hold 400 units, 2,400 a minute (the minute, 2,900 or so).
+    accept(&mut c, 5, 30_000, 60_000);
+    accept(&mut c, 4, 60_000, 75_000);
+    assert_eq!(c.counting_window(), Duration::from_secs(10));
+    let _ = throttle_after(&mut c, 75_000, 30_000, 3_000.0, None);
+    let estimate = c.limit_estimate(1).expect("a window's count");
+    assert!((2_300.0..=2_400.0).contains(&estimate), "{estimate}");
 }
 
 /// A server that accepts again soon after a young bare throttle with a long `Retry-After` taught
@@ -167,4 +172,29 @@ fn a_window_learnt_from_a_retry_after_is_not_learnt_again_from_a_success() {
     accept(&mut c, 5, 8_000, 8_100);
     let _ = succeed(&mut c, 8_000, 3_000, 60.0);
     assert_eq!(c.counting_window(), Duration::from_millis(1_500));
+}
+
+/// A bucket met the same way: the first success after the young throttle says only how long it
+/// took to fill. A run of bare throttles that takes the bucket's leak, well under what a window
+/// would have given back, unlearns the window: the count is over `QuotaWindow` again.
+#[test]
+fn a_bucket_s_leak_unlearns_a_window_learnt_from_a_success() {
+    let mut c = PacerController::default();
+    Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
+    accept(&mut c, 5, 0, 4_000);
+    let _ = throttle_after(&mut c, 4_000, 0, 1e9, None);
+    accept(&mut c, 5, 10_000, 10_100);
+    let _ = succeed(&mut c, 10_000, 4_000, 60.0);
+    assert_eq!(c.counting_window(), Duration::from_secs(10));
+    // 50 a second until 40 s; then the bucket is full and takes its leak, 20 a second.
+    accept(&mut c, 5, 10_100, 40_000);
+    let _ = throttle_after(&mut c, 40_000, 4_000, 3_400.0, None);
+    assert_eq!(
+        c.counting_window(),
+        Duration::from_secs(10),
+        "one throttle is no run"
+    );
+    accept(&mut c, 2, 40_000, 42_000);
+    let _ = throttle_after(&mut c, 42_000, 40_000, 3_000.0, None);
+    assert_eq!(c.counting_window(), Duration::from_secs(60));
 }
