@@ -123,7 +123,6 @@ impl Middleware for PacerMiddleware {
     }
 }
 
-/// The span of one request: never its URL (a query may hold a secret), only its endpoint key.
 /// The copy of a request kept for a retry: [`reqwest::Request::try_clone`]'s result.
 ///
 /// A request without a body is copied field by field: `try_clone` makes the request's own
@@ -144,6 +143,7 @@ fn retry_copy(req: &reqwest::Request) -> Option<reqwest::Request> {
     Some(copy)
 }
 
+/// The span of one request: never its URL (a query may hold a secret), only its endpoint key.
 fn span(named: &Named, key: &str, req: &reqwest::Request, units: u64) -> tracing::Span {
     tracing::info_span!(
         "pacer",

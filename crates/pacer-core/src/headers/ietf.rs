@@ -16,12 +16,9 @@
 //! make their policy unsound.
 //!
 //! Servers send the same `RateLimit-Policy` on every response: each thread keeps the last one it
-//! read with what it read ([`LAST_POLICY`]), and a field equal to it byte for byte is not read
-//! again. What a field says depends on its bytes alone (no date, no `now`), so the copy kept is
-//! what a parse gives.
+//! read ([`last_policy`]).
 
 use smallvec::SmallVec;
-use std::cell::RefCell;
 use std::time::{Duration, SystemTime};
 
 use super::bounds::MAX_MEMBERS;
@@ -29,25 +26,19 @@ use super::collect::Collected;
 use super::counters::read_counters;
 use super::policy::{Dialect, Policy, QuotaUnit};
 use super::sf::{Bare, Member, parse_draft07, read_list};
-use super::spare;
 use std::borrow::Cow;
+
+mod last_policy;
 
 /// The named (draft-08+) policies and the Integer (draft-07) quotas of `RateLimit-Policy`.
 type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
-
-thread_local! {
-    /// The last `RateLimit-Policy` field this thread read, and what it read (`None`: malformed):
-    /// about `MAX_FIELD_BYTES` of text (the field's lines joined) and 64 policies a thread.
-    static LAST_POLICY: RefCell<Option<(String, Option<PolicyMembers>)>> =
-        const { RefCell::new(None) };
-}
 
 /// Appends every IETF policy in `c` to `out`.
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     let (mut named, integers) = c
         .ratelimit_policy
         .joined()
-        .and_then(|field| policy_members(&field))
+        .and_then(|field| last_policy::members(&field))
         .unwrap_or_default();
 
     // The current-state policy that Integer-form quota policies describe, if any.
@@ -108,37 +99,8 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
     }
 }
 
-/// The members of the `RateLimit-Policy` field `field`, a structured List of at most
-/// [`MAX_MEMBERS`] members (a longer one is malformed): a copy of what this thread read last
-/// when `field` is the same text, else read, and kept in its place. While the thread's locals
-/// are being destroyed, read and not kept.
-fn policy_members(field: &str) -> Option<PolicyMembers> {
-    let kept = LAST_POLICY.try_with(|cell| {
-        let last = &mut *cell.borrow_mut();
-        if let Some((text, members)) = last.as_ref()
-            && text == field
-        {
-            return members.as_ref().map(|(named, integers)| {
-                let mut copy = spare::take();
-                copy.extend(named.iter().cloned());
-                (copy, integers.clone())
-            });
-        }
-        let members = parse_policy(field);
-        match last {
-            Some((text, kept)) => {
-                text.clear();
-                text.push_str(field);
-                kept.clone_from(&members);
-            }
-            None => *last = Some((field.to_owned(), members.clone())),
-        }
-        members
-    });
-    kept.unwrap_or_else(|_| parse_policy(field))
-}
-
-/// Reads the `RateLimit-Policy` field `field` (see [`policy_members`]).
+/// Reads the `RateLimit-Policy` field `field`, a structured List of at most [`MAX_MEMBERS`]
+/// members (a longer one is malformed).
 fn parse_policy(field: &str) -> Option<PolicyMembers> {
     read_list(field, MAX_MEMBERS, PolicyMembers::default, policy_member)
 }
@@ -577,8 +539,8 @@ mod tests {
         ) {
             for field in fields.iter().chain(fields.iter().rev()) {
                 // Read once (kept, or already kept from an equal field), then from the copy.
-                prop_assert_eq!(policy_members(field), parse_policy(field), "{:?}", field);
-                prop_assert_eq!(policy_members(field), parse_policy(field), "{:?}", field);
+                prop_assert_eq!(last_policy::members(field), parse_policy(field), "{:?}", field);
+                prop_assert_eq!(last_policy::members(field), parse_policy(field), "{:?}", field);
             }
         }
     }

@@ -27,7 +27,7 @@ impl LimiterCore {
     /// and the first throttle starts the rate at the measured send rate before the controller
     /// cuts it (see [`LimiterOptions::initial_units_per_minute`]).
     pub fn on_response(&mut self, feedback: Feedback, now: Timestamp) -> Changes {
-        self.respond(feedback, now, BarePause::Take)
+        self.respond(feedback, BarePause::Take, now)
     }
 
     /// [`on_response`](Self::on_response), with whether a throttle without `Retry-After` takes
@@ -36,8 +36,8 @@ impl LimiterCore {
     pub(crate) fn respond(
         &mut self,
         feedback: Feedback,
-        now: Timestamp,
         bare: BarePause,
+        now: Timestamp,
     ) -> Changes {
         let mut changes = Changes::default();
         self.meter.record(feedback.units as f64, now);

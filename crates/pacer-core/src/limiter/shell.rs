@@ -210,7 +210,7 @@ impl Limiter {
         now: Timestamp,
     ) -> Changes {
         let Ok(changes) = self.mutate_at(now, |core, now| {
-            Ok::<_, Infallible>(core.respond(feedback, now, bare))
+            Ok::<_, Infallible>(core.respond(feedback, bare, now))
         });
         changes
     }
