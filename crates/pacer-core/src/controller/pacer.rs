@@ -55,6 +55,17 @@ const LONG_PAUSE: Duration = Duration::from_secs(5);
 const AGAIN: Duration = Duration::from_secs(10);
 /// How long a limit that fell is remembered as one that may come back.
 const CEILING_MEMORY: Duration = Duration::from_secs(600);
+/// A limit that fell in steps fell when it is this part or more under the highest level a
+/// throttle found held within `CEILING_MEMORY` (wider than `FALL_BAND`: two processes against
+/// a bucket trade a few percent back and forth at each throttle). Chosen over the simulator's
+/// autoscale story and the shapes example (docs/controllers.md).
+const STEPPED_FALL_BAND: f64 = 0.3;
+/// A level counts for [`STEPPED_FALL_BAND`] when it held this long without a throttle.
+const PEAK_HELD: Duration = Duration::from_secs(60);
+/// ... and the fall from it counts when it comes within this many `QuotaWindow`s of the
+/// throttle that ended the level (at most `CEILING_MEMORY`).
+const STEPPED_FALL_WINDOWS: u32 = 4;
+
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
 /// - **The estimate.** On a throttle the limit is estimated as the units the server accepted
@@ -94,6 +105,13 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 ///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
 ///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
 ///   and the next probe waits `ProbeAfter`, as at any estimate.
+/// - **A fall in steps.** A limit that fell in steps, each under a fifth (a crowd that grew a
+///   few processes at a time: an autoscaled deployment whose `InstanceCount` stays as it
+///   started), fell all the same once a throttle's estimate is 30 % or more under the highest
+///   firm estimate that held a minute without a throttle, within 4 × `QuotaWindow` (at most 10
+///   minutes) of the throttle that ended it; that one is remembered as above. (A slower slide
+///   is two processes' shares of a bucket trading places.) Not across a change of the instance count, nor for 10 minutes
+///   after it (a count over a window of the old share is no level of the whole budget).
 /// - **A bucket's slack.** On a run of throttles without `Retry-After` (each within a window of
 ///   the last), once it spans 5 % of `QuotaWindow` (at least a second): if the server accepted a
 ///   quarter less over the run than a sliding window would have given back (what it accepted a
@@ -200,6 +218,11 @@ pub struct PacerController {
     /// A higher limit (whole budget) seen before the limit fell, whether it was firm, and the
     /// limiter's age when it fell.
     ceiling: Option<Ceiling>,
+    /// The highest firm estimate (whole budget) that held a minute without a throttle, and the
+    /// limiter's age when a throttle ended it: a limit that fell from it in steps, each under a
+    /// fifth, within 4 windows, fell all the same.
+    #[serde(default)]
+    peak: Option<Ceiling>,
     /// `since_last_decrease` when the rate reached the hold after the last cut.
     held_from: Option<Duration>,
     /// The current wait before a probe, for one instance.
@@ -268,6 +291,7 @@ impl PacerController {
             firm: false,
             demonstrated: 0.0,
             ceiling: None,
+            peak: None,
             held_from: None,
             probe_after: options.probe_after,
             probing: false,

@@ -61,3 +61,17 @@ fn a_store_that_goes_down_leaves_each_member_on_its_share_without_a_burst() {
     assert!(fleet.share >= 0.96, "{:.4}", fleet.share);
     assert!(fleet.throttled <= 20, "{}", fleet.throttled);
 }
+
+#[test]
+fn processes_alone_take_back_the_room_an_autoscaled_crowd_leaves() {
+    // Seed 42, 8 processes that double twice and halve twice, none told. Each original process
+    // cut a few percent at a time as the newcomers came, never a fifth at once; the level it
+    // held before is remembered all the same (a fall in steps), and it probes back toward it
+    // when the crowd leaves. In the last two minutes, against 6,000 units of quota: 3,479
+    // accepted before the rule (the processes waited 16 minutes to probe), about 5,200 with it.
+    let c = run(&fleet_of(8), "autoscale", &["pacer"]);
+    let row = &c.rows[0];
+    let last: u64 = row.series.accepted[780..900].iter().sum();
+    assert!(last >= 4_500, "{last} units in minutes 13 and 14");
+    assert!(row.metrics.share >= 0.92, "{:.4}", row.metrics.share);
+}

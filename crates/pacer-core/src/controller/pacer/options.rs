@@ -46,9 +46,10 @@ pub struct PacerControllerOptions {
     /// `Pacer.MaxProbeAfter`: each probe that finds no more room doubles the hold before the
     /// next, up to this, for one instance. Default 15 min.
     pub max_probe_after: Duration,
-    /// `Pacer.RecoveryProbeAfter`: after the limit fell (the estimate dropped by a fifth or more),
-    /// how long the rate holds before it probes back toward the limit it had, for one instance
-    /// (`√n` times this for n instances). Default 40 s.
+    /// `Pacer.RecoveryProbeAfter`: after the limit fell (the estimate dropped by a fifth or more,
+    /// or by 30 % in steps from a level held a minute), how long the rate holds before it probes
+    /// back toward the limit it had, for one instance (`√n` times this for n instances).
+    /// Default 40 s.
     pub recovery_probe_after: Duration,
     /// `Pacer.RecoveryTime`: how long a climb back takes: to the hold after a cut (in a line),
     /// and to the remembered limit when probing after a fall. Default 30 s.

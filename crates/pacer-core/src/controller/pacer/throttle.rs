@@ -4,8 +4,12 @@
 use super::memory::{Ceiling, Suspended, Young};
 use super::probe::Throttle;
 use super::young::young_pace;
-use super::{AGAIN, CEILING_MEMORY, FALL_BAND, LONG_PAUSE, NEAR_BAND, PacerController, sent_rate};
+use super::{
+    AGAIN, CEILING_MEMORY, FALL_BAND, LONG_PAUSE, NEAR_BAND, PEAK_HELD, PacerController,
+    STEPPED_FALL_BAND, STEPPED_FALL_WINDOWS, sent_rate,
+};
 use crate::controller::RateControllerState;
+use std::time::Duration;
 
 impl PacerController {
     /// [`RateController::on_throttled`](crate::RateController::on_throttled): the cut rate.
@@ -59,6 +63,7 @@ impl PacerController {
             Some(pace) if pace < estimate => {
                 estimate = pace;
                 self.ceiling = None;
+                self.peak = None;
                 true
             }
             _ => false,
@@ -88,6 +93,24 @@ impl PacerController {
             .map_or(0.0, |l| l * n)
             .max(demonstrated)
             .max(set_aside);
+        // A limit that fell in steps, each under `FALL_BAND` (a crowd that grew a few processes
+        // at a time), fell all the same: measured from the highest level a throttle found held,
+        // within `STEPPED_FALL_WINDOWS` windows (a crowd's units fill the server's window as it
+        // comes; a slower slide is two processes' shares of a bucket trading places). Not from
+        // one held before a change of the instance count, nor in `CEILING_MEMORY` after it: a
+        // count over a window of the old share, times the new count, is no level the whole
+        // budget held.
+        let memory = self.timing(CEILING_MEMORY);
+        let stepped_span = memory.min(state.quota_window * STEPPED_FALL_WINDOWS);
+        let changed = self
+            .instances
+            .filter(|&(now, before, _)| now != before)
+            .map_or(Duration::ZERO, |(_, _, at)| at + memory);
+        let peak = self.peak.filter(|p| {
+            p.at >= changed
+                && self.age_at_cut.saturating_sub(p.at) <= stepped_span
+                && p.limit > reference
+        });
         let t = Throttle {
             estimate,
             previous,
@@ -102,7 +125,9 @@ impl PacerController {
                     .is_some_and(|m| m > estimate * (1.0 + FALL_BAND / 4.0))
                     && estimate * n >= demonstrated * (1.0 - FALL_BAND / 4.0)),
             long_pause,
-            fell: !slack && estimate * n < reference * (1.0 - FALL_BAND),
+            fell: !slack
+                && (estimate * n < reference * (1.0 - FALL_BAND)
+                    || peak.is_some_and(|p| estimate * n < p.limit * (1.0 - STEPPED_FALL_BAND))),
             age: self.age_at_cut,
             window: state.quota_window,
         };
@@ -116,10 +141,14 @@ impl PacerController {
         self.confirm_probe_room(&t);
         if t.fell {
             // Remember the higher limit: it may come back.
+            let (reference, firm) = match peak {
+                Some(p) => (p.limit, p.firm),
+                None => (reference, self.firm),
+            };
             let firm = match (self.ceiling, lapsed) {
                 (Some(c), _) if c.limit > reference => c.firm,
                 (_, Some(s)) if s.limit >= reference => s.firm,
-                _ => self.firm,
+                _ => firm,
             };
             let limit = self.ceiling.map_or(reference, |c| c.limit.max(reference));
             self.ceiling = Some(Ceiling {
@@ -128,6 +157,24 @@ impl PacerController {
                 at: t.age,
             });
         }
+        self.peak = if t.fell || slack {
+            None
+        } else if peak.is_some() {
+            peak
+        } else {
+            // A firm estimate that a throttle confirmed and that held for `PEAK_HELD`: a young
+            // burst's, a bucket's first window's or our demand's is no level the limit fell
+            // from, nor one two processes of a bucket trade back and forth between throttles.
+            previous
+                .filter(|_| {
+                    self.firm && !unconfirmed && state.since_last_decrease >= self.timing(PEAK_HELD)
+                })
+                .map(|l| Ceiling {
+                    limit: l * n,
+                    firm: true,
+                    at: t.age,
+                })
+        };
         if let (Some(p), Some(limit)) = (previous, self.limit)
             && t.long_pause
             && !t.probing

@@ -116,3 +116,91 @@ fn after_a_fall_it_probes_back_toward_the_old_limit_and_takes_it_again() {
         "probing after 2 min"
     );
 }
+
+/// A throttle with a `Retry-After` of a second, `since` seconds after the last cut, with
+/// `instances` processes sharing the budget.
+fn throttle_after(c: &mut PacerController, rate: f64, accepted: f64, since: u64, instances: u32) {
+    let mut s = busy(rate);
+    s.accepted_per_minute = accepted;
+    s.retry_after = Some(Duration::from_secs(1));
+    s.since_last_decrease = Duration::from_secs(since);
+    s.instance_count = instances;
+    c.on_throttled(&s);
+}
+
+/// The first estimate (corrected by the next throttle) and a level held two minutes: 1,000.
+fn held_at_1000(c: &mut PacerController, since: u64) {
+    throttle_after(c, 1050.0, 1000.0, 120, 1);
+    throttle_after(c, 1000.0, 1000.0, since, 1);
+}
+
+#[test]
+fn a_limit_that_fell_in_steps_is_probed_back_toward_like_one_that_fell_at_once() {
+    let mut c = PacerController::default();
+    held_at_1000(&mut c, 120);
+    // A crowd grows a few processes at a time: each throttle finds 10–14 % less, none a fall.
+    throttle_after(&mut c, 990.0, 900.0, 120, 1);
+    throttle_after(&mut c, 890.0, 800.0, 60, 1);
+    assert!(
+        c.ceiling.is_none(),
+        "20 % under the level held is no fall yet"
+    );
+    throttle_after(&mut c, 790.0, 690.0, 60, 1);
+    assert_eq!(c.limit_estimate(1), Some(690.0));
+    assert_eq!(
+        c.ceiling.map(|c| c.limit),
+        Some(1000.0),
+        "31 % under the level held a minute: the limit fell, from there"
+    );
+    // The crowd left: it probes back toward 1,000 after `RecoveryProbeAfter` and takes it.
+    let rate = run(&mut c, busy(690.0 * 0.95), 1, 150);
+    assert_eq!(rate, 985.0, "back at the old hold");
+    assert_eq!(c.limit_estimate(1), Some(1000.0), "the old limit again");
+}
+
+#[test]
+fn a_slide_slower_than_four_windows_is_no_fall() {
+    // The same steps, each 150 s apart: the last comes 5 windows after the level of 1,000
+    // ended (two processes' shares of a bucket trading places drift so).
+    let mut c = PacerController::default();
+    held_at_1000(&mut c, 120);
+    throttle_after(&mut c, 990.0, 900.0, 120, 1);
+    throttle_after(&mut c, 890.0, 800.0, 150, 1);
+    throttle_after(&mut c, 790.0, 690.0, 150, 1);
+    assert_eq!(c.limit_estimate(1), Some(690.0));
+    assert!(
+        c.ceiling.is_none(),
+        "a slide, not a crowd: nothing to probe back toward"
+    );
+}
+
+#[test]
+fn a_level_that_did_not_hold_a_minute_is_no_step_to_fall_from() {
+    // The same steps, the level of 1,000 ended by a throttle 30 s after the cut that set it
+    // (two processes against a bucket trade their shares back and forth so).
+    let mut c = PacerController::default();
+    held_at_1000(&mut c, 30);
+    throttle_after(&mut c, 990.0, 900.0, 30, 1);
+    throttle_after(&mut c, 890.0, 800.0, 30, 1);
+    throttle_after(&mut c, 790.0, 690.0, 30, 1);
+    assert_eq!(c.limit_estimate(1), Some(690.0));
+    assert!(
+        c.ceiling.is_none(),
+        "no level held: nothing to probe back toward"
+    );
+}
+
+#[test]
+fn a_level_held_before_the_instance_count_changed_is_no_step_to_fall_from() {
+    // The same whole budgets, but a second process was announced after the level of 1,000.
+    let mut c = PacerController::default();
+    held_at_1000(&mut c, 120);
+    throttle_after(&mut c, 990.0, 900.0, 120, 1);
+    throttle_after(&mut c, 445.0, 400.0, 120, 2);
+    throttle_after(&mut c, 395.0, 345.0, 120, 2);
+    assert_eq!(c.limit_estimate(2), Some(345.0));
+    assert!(
+        c.ceiling.is_none(),
+        "a level of another instance count is not one the budget fell from"
+    );
+}
