@@ -7,7 +7,7 @@
 //!
 //! For every second from `--from` to `--to` (default: the whole run) it prints the quota
 //! available to our clients, and for each mode (default: `aimd` and `pacer`) its limiter rate
-//! (the instances' sum, units a minute), the units the API accepted, the units accepted over the
+//! (the running instances' sum, units a minute), the units the API accepted, the units accepted over the
 //! last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows how to read
 //! it.
 

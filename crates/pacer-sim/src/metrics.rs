@@ -21,8 +21,9 @@ pub struct Series {
     pub accepted: Vec<u64>,
     /// 429s the API answered during each second.
     pub throttled: Vec<u32>,
-    /// The sum of the instances' limiter rates at the start of each second, in units per minute
-    /// (an estimate of the whole budget); `None` in a mode without a limiter.
+    /// The sum of the running instances' limiter rates at the start of each second (an instance
+    /// that stopped no longer counts), in units per minute (an estimate of the whole budget);
+    /// `None` in a mode without a limiter.
     pub rate: Vec<Option<f64>>,
     /// The quota available to our clients during each second, in units per minute.
     pub quota: Vec<f64>,

@@ -160,10 +160,13 @@ impl Engine<'_> {
     }
 
     fn sample(&mut self, second: usize) {
+        // The instances running: a stopped one's limiter still holds its last rate.
         let rate = self
             .clients
             .iter()
-            .filter_map(|c| c.rate())
+            .zip(&self.stopped)
+            .filter(|&(_, &stopped)| !stopped)
+            .filter_map(|(c, _)| c.rate())
             .fold(None, |sum: Option<f64>, r| Some(sum.unwrap_or(0.0) + r));
         let quota = self.story.available_quota(
             self.options.quota as f64,

@@ -75,3 +75,16 @@ fn processes_alone_take_back_the_room_an_autoscaled_crowd_leaves() {
     assert!(last >= 4_500, "{last} units in minutes 13 and 14");
     assert!(row.metrics.share >= 0.92, "{:.4}", row.metrics.share);
 }
+
+#[test]
+fn the_summed_rate_counts_the_instances_still_running() {
+    // Seed 42: 16 processes until minute 12, 8 after. A stopped process's limiter keeps its last
+    // rate; the series (the plot's blue line, the trace's `rate`) must not count it.
+    let c = run(&fleet_of(8), "autoscale", &["pacer"]);
+    let rate = &c.rows[0].series.rate;
+    let (before, after) = (rate[715].expect("a rate"), rate[725].expect("a rate"));
+    assert!(
+        after < before * 0.8,
+        "{before:.0} at 11:55, {after:.0} at 12:05"
+    );
+}
