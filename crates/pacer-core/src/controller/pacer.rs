@@ -63,8 +63,11 @@ const STEPPED_FALL_BAND: f64 = 0.3;
 /// A level counts for [`STEPPED_FALL_BAND`] when it held this long without a throttle.
 const PEAK_HELD: Duration = Duration::from_secs(60);
 /// ... and the fall from it counts when it comes within this many `QuotaWindow`s of the
-/// throttle that ended the level (at most `CEILING_MEMORY`).
+/// throttle that ended the level (at most `CEILING_MEMORY`),
 const STEPPED_FALL_WINDOWS: u32 = 4;
+/// ... at this throttle after that one or a later one (a crowd shows as several steps; two
+/// processes' shares of a bucket trade places in one or two).
+const STEPPED_FALL_STEPS: u32 = 3;
 
 /// Pacer's controller: it learns where the limit is and holds just under it.
 ///
@@ -109,8 +112,9 @@ const STEPPED_FALL_WINDOWS: u32 = 4;
 ///   few processes at a time: an autoscaled deployment whose `InstanceCount` stays as it
 ///   started), fell all the same once a throttle's estimate is 30 % or more under the highest
 ///   firm estimate that held a minute without a throttle, within 4 × `QuotaWindow` (at most 10
-///   minutes) of the throttle that ended it; that one is remembered as above. (A slower slide
-///   is two processes' shares of a bucket trading places.) Not across a change of the instance count, nor for 10 minutes
+///   minutes) of the throttle that ended it and at the third throttle after it or later; that
+///   one is remembered as above. (A slower slide, or one in one or two steps, is two processes'
+///   shares of a bucket trading places.) Not across a change of the instance count, nor for 10 minutes
 ///   after it (a count over a window of the old share is no level of the whole budget).
 /// - **A bucket's slack.** On a run of throttles without `Retry-After` (each within a window of
 ///   the last), once it spans 5 % of `QuotaWindow` (at least a second): if the server accepted a
@@ -223,6 +227,9 @@ pub struct PacerController {
     /// fifth, within 4 windows, fell all the same.
     #[serde(default)]
     peak: Option<Ceiling>,
+    /// The throttles since the one that ended the level in `peak`.
+    #[serde(default)]
+    peak_steps: u32,
     /// `since_last_decrease` when the rate reached the hold after the last cut.
     held_from: Option<Duration>,
     /// The current wait before a probe, for one instance.
@@ -292,6 +299,7 @@ impl PacerController {
             demonstrated: 0.0,
             ceiling: None,
             peak: None,
+            peak_steps: 0,
             held_from: None,
             probe_after: options.probe_after,
             probing: false,

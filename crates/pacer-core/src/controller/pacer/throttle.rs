@@ -6,7 +6,7 @@ use super::probe::Throttle;
 use super::young::young_pace;
 use super::{
     AGAIN, CEILING_MEMORY, FALL_BAND, LONG_PAUSE, NEAR_BAND, PEAK_HELD, PacerController,
-    STEPPED_FALL_BAND, STEPPED_FALL_WINDOWS, sent_rate,
+    STEPPED_FALL_BAND, STEPPED_FALL_STEPS, STEPPED_FALL_WINDOWS, sent_rate,
 };
 use crate::controller::RateControllerState;
 use std::time::Duration;
@@ -95,11 +95,12 @@ impl PacerController {
             .max(set_aside);
         // A limit that fell in steps, each under `FALL_BAND` (a crowd that grew a few processes
         // at a time), fell all the same: measured from the highest level a throttle found held,
-        // within `STEPPED_FALL_WINDOWS` windows (a crowd's units fill the server's window as it
-        // comes; a slower slide is two processes' shares of a bucket trading places). Not from
-        // one held before a change of the instance count, nor in `CEILING_MEMORY` after it: a
-        // count over a window of the old share, times the new count, is no level the whole
-        // budget held.
+        // within `STEPPED_FALL_WINDOWS` windows and at least `STEPPED_FALL_STEPS` throttles
+        // after the one that ended it (a crowd's units fill the server's window as it comes, a
+        // few percent a throttle; a slower slide, or one in a swing or two, is two processes'
+        // shares of a bucket trading places). Not from one held before a change of the instance
+        // count, nor in `CEILING_MEMORY` after it: a count over a window of the old share, times
+        // the new count, is no level the whole budget held.
         let memory = self.timing(CEILING_MEMORY);
         let stepped_span = memory.min(state.quota_window * STEPPED_FALL_WINDOWS);
         let changed = self
@@ -111,6 +112,11 @@ impl PacerController {
                 && self.age_at_cut.saturating_sub(p.at) <= stepped_span
                 && p.limit > reference
         });
+        let steps = if peak.is_some() {
+            self.peak_steps + 1
+        } else {
+            0
+        };
         let t = Throttle {
             estimate,
             previous,
@@ -127,7 +133,9 @@ impl PacerController {
             long_pause,
             fell: !slack
                 && (estimate * n < reference * (1.0 - FALL_BAND)
-                    || peak.is_some_and(|p| estimate * n < p.limit * (1.0 - STEPPED_FALL_BAND))),
+                    || (steps >= STEPPED_FALL_STEPS
+                        && peak
+                            .is_some_and(|p| estimate * n < p.limit * (1.0 - STEPPED_FALL_BAND)))),
             age: self.age_at_cut,
             window: state.quota_window,
         };
@@ -157,6 +165,7 @@ impl PacerController {
                 at: t.age,
             });
         }
+        self.peak_steps = steps;
         self.peak = if t.fell || slack {
             None
         } else if peak.is_some() {

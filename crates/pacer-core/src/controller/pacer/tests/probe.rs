@@ -129,16 +129,17 @@ fn throttle_after(c: &mut PacerController, rate: f64, accepted: f64, since: u64,
 }
 
 /// A level of 1,000 (whole budget) held `held` seconds, after a first estimate the next
-/// throttle corrects; then throttles that find 900, 800 and `last`, each `apart` seconds after
-/// the cut before it, the last two with `instances` processes (each with its share).
-fn slide(held: u64, apart: [u64; 3], instances: u32, last: f64) -> PacerController {
+/// throttle corrects; then throttles that find 900, 840, 780 and `last`, each `apart` seconds
+/// after the cut before it, the last three with `instances` processes (each with its share).
+fn slide(held: u64, apart: [u64; 4], instances: u32, last: f64) -> PacerController {
     let mut c = PacerController::default();
     let n = f64::from(instances);
     throttle_after(&mut c, 1050.0, 1000.0, 120, 1);
     throttle_after(&mut c, 1000.0, 1000.0, held, 1);
     throttle_after(&mut c, 990.0, 900.0, apart[0], 1);
-    throttle_after(&mut c, 890.0 / n, 800.0 / n, apart[1], instances);
-    throttle_after(&mut c, (last + 100.0) / n, last / n, apart[2], instances);
+    throttle_after(&mut c, 930.0 / n, 840.0 / n, apart[1], instances);
+    throttle_after(&mut c, 870.0 / n, 780.0 / n, apart[2], instances);
+    throttle_after(&mut c, (last + 90.0) / n, last / n, apart[3], instances);
     assert_eq!(
         c.limit_estimate(1),
         Some(last),
@@ -149,10 +150,10 @@ fn slide(held: u64, apart: [u64; 3], instances: u32, last: f64) -> PacerControll
 
 #[test]
 fn a_limit_that_fell_in_steps_is_probed_back_toward_like_one_that_fell_at_once() {
-    // A crowd grows a few processes at a time: each throttle finds 10–14 % less, none a fall.
-    let c = slide(120, [120, 60, 60], 1, 720.0);
+    // A crowd grows a few processes at a time: each throttle finds 7–12 % less, none a fall.
+    let c = slide(120, [120, 60, 60, 60], 1, 720.0);
     assert!(c.ceiling.is_none(), "28 % under the level held is no fall");
-    let mut c = slide(120, [120, 60, 60], 1, 690.0);
+    let mut c = slide(120, [120, 60, 60, 60], 1, 690.0);
     assert_eq!(
         c.ceiling.map(|c| c.limit),
         Some(1000.0),
@@ -168,7 +169,7 @@ fn a_limit_that_fell_in_steps_is_probed_back_toward_like_one_that_fell_at_once()
 fn a_slide_slower_than_four_windows_is_no_fall() {
     // The last step comes 5 windows after the level of 1,000 ended (two processes' shares of a
     // bucket trading places drift so).
-    let c = slide(120, [120, 150, 150], 1, 690.0);
+    let c = slide(120, [120, 100, 100, 100], 1, 690.0);
     assert!(
         c.ceiling.is_none(),
         "a slide, not a crowd: nothing to probe back toward"
@@ -176,10 +177,24 @@ fn a_slide_slower_than_four_windows_is_no_fall() {
 }
 
 #[test]
+fn a_fall_in_one_or_two_swings_is_no_fall_in_steps() {
+    // From the level of 1,000 to 690 in two throttles of a fifth less each, less than a fall
+    // each: two processes' shares of a bucket trading places.
+    let mut c = PacerController::default();
+    throttle_after(&mut c, 1050.0, 1000.0, 120, 1);
+    throttle_after(&mut c, 1000.0, 1000.0, 120, 1);
+    throttle_after(&mut c, 990.0, 900.0, 120, 1);
+    throttle_after(&mut c, 810.0, 740.0, 60, 1);
+    throttle_after(&mut c, 700.0, 690.0, 60, 1);
+    assert_eq!(c.limit_estimate(1), Some(690.0));
+    assert!(c.ceiling.is_none(), "a swing, not a crowd's steps");
+}
+
+#[test]
 fn a_level_that_did_not_hold_a_minute_is_no_step_to_fall_from() {
     // The level of 1,000 ended by a throttle 30 s after the cut that set it (two processes
     // against a bucket trade their shares back and forth so).
-    let c = slide(30, [30, 30, 30], 1, 690.0);
+    let c = slide(30, [30, 30, 30, 30], 1, 690.0);
     assert!(
         c.ceiling.is_none(),
         "no level held: nothing to probe back toward"
@@ -189,7 +204,7 @@ fn a_level_that_did_not_hold_a_minute_is_no_step_to_fall_from() {
 #[test]
 fn a_level_held_before_the_instance_count_changed_is_no_step_to_fall_from() {
     // The same whole budgets, but a second process was announced after the level of 1,000.
-    let c = slide(120, [120, 60, 60], 2, 690.0);
+    let c = slide(120, [120, 60, 60, 60], 2, 690.0);
     assert!(
         c.ceiling.is_none(),
         "a level of another instance count is not one the budget fell from"
