@@ -7,9 +7,9 @@
 //!
 //! For every second from `--from` to `--to` (default: the whole run) it prints the quota
 //! available to our clients, and for each mode (default: `aimd` and `pacer`) its limiter rate
-//! (the running instances' sum, units a minute), the units the API accepted, the units accepted over the
-//! last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows how to read
-//! it.
+//! (the running instances' sum, units a minute), the units the API accepted, the units accepted
+//! over the last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows
+//! how to read it.
 
 use pacer_sim::model::STORY_NAMES;
 use pacer_sim::report::trace;

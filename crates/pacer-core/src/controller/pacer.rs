@@ -12,7 +12,7 @@ use super::pure::StateCounts;
 use super::{Controller, ControllerContext, RateController, RateControllerState};
 use crate::validation::InvalidOptions;
 use crate::{Feedback, LimiterOptions, Timestamp};
-use memory::{Ceiling, Suspended, Young};
+use memory::{Ceiling, Peak, Suspended, Young};
 use std::time::Duration;
 
 mod again;
@@ -113,9 +113,10 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   started), fell all the same once a throttle's estimate is 30 % or more under the highest
 ///   firm estimate that held a minute without a throttle, within 4 × `QuotaWindow` (at most 10
 ///   minutes) of the throttle that ended it and at the third throttle after it or later; that
-///   one is remembered as above. (A slower slide, or one in one or two steps, is two processes'
-///   shares of a bucket trading places.) Not across a change of the instance count, nor for 10 minutes
-///   after it (a count over a window of the old share is no level of the whole budget).
+///   one is remembered as above. (A slower slide, or one in one or two steps, is two
+///   processes' shares of a bucket trading places.) Not across a change of the instance count,
+///   nor for 10 minutes after it (a count over a window of the old share is no level of the
+///   whole budget).
 /// - **A bucket's slack.** On a run of throttles without `Retry-After` (each within a window of
 ///   the last), once it spans 5 % of `QuotaWindow` (at least a second): if the server accepted a
 ///   quarter less over the run than a sliding window would have given back (what it accepted a
@@ -222,14 +223,10 @@ pub struct PacerController {
     /// A higher limit (whole budget) seen before the limit fell, whether it was firm, and the
     /// limiter's age when it fell.
     ceiling: Option<Ceiling>,
-    /// The highest firm estimate (whole budget) that held a minute without a throttle, and the
-    /// limiter's age when a throttle ended it: a limit that fell from it in steps, each under a
-    /// fifth, within 4 windows, fell all the same.
+    /// The highest firm estimate that held a minute without a throttle: a limit that fell from
+    /// it in steps, each under a fifth, within 4 windows, fell all the same.
     #[serde(default)]
-    peak: Option<Ceiling>,
-    /// The throttles since the one that ended the level in `peak`.
-    #[serde(default)]
-    peak_steps: u32,
+    peak: Option<Peak>,
     /// `since_last_decrease` when the rate reached the hold after the last cut.
     held_from: Option<Duration>,
     /// The current wait before a probe, for one instance.
@@ -299,7 +296,6 @@ impl PacerController {
             demonstrated: 0.0,
             ceiling: None,
             peak: None,
-            peak_steps: 0,
             held_from: None,
             probe_after: options.probe_after,
             probing: false,

@@ -34,3 +34,14 @@ pub(super) struct Ceiling {
     /// The limiter's age when it fell.
     pub(super) at: Duration,
 }
+
+/// A level the limit held, from which a fall in steps is measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(super) struct Peak {
+    /// The level (whole budget): a firm estimate a throttle confirmed and that held a minute.
+    pub(super) limit: f64,
+    /// The limiter's age at the throttle that ended it.
+    pub(super) at: Duration,
+    /// The throttles since that one.
+    pub(super) steps: u32,
+}

@@ -1,7 +1,7 @@
 //! The Pacer controller on a throttle: what the window held (the estimate), whether the limit
 //! fell, the cut, and where the climb back starts.
 
-use super::memory::{Ceiling, Suspended, Young};
+use super::memory::{Ceiling, Peak, Suspended, Young};
 use super::probe::Throttle;
 use super::young::young_pace;
 use super::{
@@ -107,16 +107,17 @@ impl PacerController {
             .instances
             .filter(|&(now, before, _)| now != before)
             .map_or(Duration::ZERO, |(_, _, at)| at + memory);
-        let peak = self.peak.filter(|p| {
-            p.at >= changed
-                && self.age_at_cut.saturating_sub(p.at) <= stepped_span
-                && p.limit > reference
-        });
-        let steps = if peak.is_some() {
-            self.peak_steps + 1
-        } else {
-            0
-        };
+        let peak = self
+            .peak
+            .filter(|p| {
+                p.at >= changed
+                    && self.age_at_cut.saturating_sub(p.at) <= stepped_span
+                    && p.limit > reference
+            })
+            .map(|p| Peak {
+                steps: p.steps + 1,
+                ..p
+            });
         let t = Throttle {
             estimate,
             previous,
@@ -133,9 +134,10 @@ impl PacerController {
             long_pause,
             fell: !slack
                 && (estimate * n < reference * (1.0 - FALL_BAND)
-                    || (steps >= STEPPED_FALL_STEPS
-                        && peak
-                            .is_some_and(|p| estimate * n < p.limit * (1.0 - STEPPED_FALL_BAND)))),
+                    || peak.is_some_and(|p| {
+                        p.steps >= STEPPED_FALL_STEPS
+                            && estimate * n < p.limit * (1.0 - STEPPED_FALL_BAND)
+                    })),
             age: self.age_at_cut,
             window: state.quota_window,
         };
@@ -150,7 +152,7 @@ impl PacerController {
         if t.fell {
             // Remember the higher limit: it may come back.
             let (reference, firm) = match peak {
-                Some(p) => (p.limit, p.firm),
+                Some(p) => (p.limit, true),
                 None => (reference, self.firm),
             };
             let firm = match (self.ceiling, lapsed) {
@@ -165,7 +167,6 @@ impl PacerController {
                 at: t.age,
             });
         }
-        self.peak_steps = steps;
         self.peak = if t.fell || slack {
             None
         } else if peak.is_some() {
@@ -178,10 +179,10 @@ impl PacerController {
                 .filter(|_| {
                     self.firm && !unconfirmed && state.since_last_decrease >= self.timing(PEAK_HELD)
                 })
-                .map(|l| Ceiling {
+                .map(|l| Peak {
                     limit: l * n,
-                    firm: true,
                     at: t.age,
+                    steps: 0,
                 })
         };
         if let (Some(p), Some(limit)) = (previous, self.limit)

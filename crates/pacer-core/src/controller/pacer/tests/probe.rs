@@ -128,14 +128,20 @@ fn throttle_after(c: &mut PacerController, rate: f64, accepted: f64, since: u64,
     c.on_throttled(&s);
 }
 
+/// A level of 1,000 held `held` seconds, after a first estimate the next throttle corrects.
+fn held_level(held: u64) -> PacerController {
+    let mut c = PacerController::default();
+    throttle_after(&mut c, 1050.0, 1000.0, 120, 1);
+    throttle_after(&mut c, 1000.0, 1000.0, held, 1);
+    c
+}
+
 /// A level of 1,000 (whole budget) held `held` seconds, after a first estimate the next
 /// throttle corrects; then throttles that find 900, 840, 780 and `last`, each `apart` seconds
 /// after the cut before it, the last three with `instances` processes (each with its share).
 fn slide(held: u64, apart: [u64; 4], instances: u32, last: f64) -> PacerController {
-    let mut c = PacerController::default();
+    let mut c = held_level(held);
     let n = f64::from(instances);
-    throttle_after(&mut c, 1050.0, 1000.0, 120, 1);
-    throttle_after(&mut c, 1000.0, 1000.0, held, 1);
     throttle_after(&mut c, 990.0, 900.0, apart[0], 1);
     throttle_after(&mut c, 930.0 / n, 840.0 / n, apart[1], instances);
     throttle_after(&mut c, 870.0 / n, 780.0 / n, apart[2], instances);
@@ -180,9 +186,7 @@ fn a_slide_slower_than_four_windows_is_no_fall() {
 fn a_fall_in_one_or_two_swings_is_no_fall_in_steps() {
     // From the level of 1,000 to 690 in two throttles of a fifth less each, less than a fall
     // each: two processes' shares of a bucket trading places.
-    let mut c = PacerController::default();
-    throttle_after(&mut c, 1050.0, 1000.0, 120, 1);
-    throttle_after(&mut c, 1000.0, 1000.0, 120, 1);
+    let mut c = held_level(120);
     throttle_after(&mut c, 990.0, 900.0, 120, 1);
     throttle_after(&mut c, 810.0, 740.0, 60, 1);
     throttle_after(&mut c, 700.0, 690.0, 60, 1);

@@ -126,25 +126,37 @@ fn a_young_throttle_whose_span_is_a_quarter_window_or_more_teaches_nothing() {
 /// units a second for 4 s fill it, and it refuses everything until our first units leave it, 10 s
 /// after the start. That first success says the window is at most 10 s: from then on a throttle
 /// counts over those 10 s, not over a minute that holds the refusals.
-#[test]
-fn the_first_success_after_a_young_bare_throttle_teaches_the_window() {
+/// 50 units a second for 4 s, then a throttle without `Retry-After` (young: the limiter is not
+/// a minute old); the controller and the rate it cut to.
+fn young_bare_throttle() -> (PacerController, f64) {
     let mut c = PacerController::default();
     Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
     accept(&mut c, 5, 0, 4_000);
     let cut = throttle_after(&mut c, 4_000, 0, 1e9, None);
+    (c, cut)
+}
+
+/// The first success after that throttle, 10 s from the start: the window learnt is 10 s.
+fn first_success_at_10_s(c: &mut PacerController) {
+    accept(c, 5, 10_000, 10_100);
+    let _ = succeed(c, 10_000, 4_000, 60.0);
+    assert_eq!(
+        c.counting_window(),
+        Duration::from_secs(10),
+        "the age at the success"
+    );
+}
+
+#[test]
+fn the_first_success_after_a_young_bare_throttle_teaches_the_window() {
+    let (mut c, cut) = young_bare_throttle();
     assert_eq!(cut, 60.0, "a young throttle: the minimum rate");
     assert_eq!(c.counting_window(), Duration::from_secs(60));
     // A response 1 s after the cut is to a request sent before it: nothing learnt yet.
     accept(&mut c, 1, 5_000, 5_100);
     let _ = succeed(&mut c, 5_000, 4_000, 60.0);
     assert_eq!(c.counting_window(), Duration::from_secs(60));
-    accept(&mut c, 5, 10_000, 10_100);
-    let _ = succeed(&mut c, 10_000, 4_000, 60.0);
-    assert_eq!(
-        c.counting_window(),
-        Duration::from_secs(10),
-        "the age at the success"
-    );
+    first_success_at_10_s(&mut c);
     // 50 a second again; at 30 s the window is full: its count is 500 units over 10 s, 3,000 a
     // minute, where the minute since the start holds 1,201 (the meter's slots of a sixtieth of
     // the window cut a little off).
@@ -179,13 +191,8 @@ fn a_window_learnt_from_a_retry_after_is_not_learnt_again_from_a_success() {
 /// would have given back, unlearns the window: the count is over `QuotaWindow` again.
 #[test]
 fn a_bucket_s_leak_unlearns_a_window_learnt_from_a_success() {
-    let mut c = PacerController::default();
-    Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
-    accept(&mut c, 5, 0, 4_000);
-    let _ = throttle_after(&mut c, 4_000, 0, 1e9, None);
-    accept(&mut c, 5, 10_000, 10_100);
-    let _ = succeed(&mut c, 10_000, 4_000, 60.0);
-    assert_eq!(c.counting_window(), Duration::from_secs(10));
+    let (mut c, _) = young_bare_throttle();
+    first_success_at_10_s(&mut c);
     // 50 a second until 40 s; then the bucket is full and takes its leak, 20 a second.
     accept(&mut c, 5, 10_100, 40_000);
     let _ = throttle_after(&mut c, 40_000, 4_000, 3_400.0, None);
