@@ -9,11 +9,13 @@
 //! available to our clients, and for each mode (default: `aimd` and `pacer`) its limiter rate
 //! (the running instances' sum, units a minute), the units the API accepted, the units accepted
 //! over the last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows
-//! how to read it.
+//! how to read it. It takes `compare`'s `--story`, `--instances`, `--seed`, `--demand`,
+//! `--quota`, `--window`, `--server` and `--costs`, and `--config FILE --limiter NAME` runs a
+//! limiter of a configuration file as one more mode, as `compare` does.
 
 use pacer_sim::model::STORY_NAMES;
 use pacer_sim::report::trace;
-use pacer_sim::{SimOptions, Story, compare, mode_by_name};
+use pacer_sim::{ConfiguredLimiter, LimiterMode, SimOptions, Story, compare, mode_by_name};
 
 fn main() {
     if let Err(e) = run() {
@@ -27,6 +29,7 @@ fn run() -> Result<(), String> {
     let mut story = Story::by_name("noisy-neighbour").ok_or("no default story")?;
     let mut modes = Vec::new();
     let (mut from, mut to) = (0usize, usize::MAX);
+    let (mut config, mut limiter) = (None, None);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -40,6 +43,7 @@ fn run() -> Result<(), String> {
             "--instances" => options.instances = value.parse().map_err(|_| bad())?,
             "--seed" => options.seed = value.parse().map_err(|_| bad())?,
             "--demand" => options.demand = value.parse().map_err(|_| bad())?,
+            "--quota" => options.quota = value.parse().map_err(|_| bad())?,
             "--window" => {
                 let w = value.parse().map_err(|_| bad())?;
                 options = options.with_window(std::time::Duration::from_secs(w));
@@ -47,16 +51,28 @@ fn run() -> Result<(), String> {
             "--server" => options.server = value.parse()?,
             "--costs" => options.costs = value.parse()?,
             "--mode" => modes.push(mode_by_name(&value).map_err(|e| e.to_string())?),
+            "--config" => config = Some(std::path::PathBuf::from(value)),
+            "--limiter" => limiter = Some(value),
             "--from" => from = value.parse().map_err(|_| bad())?,
             "--to" => to = value.parse().map_err(|_| bad())?,
             other => {
                 return Err(format!(
-                    "unknown flag {other}: --story S --instances N --seed S --demand D \
-                     --window SECONDS --server SHAPE --costs COSTS --mode M (repeat) --from \
+                    "unknown flag {other}: --story S --instances N --seed S --demand D --quota Q \
+                     --window SECONDS --server SHAPE --costs COSTS --mode M (repeat) --config FILE --limiter NAME --from \
                      SECOND --to SECOND"
                 ));
             }
         }
+    }
+    if let (Some(file), Some(name)) = (&config, &limiter) {
+        let configured = ConfiguredLimiter::load(file, name).map_err(|e| e.to_string())?;
+        let limiter_options = configured
+            .compare_options(options.duration())
+            .map_err(|e| e.to_string())?;
+        modes.push(Box::new(LimiterMode::with_options(
+            name.clone(),
+            limiter_options,
+        )));
     }
     if modes.is_empty() {
         for name in ["aimd", "pacer"] {

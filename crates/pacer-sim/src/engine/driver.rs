@@ -77,7 +77,7 @@ pub fn run(
         story,
         requests: &arrivals.requests,
         mode,
-        wants_headers: mode.wants_headers(),
+        wants_headers: mode.wants_headers() && options.server.sends_fields(),
         max_attempts: options.max_attempts.get(),
         api: ModelApi::with_shape(options.quota, story.clone(), options.window, options.server),
         clients: Vec::new(),

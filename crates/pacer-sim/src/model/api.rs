@@ -1,15 +1,16 @@
 //! The model API: a hidden quota that accepts or refuses each request the moment it is sent.
 //!
 //! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]; another length with
-//! [`ModelApi::with_window`], at the same pace a minute; another shape, a fixed window, a bucket or
-//! GCRA, with [`ModelApi::with_shape`]), whose limit the story changes over time. A request fits if
-//! the units in the window plus its own are at most the limit; then it is accepted and its units
-//! enter the window. Otherwise it gets a 429 with a `Retry-After` (see [`retry_after_secs`]) unless
-//! the shape ([`ServerShape::sends_retry_after`]) or the story ([`Story::retry_after`]) sends none;
-//! refused requests use no quota. A noisy neighbour takes its share off the top: while it is there,
-//! our clients' limit is the quota less its share (the .NET adaptive limiter's "quota drops 50% for
-//! 60 s"; `docs/simulation.md` says why its units are not put in the window one by one). A server
-//! stop refuses everything until it ends.
+//! [`ModelApi::with_window`], at the same pace a minute; another shape, a fixed window, a bucket,
+//! GCRA or HAProxy's counter, with [`ModelApi::with_shape`]), whose limit the story changes over
+//! time. A request fits if the units in the window plus its own are at most the limit; then it is
+//! accepted and its units enter the window. Otherwise it gets a 429 with a `Retry-After` (see
+//! [`retry_after_secs`]) unless the shape ([`ServerShape::sends_retry_after`]) or the story
+//! ([`Story::retry_after`]) sends none; refused requests use no quota, but in the `haproxy` shape
+//! ([`ServerShape::counts_refusals`]). A noisy neighbour takes its share off the top: while it is
+//! there, our clients' limit is the quota less its share (the .NET adaptive limiter's "quota drops
+//! 50% for 60 s"; `docs/simulation.md` says why its units are not put in the window one by one). A
+//! server stop refuses everything until it ends.
 //!
 //! The API knows nothing of modes or virtual time beyond the `now` it is given, so the future
 //! `serve` command can put it behind a real HTTP server on the real clock unchanged.
@@ -124,9 +125,16 @@ impl ModelApi {
                 self.window.push(units, limit, now);
                 Verdict::Accepted
             }
-            Some(at) => self.throttled(at - now),
-            // Larger than the whole quota: it never fits. Say "a window from now".
-            None => self.throttled(self.window.span()),
+            fits => {
+                if self.shape.counts_refusals() {
+                    self.window.push(units, limit, now);
+                }
+                match fits {
+                    Some(at) => self.throttled(at - now),
+                    // Larger than the whole quota: it never fits. Say "a window from now".
+                    None => self.throttled(self.window.span()),
+                }
+            }
         }
     }
 
@@ -387,13 +395,14 @@ mod tests {
     }
 
     #[test]
-    fn only_the_leaky_bucket_s_429_has_no_retry_after() {
+    fn only_the_leaky_bucket_s_and_haproxy_s_429_have_no_retry_after() {
         for (shape, retry_after) in [
             ("sliding", Some(Duration::from_secs(10))),
             ("fixed", Some(Duration::from_secs(10))),
             ("token-bucket", Some(Duration::from_secs(1))),
             ("gcra", Some(Duration::from_secs(1))),
             ("leaky-bucket", None),
+            ("haproxy", None),
         ] {
             let mut api = shaped(3000, "free-run", 10, shape);
             assert_eq!(api.offer(500, at_ms(0)), Verdict::Accepted);
@@ -409,6 +418,37 @@ mod tests {
             api.offer(1, at_ms(300_000)),
             Verdict::Throttled { retry_after: None }
         );
+    }
+
+    #[test]
+    fn haproxy_counts_the_requests_it_refuses() {
+        // 600 a minute counted over 10 s: 100 a period.
+        let mut api = shaped(600, "free-run", 10, "haproxy");
+        for i in 0..100 {
+            assert_eq!(api.offer(1, at_ms(i * 10)), Verdict::Accepted);
+        }
+        // Refused, and counted: 50 more refusals in the first period...
+        for i in 0..50 {
+            let refused = api.offer(1, at_ms(2_000 + i * 100));
+            assert_eq!(refused, Verdict::Throttled { retry_after: None });
+        }
+        assert_eq!(api.used(at_ms(9_000)), 150);
+        // ...weigh on the next: at 12 s the previous period counts for 80 % of its 150.
+        assert_eq!(api.used(at_ms(12_000)), 120);
+        assert!(matches!(
+            api.offer(1, at_ms(12_000)),
+            Verdict::Throttled { .. }
+        ));
+        // Where refusals do not count, the same requests leave the window empty by 11 s.
+        let mut sliding = shaped(600, "free-run", 10, "sliding");
+        for i in 0..100 {
+            assert_eq!(sliding.offer(1, at_ms(i * 10)), Verdict::Accepted);
+        }
+        for i in 0..50 {
+            let _ = sliding.offer(1, at_ms(2_000 + i * 100));
+        }
+        assert_eq!(sliding.used(at_ms(9_000)), 100);
+        assert_eq!(sliding.offer(1, at_ms(12_000)), Verdict::Accepted);
     }
 
     #[test]

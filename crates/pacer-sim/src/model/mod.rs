@@ -3,6 +3,7 @@
 
 mod api;
 mod bucket;
+mod counter;
 mod demand;
 mod fixed;
 mod gcra;
@@ -14,6 +15,7 @@ mod window;
 
 pub use api::{ModelApi, QUOTA_WINDOW, Verdict, retry_after_secs, window_units};
 pub use bucket::Bucket;
+pub use counter::SlidingCounter;
 pub use demand::{Arrivals, COST_MIX, COSTS_NAMES, Costs, Request, mean_cost, splitmix64};
 pub use fixed::FixedWindow;
 pub use gcra::Gcra;

@@ -1,17 +1,24 @@
 //! `--server`: the shape of the model API's quota, and the memory each shape keeps.
 //!
 //! Every shape admits the same pace, the quota's units a minute, with the window's quota as its
-//! burst; they differ in how a burst comes back and in what they tell a client. `sliding` is the
-//! simulator's original model and the default.
+//! burst; they differ in how a burst comes back, in what they tell a client and (`haproxy`) in
+//! whether a refused request counts. `sliding` is the simulator's original model and the default.
 
-use super::{Bucket, FixedWindow, Gcra, SlidingWindow};
+use super::{Bucket, FixedWindow, Gcra, SlidingCounter, SlidingWindow};
 use pacer_core::Timestamp;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 /// The names `--server` takes, in the order the docs list them.
-pub const SHAPE_NAMES: [&str; 5] = ["sliding", "fixed", "token-bucket", "leaky-bucket", "gcra"];
+pub const SHAPE_NAMES: [&str; 6] = [
+    "sliding",
+    "fixed",
+    "token-bucket",
+    "leaky-bucket",
+    "gcra",
+    "haproxy",
+];
 
 /// How the model API counts its quota.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,6 +35,10 @@ pub enum ServerShape {
     LeakyBucket,
     /// The generic cell rate algorithm: interval `window ÷ quota`, a tolerance of a window.
     Gcra,
+    /// HAProxy's stick-table rate (`http_req_rate(<window>)` with `deny if … gt N`): a
+    /// sliding-window counter ([`SlidingCounter`]) of every request, the refused ones too, that
+    /// refuses with a bare 429 and sends no rate-limit fields.
+    Haproxy,
 }
 
 impl ServerShape {
@@ -35,7 +46,21 @@ impl ServerShape {
     /// `limit_req` and many gateway buckets send none.
     #[must_use]
     pub fn sends_retry_after(self) -> bool {
-        self != ServerShape::LeakyBucket
+        !matches!(self, ServerShape::LeakyBucket | ServerShape::Haproxy)
+    }
+
+    /// Whether the shape sends rate-limit fields (IETF draft-11, and Shopify's call limit where
+    /// [`sends_call_limit`](Self::sends_call_limit)) to a client that follows them. HAProxy's
+    /// `deny` sends none.
+    #[must_use]
+    pub fn sends_fields(self) -> bool {
+        self != ServerShape::Haproxy
+    }
+
+    /// Whether a refused request counts against the quota as an accepted one does.
+    #[must_use]
+    pub fn counts_refusals(self) -> bool {
+        self == ServerShape::Haproxy
     }
 
     /// Whether the shape also sends Shopify's `X-Shopify-Shop-Api-Call-Limit`.
@@ -55,6 +80,7 @@ impl FromStr for ServerShape {
             "token-bucket" => Ok(ServerShape::TokenBucket),
             "leaky-bucket" => Ok(ServerShape::LeakyBucket),
             "gcra" => Ok(ServerShape::Gcra),
+            "haproxy" => Ok(ServerShape::Haproxy),
             _ => Err(format!(
                 "unknown server shape {s:?}: expected one of {}",
                 SHAPE_NAMES.join(", ")
@@ -71,6 +97,7 @@ impl fmt::Display for ServerShape {
             ServerShape::TokenBucket => SHAPE_NAMES[2],
             ServerShape::LeakyBucket => SHAPE_NAMES[3],
             ServerShape::Gcra => SHAPE_NAMES[4],
+            ServerShape::Haproxy => SHAPE_NAMES[5],
         })
     }
 }
@@ -86,6 +113,8 @@ pub enum Meter {
     Bucket(Bucket),
     /// `gcra`.
     Gcra(Gcra),
+    /// `haproxy`.
+    Counter(SlidingCounter),
 }
 
 impl Meter {
@@ -99,6 +128,7 @@ impl Meter {
                 Meter::Bucket(Bucket::new(window))
             }
             ServerShape::Gcra => Meter::Gcra(Gcra::new(window)),
+            ServerShape::Haproxy => Meter::Counter(SlidingCounter::new(window)),
         }
     }
 
@@ -110,6 +140,7 @@ impl Meter {
             Meter::Fixed(w) => w.span(),
             Meter::Bucket(b) => b.span(),
             Meter::Gcra(g) => g.span(),
+            Meter::Counter(c) => c.span(),
         }
     }
 
@@ -120,16 +151,19 @@ impl Meter {
             Meter::Fixed(w) => w.fits_at(units, limit, now),
             Meter::Bucket(b) => b.fits_at(units, limit, now),
             Meter::Gcra(g) => g.fits_at(units, limit, now),
+            Meter::Counter(c) => c.fits_at(units, limit, now),
         }
     }
 
-    /// Counts `units` accepted at `now` under `limit`.
+    /// Counts `units` accepted at `now` under `limit` (or refused, where the shape
+    /// [counts refusals](ServerShape::counts_refusals)).
     pub fn push(&mut self, units: u64, limit: u64, now: Timestamp) {
         match self {
             Meter::Sliding(w) => w.push(units, now),
             Meter::Fixed(w) => w.push(units, now),
             Meter::Bucket(b) => b.push(units, limit, now),
             Meter::Gcra(g) => g.push(units, limit, now),
+            Meter::Counter(c) => c.push(units, now),
         }
     }
 
@@ -140,6 +174,7 @@ impl Meter {
             Meter::Fixed(w) => w.used(now),
             Meter::Bucket(b) => b.used(limit, now),
             Meter::Gcra(g) => g.used(limit, now),
+            Meter::Counter(c) => c.used(now),
         }
     }
 
@@ -161,6 +196,7 @@ impl Meter {
             Meter::Fixed(w) => Some(w.boundary(now)),
             Meter::Bucket(b) => b.empty_at(limit, now),
             Meter::Gcra(g) => g.full_at(now),
+            Meter::Counter(c) => c.empty_at(now),
         }
     }
 }
@@ -177,17 +213,20 @@ mod tests {
         assert_eq!(ServerShape::default(), ServerShape::Sliding);
         let e = "window".parse::<ServerShape>().unwrap_err();
         assert!(
-            e.contains("expected one of sliding, fixed, token-bucket, leaky-bucket, gcra"),
+            e.contains("expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy"),
             "{e}"
         );
     }
 
     #[test]
-    fn only_the_leaky_bucket_refuses_without_retry_after() {
+    fn only_the_leaky_bucket_and_haproxy_refuse_without_retry_after() {
         for name in SHAPE_NAMES {
             let shape: ServerShape = name.parse().unwrap();
-            assert_eq!(shape.sends_retry_after(), name != "leaky-bucket");
+            let bare = ["leaky-bucket", "haproxy"].contains(&name);
+            assert_eq!(shape.sends_retry_after(), !bare);
             assert_eq!(shape.sends_call_limit(), name == "leaky-bucket");
+            assert_eq!(shape.sends_fields(), name != "haproxy");
+            assert_eq!(shape.counts_refusals(), name == "haproxy");
         }
     }
 }

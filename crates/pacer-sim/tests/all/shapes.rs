@@ -164,3 +164,28 @@ fn the_library_s_defaults_measure_a_short_window_s_pace() {
         assert_pinned(m, share, throttled, &what);
     }
 }
+
+/// HAProxy's stick-table rate (`--server haproxy`) counts the requests it refuses, answers a bare
+/// 429 and sends no rate-limit fields: seed 42, 2 instances, a window of 10 s. Following headers
+/// has nothing to follow there and is the Pacer controller to the request; the controller, told
+/// the window, keeps at least 95 % of the quota with fewer 429s than AIMD (pinned, AIMD's for
+/// scale).
+#[test]
+fn against_haproxy_s_counter_the_controller_beats_aimd_and_headers_adds_nothing() {
+    for (costs, share, throttled, aimd) in [
+        (Costs::SharePoint, 0.9680, 17, 31),
+        (Costs::One, 0.9817, 17, 40),
+    ] {
+        let rows = free_run("haproxy", 10, costs, &["pacer", "headers", "aimd"]);
+        let (m, h, a) = (&rows[0], &rows[1], &rows[2]);
+        let what = format!("costs {costs}: {:.4} / {} 429s", m.share, m.throttled);
+        assert_pinned(m, share, throttled, &what);
+        assert!(m.share >= 0.95 && m.throttled < a.throttled, "{what}");
+        assert_eq!(
+            (h.share, h.throttled, h.rejected),
+            (m.share, m.throttled, m.rejected),
+            "{what}: headers mode, no fields to follow"
+        );
+        assert_eq!(a.throttled, aimd, "AIMD's, for scale");
+    }
+}
