@@ -10,6 +10,7 @@
 //! the time since the last request is the limit at the request (the stories change it in steps,
 //! and requests come every few milliseconds).
 
+use super::nanos;
 use pacer_core::Timestamp;
 use std::time::Duration;
 
@@ -21,10 +22,6 @@ pub struct Bucket {
     level: u128,
     /// When `level` was last drained, nanoseconds since time 0.
     at: u128,
-}
-
-fn nanos(t: Timestamp) -> u128 {
-    t.as_duration().as_nanos()
 }
 
 fn after(now: Timestamp, nanos: u128) -> Timestamp {

@@ -10,6 +10,7 @@
 //! in many gateways that count every request they see. The periods follow each other from the
 //! first request; after a silence of two periods or more they start again at the next request.
 
+use super::{at_nanos, nanos};
 use pacer_core::Timestamp;
 use std::time::Duration;
 
@@ -23,14 +24,6 @@ pub struct SlidingCounter {
     curr: u64,
     /// Units counted in the period before it.
     prev: u64,
-}
-
-fn nanos(t: Timestamp) -> u128 {
-    t.as_duration().as_nanos()
-}
-
-fn at_nanos(nanos: u128) -> Timestamp {
-    Timestamp::ZERO + Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
 impl SlidingCounter {

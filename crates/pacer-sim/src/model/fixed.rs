@@ -4,6 +4,7 @@
 //! and most Redis `INCR` + `EXPIRE` limiters do): cheap, and it lets a client send up to twice
 //! the limit across a boundary. The windows start at time 0 of the run.
 
+use super::at_nanos;
 use pacer_core::Timestamp;
 use std::time::Duration;
 
@@ -45,7 +46,7 @@ impl FixedWindow {
     pub fn boundary(&mut self, now: Timestamp) -> Timestamp {
         self.roll(now);
         let nanos = (self.index + 1) * self.span.as_nanos();
-        Timestamp::ZERO + Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+        at_nanos(nanos)
     }
 
     /// The units counted in the window `now` is in.

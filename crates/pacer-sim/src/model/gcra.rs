@@ -12,6 +12,7 @@
 //! next, where a bucket keeps its level in units: after a cut, GCRA lets the same backlog of time
 //! drain, a bucket the same units.
 
+use super::{at_nanos, nanos};
 use pacer_core::Timestamp;
 use std::time::Duration;
 
@@ -21,14 +22,6 @@ pub struct Gcra {
     span: Duration,
     /// The theoretical arrival time, nanoseconds since time 0.
     tat: u128,
-}
-
-fn nanos(t: Timestamp) -> u128 {
-    t.as_duration().as_nanos()
-}
-
-fn at_nanos(nanos: u128) -> Timestamp {
-    Timestamp::ZERO + Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
 impl Gcra {

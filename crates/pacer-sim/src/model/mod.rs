@@ -27,3 +27,16 @@ pub use story::{
     STORY_NAMES, ServerStop, StoreOutage, Story,
 };
 pub use window::SlidingWindow;
+
+use pacer_core::Timestamp;
+use std::time::Duration;
+
+/// A moment as the exact meters keep it: integer nanoseconds since time 0.
+fn nanos(t: Timestamp) -> u128 {
+    t.as_duration().as_nanos()
+}
+
+/// The moment `nanos` nanoseconds after time 0 (the last one a `Timestamp` holds, past it).
+fn at_nanos(nanos: u128) -> Timestamp {
+    Timestamp::ZERO + Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+}
