@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # Pacer's middleware against server-side rate limiters it did not write: nginx's `limit_req`
-# (Debian's nginx-light), HAProxy's stick-table rate (Debian's haproxy) and express-rate-limit
-# (npm). Each case runs `pacer-sim live` with 2
+# (Debian's nginx-light), HAProxy's stick-table rate (Debian's haproxy), express-rate-limit
+# (npm) and Flask-Limiter (PyPI). Each case runs `pacer-sim live` with 2
 # instances for DURATION (default 2m) in each mode (default: aimd and pacer), against a freshly
-# started server, with every request costing 1 unit (both servers count requests). Installs what
-# it needs (apt, npm) into WORK (default: a temporary directory). docs/controllers.md has the
+# started server, with every request costing 1 unit (every one of them counts requests). Installs what
+# it needs (apt, npm, pip) into WORK (default: a temporary directory). docs/controllers.md has the
 # figures ("Against real server-side limiters").
 #
 #   scripts/real-limiters/run.sh [nginx] [haproxy] [express-1s] [express-10s] [express-60s]
-#                                [express-10s-bare] [express-60s-bare]
+#                                [express-10s-bare] [express-60s-bare] [flask-10s]
+#                                [flask-10s-counter] [flask-60s] [flask-10s-bare]
 #
-# The -bare cases run express-rate-limit without its fields: only `Retry-After` on a 429.
+# The express -bare cases run express-rate-limit without its fields: only `Retry-After` on a
+# 429; flask-10s-bare runs Flask-Limiter with none at all (a bare 429).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -64,6 +66,16 @@ start_express() { # $1 window in ms, $2 limit, $3 `none` for no fields
   wait_port 8082
 }
 
+start_flask() { # $1 window in s, $2 limit, $3 strategy, $4 `none` for no fields
+  if [ ! -x "$WORK/flask/bin/python" ]; then
+    python3 -m venv "$WORK/flask"
+    "$WORK/flask/bin/pip" install --quiet -r "$HERE/requirements.txt"
+  fi
+  WINDOW=$1 LIMIT=$2 STRATEGY=$3 FIELDS=${4:-} PORT=8084 "$WORK/flask/bin/python" "$HERE/flask_server.py" &
+  SERVER_PID=$!
+  wait_port 8084
+}
+
 # SIM=path runs another build of pacer-sim (an earlier version's, to compare).
 if [ -z "${SIM:-}" ]; then
   cargo build --release --quiet -p pacer-sim --manifest-path "$ROOT/Cargo.toml"
@@ -99,6 +111,10 @@ for c in "${CASES[@]}"; do
     express-60s) run_case "express-rate-limit, 600 per 60 s" start_express 60000 600 -- http://127.0.0.1:8082/ 600 ;;
     express-10s-bare) run_case "express-rate-limit, 100 per 10 s, no fields" start_express 10000 100 none -- http://127.0.0.1:8082/ 600 ;;
     express-60s-bare) run_case "express-rate-limit, 600 per 60 s, no fields" start_express 60000 600 none -- http://127.0.0.1:8082/ 600 ;;
-    *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-10s-bare or express-60s-bare" >&2; exit 2 ;;
+    flask-10s) run_case "Flask-Limiter, 100 per 10 s, moving window" start_flask 10 100 moving-window -- http://127.0.0.1:8084/ 600 ;;
+    flask-10s-counter) run_case "Flask-Limiter, 100 per 10 s, sliding-window counter" start_flask 10 100 sliding-window-counter -- http://127.0.0.1:8084/ 600 ;;
+    flask-60s) run_case "Flask-Limiter, 600 per 60 s, moving window" start_flask 60 600 moving-window -- http://127.0.0.1:8084/ 600 ;;
+    flask-10s-bare) run_case "Flask-Limiter, 100 per 10 s, moving window, no fields" start_flask 10 100 moving-window none -- http://127.0.0.1:8084/ 600 ;;
+    *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-10s-bare, express-60s-bare, flask-10s, flask-10s-counter, flask-60s or flask-10s-bare" >&2; exit 2 ;;
   esac
 done
