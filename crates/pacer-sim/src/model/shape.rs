@@ -43,7 +43,7 @@ pub enum ServerShape {
 
 impl ServerShape {
     /// Whether the shape's 429 carries a `Retry-After`. A leaky bucket's does not, as nginx's
-    /// `limit_req` and many gateway buckets send none.
+    /// `limit_req` and many gateway buckets send none, nor HAProxy's `deny`.
     #[must_use]
     pub fn sends_retry_after(self) -> bool {
         !matches!(self, ServerShape::LeakyBucket | ServerShape::Haproxy)
@@ -188,8 +188,8 @@ impl Meter {
     }
 
     /// The shape's reset: when the oldest unit leaves a sliding window, the next boundary of a
-    /// fixed one, when a bucket is full again (of tokens; empty, for a leaky one). `None` when
-    /// nothing is counted.
+    /// fixed one, when a bucket is full again (of tokens; empty, for a leaky one), when HAProxy's
+    /// counter reads zero. `None` when nothing is counted.
     pub fn reset_at(&mut self, limit: u64, now: Timestamp) -> Option<Timestamp> {
         match self {
             Meter::Sliding(w) => w.next_departure(now),

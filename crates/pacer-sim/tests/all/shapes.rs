@@ -2,8 +2,9 @@
 //! first target): seed 42, 2 instances, the free run. Where the target is met (at least 97 % of
 //! the quota with at most 5 429s) the test asserts the target; where it is not, it pins today's
 //! figure, so a change that loses ground fails and one that gains updates the pin on purpose.
-//! The last tests pin the Pacer controller against the leaky bucket and the library's defaults
-//! against short windows. docs/controllers.md ("Other server shapes") has the 20-seed medians.
+//! The last tests pin the Pacer controller against the leaky bucket and HAProxy's counter, and the
+//! library's defaults against short windows. docs/controllers.md ("Other server shapes") has the
+//! 20-seed medians.
 
 use super::run;
 use pacer_sim::metrics::RunMetrics;
