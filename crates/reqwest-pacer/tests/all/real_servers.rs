@@ -261,3 +261,39 @@ async fn reddit_linear_and_imgur_fields_reach_the_endpoint_state() {
         );
     }
 }
+
+/// Flask-Limiter's fields as it sent them live (`scripts/real-limiters/run.sh flask-10s`): every
+/// response, a 200 too, carries `X-RateLimit-Limit`, `-Remaining`, `-Reset` (a Unix time) and a
+/// `Retry-After` of the seconds to that reset. The fields reach the endpoint's state, and the
+/// 200's `Retry-After` holds nothing back: no request waits anywhere near its 10 s.
+#[tokio::test]
+async fn flask_limiter_s_fields_are_read_and_its_200s_retry_after_holds_nothing() {
+    let clock = pacer_core::ManualClock::new();
+    let reset = pacer_core::Clock::system_now(&clock)
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 10;
+    let answer = ResponseTemplate::new(200)
+        .insert_header("x-ratelimit-limit", "100")
+        .insert_header("x-ratelimit-remaining", "87")
+        .insert_header("x-ratelimit-reset", reset.to_string().as_str())
+        .insert_header("retry-after", "10");
+    let (server, script) = serve_script(Script::new(vec![answer]).on(&clock)).await;
+    let pacer = pacer_on(&clock, reqwest_pacer::LimiterConfig::new(generous()));
+    let answered = drive(&clock, send(&plain_client(&pacer), &server.uri(), 5)).await;
+    assert_eq!((answered, script.calls()), (5, 5));
+    for i in 1..5 {
+        let gap = script.gap(i - 1, i);
+        assert!(
+            gap < std::time::Duration::from_secs(1),
+            "held back: {gap:?}"
+        );
+    }
+    let state = pacer.state("api", &endpoint(&server)).unwrap();
+    let info = state.headers.expect("the fields are kept");
+    assert_eq!((info.limit(), info.remaining()), (Some(100), Some(87)));
+    let limiter = state.limiter.unwrap();
+    assert_eq!(limiter.stats.throttled, 0);
+    assert!(limiter.paused_for.is_none(), "no pause");
+}
