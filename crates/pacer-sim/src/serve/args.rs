@@ -37,7 +37,7 @@ pub struct ServeArgs {
     pub quirks: Vec<Quirk>,
     /// The shape of the quota: sliding, fixed, token-bucket, leaky-bucket (no Retry-After), gcra
     /// or haproxy (HAProxy's counter, refused requests counted, no Retry-After), over the
-    /// one-minute window. The fields sent are `--headers`'s.
+    /// one-minute window. The fields sent are `--headers`'s (none by default, as HAProxy's).
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,
 }
