@@ -120,21 +120,16 @@ impl ModelApi {
             return self.throttled(ends - now);
         }
         let limit = self.limit_at(now);
-        match self.window.fits_at(units, limit, now) {
-            Some(at) if at <= now => {
-                self.window.push(units, limit, now);
-                Verdict::Accepted
-            }
-            fits => {
-                if self.shape.counts_refusals() {
-                    self.window.push(units, limit, now);
-                }
-                match fits {
-                    Some(at) => self.throttled(at - now),
-                    // Larger than the whole quota: it never fits. Say "a window from now".
-                    None => self.throttled(self.window.span()),
-                }
-            }
+        let fits = self.window.fits_at(units, limit, now);
+        let accepted = fits.is_some_and(|at| at <= now);
+        if accepted || self.shape.counts_refusals() {
+            self.window.push(units, limit, now);
+        }
+        match fits {
+            _ if accepted => Verdict::Accepted,
+            Some(at) => self.throttled(at - now),
+            // Larger than the whole quota: it never fits. Say "a window from now".
+            None => self.throttled(self.window.span()),
         }
     }
 
@@ -179,10 +174,7 @@ impl ModelApi {
 mod tests {
     use super::*;
     use crate::model::SHAPE_NAMES;
-
-    fn at_ms(ms: u64) -> Timestamp {
-        Timestamp::ZERO + Duration::from_millis(ms)
-    }
+    use crate::model::at_ms;
 
     fn story(name: &str) -> Story {
         Story::by_name(name).unwrap()

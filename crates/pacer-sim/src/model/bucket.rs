@@ -103,10 +103,7 @@ impl Bucket {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(ms: u64) -> Timestamp {
-        Timestamp::ZERO + Duration::from_millis(ms)
-    }
+    use crate::model::at_ms as at;
 
     #[test]
     fn a_full_bucket_admits_at_the_drain_pace() {

@@ -138,10 +138,7 @@ impl SlidingCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(ms: u64) -> Timestamp {
-        Timestamp::ZERO + Duration::from_millis(ms)
-    }
+    use crate::model::at_ms as at;
 
     #[test]
     fn the_previous_period_counts_by_the_share_of_it_still_in_the_window() {

@@ -78,10 +78,7 @@ impl FixedWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(ms: u64) -> Timestamp {
-        Timestamp::ZERO + Duration::from_millis(ms)
-    }
+    use crate::model::at_ms as at;
 
     #[test]
     fn counts_from_zero_on_each_boundary() {

@@ -86,10 +86,7 @@ impl Gcra {
 mod tests {
     use super::super::Bucket;
     use super::*;
-
-    fn at(ms: u64) -> Timestamp {
-        Timestamp::ZERO + Duration::from_millis(ms)
-    }
+    use crate::model::at_ms as at;
 
     #[test]
     fn a_burst_of_the_window_then_one_unit_per_interval() {

@@ -40,3 +40,9 @@ fn nanos(t: Timestamp) -> u128 {
 fn at_nanos(nanos: u128) -> Timestamp {
     Timestamp::ZERO + Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
+
+/// The moment `ms` milliseconds after time 0, for the models' tests.
+#[cfg(test)]
+fn at_ms(ms: u64) -> Timestamp {
+    Timestamp::ZERO + Duration::from_millis(ms)
+}

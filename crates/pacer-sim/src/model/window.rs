@@ -104,10 +104,7 @@ impl SlidingWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(ms: u64) -> Timestamp {
-        Timestamp::ZERO + Duration::from_millis(ms)
-    }
+    use crate::model::at_ms as at;
 
     fn window() -> SlidingWindow {
         SlidingWindow::new(Duration::from_secs(60))

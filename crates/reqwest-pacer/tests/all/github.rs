@@ -1,5 +1,5 @@
 use crate::support::*;
-use pacer_core::{Clock, ManualClock};
+use pacer_core::ManualClock;
 use reqwest_pacer::LimiterConfig;
 use std::time::Duration;
 use wiremock::matchers::method;
@@ -35,12 +35,7 @@ async fn githubs_secondary_limit_403_with_retry_after_is_a_throttle() {
 async fn githubs_primary_limit_403_with_remaining_0_waits_for_the_reset() {
     let server = MockServer::start().await;
     let clock = ManualClock::new();
-    let reset = clock
-        .system_now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + 2;
+    let reset = unix_secs_after(&clock, 2);
     let primary = ResponseTemplate::new(403)
         .insert_header("x-ratelimit-limit", "60")
         .insert_header("x-ratelimit-remaining", "0")

@@ -269,11 +269,7 @@ async fn reddit_linear_and_imgur_fields_reach_the_endpoint_state() {
 #[tokio::test]
 async fn flask_limiter_s_fields_are_read_and_its_200s_retry_after_holds_nothing() {
     let clock = pacer_core::ManualClock::new();
-    let reset = pacer_core::Clock::system_now(&clock)
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-        + 10;
+    let reset = unix_secs_after(&clock, 10);
     let answer = ResponseTemplate::new(200)
         .insert_header("x-ratelimit-limit", "100")
         .insert_header("x-ratelimit-remaining", "87")

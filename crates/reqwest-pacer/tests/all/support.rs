@@ -50,6 +50,16 @@ pub(crate) fn attempts(n: u32) -> std::num::NonZeroU32 {
     std::num::NonZeroU32::new(n).expect("at least 1")
 }
 
+/// The Unix time in whole seconds `secs` after `clock`'s now: a reset as servers send it.
+pub(crate) fn unix_secs_after(clock: &ManualClock, secs: u64) -> u64 {
+    clock
+        .system_now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("after 1970")
+        .as_secs()
+        + secs
+}
+
 /// The limiter `api` with `config`, on `clock`: for a test that asserts a duration, whose time
 /// [`drive`] moves.
 pub(crate) fn pacer_on(clock: &ManualClock, config: LimiterConfig) -> PacerMiddleware {
