@@ -10,6 +10,7 @@ mod feedback;
 mod options;
 mod outcome;
 mod queue;
+mod refill;
 mod send_rate;
 mod server;
 mod server_quota;

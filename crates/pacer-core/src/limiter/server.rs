@@ -3,6 +3,7 @@
 
 use super::accepted::QuotaWindowMeter;
 use super::cost_ceiling::CostCeiling;
+use super::refill::Refill;
 use super::server_quota::ServerQuota;
 use super::{Changes, LimiterCore, RateChangeReason};
 use crate::{Feedback, Signal, Timestamp};
@@ -25,6 +26,8 @@ pub(super) struct ServerPace {
     /// The units the server accepted over the last `QuotaWindow` (what a sliding window gives
     /// back).
     accepted: QuotaWindowMeter,
+    /// Whether a short window refills as a bucket does, and the room it leaves.
+    refill: Refill,
 }
 
 impl ServerPace {
@@ -34,6 +37,7 @@ impl ServerPace {
             following: None,
             costs: CostCeiling::new(window, now),
             accepted: QuotaWindowMeter::new(window, now),
+            refill: Refill::new(window, now),
         }
     }
 
@@ -42,6 +46,7 @@ impl ServerPace {
         self.costs.record(feedback.units, now);
         if feedback.signal == Signal::Success {
             self.accepted.record(feedback.units as f64, now);
+            self.refill.accepted(feedback.units, now);
         }
     }
 
@@ -168,12 +173,17 @@ impl LimiterCore {
     /// `remaining` over the half second a reset of `t = 1` means keeps a sliding window at
     /// `w / (w + 0.5 s)` of its quota (67 % at 1 s). `None` when the window is longer, the
     /// policy is not known, or a request could take a whole share.
-    fn short_window_pace(&self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
+    fn short_window_pace(&mut self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
         let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
-        let limit = quota.limit.filter(|l| *l > 0)? as f64;
+        let limit = quota.limit.filter(|l| *l > 0)?;
         let n = f64::from(self.instance_count.max(1));
+        let room = self
+            .server
+            .refill
+            .room(quota.remaining, limit, window, n, now);
+        let limit = limit as f64;
         let margin = 1.0 - n * self.server.costs.largest(now) as f64 / limit;
-        (margin > 0.0).then(|| limit * 60.0 / window.as_secs_f64() / n * margin)
+        (margin > 0.0).then(|| (limit / n * margin + room) * 60.0 / window.as_secs_f64())
     }
 
     /// Whether the rate follows the server's numbers at `now`.
@@ -316,6 +326,33 @@ mod tests {
         // Nothing left still holds until the reset.
         let changes = c.follow_server(one_second(0), secs(126.0));
         assert_eq!(changes.paused_until, Some(secs(127.0)));
+    }
+
+    #[test]
+    fn a_short_window_that_refills_as_a_bucket_spends_its_room_above_half_its_size() {
+        // Two processes at 20 units a second each (requests of 2) for two seconds: 23 units a
+        // second each is the even pace (25 less 2 × 2 / 50).
+        let feed = |remaining: u64| {
+            let mut c = core(2);
+            c.options.max_units_per_minute = 1e9;
+            for tenth in 0..20 {
+                let at = secs(1.0 + f64::from(tenth) * 0.1);
+                let _ = c.follow_server(one_second(remaining), at);
+                answered(&mut c, 2, at);
+            }
+            c
+        };
+        // A window holds 10 left once a second at that pace: the even pace alone.
+        let c = feed(10);
+        assert!((c.rate() - 23.0 * 60.0).abs() < 1e-9, "{}", c.rate());
+        // 48 left through a whole second of it is a bucket's: (48 − 25) ÷ 2 more a second each.
+        let mut c = feed(48);
+        assert!((c.rate() - 34.5 * 60.0).abs() < 1e-9, "{}", c.rate());
+        // Its level falling to 30: 2.5 more; to half its size or under: none.
+        let _ = c.follow_server(one_second(30), secs(3.0));
+        assert!((c.rate() - 25.5 * 60.0).abs() < 1e-9, "{}", c.rate());
+        let _ = c.follow_server(one_second(25), secs(3.1));
+        assert!((c.rate() - 23.0 * 60.0).abs() < 1e-9, "{}", c.rate());
     }
 
     #[test]
