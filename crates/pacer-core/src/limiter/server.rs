@@ -28,6 +28,8 @@ pub(super) struct ServerPace {
     accepted: QuotaWindowMeter,
     /// Whether a short window refills as a bucket does, and the room it leaves.
     refill: Refill,
+    /// When the limiter started: a short window younger than the limiter holds only its units.
+    started: Timestamp,
 }
 
 impl ServerPace {
@@ -38,6 +40,7 @@ impl ServerPace {
             costs: CostCeiling::new(window, now),
             accepted: QuotaWindowMeter::new(window, now),
             refill: Refill::new(window, now),
+            started: now,
         }
     }
 
@@ -182,8 +185,22 @@ impl LimiterCore {
             .refill
             .room(quota.remaining, limit, window, n, now);
         let limit = limit as f64;
-        let margin = 1.0 - n * self.server.costs.largest(now) as f64 / limit;
-        (margin > 0.0).then(|| (limit / n * margin + room) * 60.0 / window.as_secs_f64())
+        let cost = self.server.costs.largest(now) as f64;
+        let margin = 1.0 - n * cost / limit;
+        if margin <= 0.0 {
+            return None;
+        }
+        let pace = (limit / n * margin + room) * 60.0 / window.as_secs_f64();
+        // Before the limiter is a window old, every unit in the server's window is one sent
+        // since the start, none leaves before then: what is left lasts until then.
+        let age = now.saturating_duration_since(self.server.started);
+        Some(match window.checked_sub(age) {
+            Some(left) if !left.is_zero() => {
+                let first = (quota.remaining as f64 - n * cost).max(0.0) / n;
+                pace.min(first * 60.0 / left.as_secs_f64())
+            }
+            _ => pace,
+        })
     }
 
     /// Whether the rate follows the server's numbers at `now`.
@@ -356,6 +373,28 @@ mod tests {
     }
 
     #[test]
+    fn a_short_window_younger_than_the_limiter_spreads_what_is_left_until_it_is_a_window_old() {
+        let mut c = core(2);
+        c.options.max_units_per_minute = 1e9;
+        let ten = |remaining| {
+            ServerQuota::new(remaining, Duration::from_secs(1))
+                .with_policy(500, Duration::from_secs(10))
+        };
+        // Half a second in, a start's burst has left 450 of 500. None of it leaves the window
+        // before 10 s: what is left less both processes' largest request (1), this process's
+        // half, over the 9.5 s to then, where the even pace is 249 each a window.
+        let _ = c.follow_server(ten(450), secs(0.5));
+        let first = (450.0 - 2.0) / 2.0 * 60.0 / 9.5;
+        assert!((c.rate() - first).abs() < 1e-9, "{}", c.rate());
+        // More left than the even pace would spend by then: the even pace.
+        let _ = c.follow_server(ten(499), secs(8.0));
+        assert!((c.rate() - 249.0 * 6.0).abs() < 1e-9, "{}", c.rate());
+        // At 10 s the start's units leave: the even pace, whatever is left.
+        let _ = c.follow_server(ten(2), secs(10.0));
+        assert!((c.rate() - 249.0 * 6.0).abs() < 1e-9, "{}", c.rate());
+    }
+
+    #[test]
     fn a_window_longer_than_ten_seconds_or_a_request_as_large_as_a_share_is_paced_by_remaining() {
         // 11 s: the plain rule, 30 units over half a second.
         let mut c = core(1);
@@ -364,10 +403,10 @@ mod tests {
             ServerQuota::new(30, Duration::from_secs(1)).with_policy(550, Duration::from_secs(11));
         let _ = c.follow_server(q, secs(1.0));
         assert!((c.rate() - 3600.0).abs() < 1e-9, "{}", c.rate());
-        // 10 s is short: 3,000 a minute.
+        // 10 s is short: 3,000 a minute (the limiter older than the window).
         let q =
             ServerQuota::new(30, Duration::from_secs(1)).with_policy(500, Duration::from_secs(10));
-        let _ = c.follow_server(q, secs(1.0));
+        let _ = c.follow_server(q, secs(11.0));
         assert!(
             (c.rate() - 3000.0 * (1.0 - 1.0 / 500.0)).abs() < 1e-9,
             "{}",
