@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Pacer's middleware against server-side rate limiters it did not write: nginx's `limit_req`
 # (Debian's nginx-light), HAProxy's stick-table rate (Debian's haproxy), express-rate-limit
-# (npm) and Flask-Limiter (PyPI). Each case runs `pacer-sim live` with 2
-# instances for DURATION (default 2m) in each mode (default: aimd and pacer), against a freshly
-# started server, with every request costing 1 unit (every one of them counts requests). Installs what
-# it needs (apt, npm, pip) into WORK (default: a temporary directory). docs/controllers.md has the
+# (npm), Flask-Limiter (PyPI) and tower_governor (crates.io: the governor crate's GCRA). Each
+# case runs `pacer-sim live` with 2 instances for DURATION (default 2m) in each mode (default:
+# aimd and pacer), against a freshly started server, with every request costing 1 unit (every
+# one of them counts requests). Installs or builds what it needs (apt, npm, pip, cargo) into
+# WORK (default: a temporary directory). docs/controllers.md has the
 # figures ("Against real server-side limiters").
 #
 #   scripts/real-limiters/run.sh [nginx] [haproxy] [express-1s] [express-10s] [express-60s]
 #                                [express-10s-bare] [express-60s-bare] [flask-10s]
 #                                [flask-10s-counter] [flask-60s] [flask-10s-bare]
+#                                [governor-10s] [governor-10s-fields]
 #
 # The express -bare cases run express-rate-limit without its fields: only `Retry-After` on a
-# 429; flask-10s-bare runs Flask-Limiter with none at all (a bare 429).
+# 429; flask-10s-bare runs Flask-Limiter with none at all (a bare 429). The governor cases'
+# 429 has a `Retry-After` in whole seconds rounded down (0 while the wait is under a second);
+# governor-10s-fields adds its x-ratelimit-limit and -remaining (no reset).
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -76,6 +80,14 @@ start_flask() { # $1 window in s, $2 limit, $3 strategy, $4 `none` for no fields
   wait_port 8084
 }
 
+start_governor() { # $1 window in s, $2 limit, $3 `headers` for its fields
+  cargo build --release --quiet --locked --manifest-path "$HERE/governor-server/Cargo.toml" \
+    --target-dir "$WORK/governor"
+  WINDOW=$1 LIMIT=$2 FIELDS=${3:-} PORT=8085 "$WORK/governor/release/governor-server" &
+  SERVER_PID=$!
+  wait_port 8085
+}
+
 # SIM=path runs another build of pacer-sim (an earlier version's, to compare).
 if [ -z "${SIM:-}" ]; then
   cargo build --release --quiet -p pacer-sim --manifest-path "$ROOT/Cargo.toml"
@@ -114,6 +126,8 @@ for c in "${CASES[@]}"; do
     flask-10s) run_case "Flask-Limiter, 100 per 10 s, moving window" start_flask 10 100 moving-window -- http://127.0.0.1:8084/ 600 ;;
     flask-10s-counter) run_case "Flask-Limiter, 100 per 10 s, sliding-window counter" start_flask 10 100 sliding-window-counter -- http://127.0.0.1:8084/ 600 ;;
     flask-60s) run_case "Flask-Limiter, 600 per 60 s, moving window" start_flask 60 600 moving-window -- http://127.0.0.1:8084/ 600 ;;
+    governor-10s) run_case "tower_governor (GCRA), 100 per 10 s, a burst of 100" start_governor 10 100 -- http://127.0.0.1:8085/ 600 ;;
+    governor-10s-fields) run_case "tower_governor (GCRA), 100 per 10 s, its fields" start_governor 10 100 headers -- http://127.0.0.1:8085/ 600 ;;
     flask-10s-bare) run_case "Flask-Limiter, 100 per 10 s, moving window, no fields" start_flask 10 100 moving-window none -- http://127.0.0.1:8084/ 600 ;;
     *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-10s-bare, express-60s-bare, flask-10s, flask-10s-counter, flask-60s or flask-10s-bare" >&2; exit 2 ;;
   esac

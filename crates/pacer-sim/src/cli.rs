@@ -85,8 +85,9 @@ pub struct CompareArgs {
     pub window: u64,
     /// The shape of the hidden quota: sliding (a sliding window), fixed (a window that resets
     /// on its boundary), token-bucket, leaky-bucket (Shopify's: no Retry-After, its call-limit
-    /// header), gcra or haproxy (HAProxy's stick-table rate: refused requests count too, a bare
-    /// 429, no fields); each holds the window's quota at the same pace.
+    /// header), gcra, haproxy (HAProxy's stick-table rate: refused requests count too, a bare
+    /// 429, no fields) or governor (tower_governor's GCRA: a Retry-After rounded down, 0 under
+    /// a second, no fields); each holds the window's quota at the same pace.
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,
     /// What each request costs: sharepoint (1, 2 or 5 units, SharePoint's resource units) or
@@ -294,7 +295,8 @@ mod tests {
         assert!(
             e.contains(
                 "invalid value 'window' for '--server <SHAPE>': unknown server shape \"window\": \
-                 expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy"
+                 expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy, \
+                 governor"
             ),
             "{e}"
         );

@@ -148,8 +148,9 @@ pub struct LimiterOptions {
     /// be greater than 0.
     pub max_retry_after: Duration,
     /// `PauseWithoutRetryAfter`: how long a throttle that came without a `Retry-After` (a bare
-    /// 429 or 503, or one whose `Retry-After` could not be read) holds every request of its
-    /// endpoint back, as a `Retry-After` of that length would. Default 1 s (the first wait of
+    /// 429 or 503, one whose `Retry-After` could not be read, or a `Retry-After: 0`, which says
+    /// only that the wait is under a second, rounded down) holds every request of its endpoint
+    /// back, as a `Retry-After` of that length would. Default 1 s (the first wait of
     /// the usual retry loops); 0 sends on at once at the cut rate. Capped by `MaxRetryAfter`.
     ///
     /// Without it, the requests sent in the second after a bare throttle meet the same full
@@ -256,7 +257,9 @@ impl LimiterOptions {
         retry_after: Option<Duration>,
         bare: BarePause,
     ) -> Option<Duration> {
-        match (retry_after, bare) {
+        // A `Retry-After` of 0 on a throttle says only that the wait is under a second: servers
+        // round it down (tower_governor does), and resending at once meets the same refusal.
+        match (retry_after.filter(|r| !r.is_zero()), bare) {
             (Some(r), _) => Some(r.min(self.max_retry_after)),
             (None, BarePause::Take) => {
                 Some(self.pause_without_retry_after.min(self.max_retry_after))

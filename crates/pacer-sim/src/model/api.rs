@@ -165,7 +165,7 @@ impl ModelApi {
     fn throttled(&self, wait: Duration) -> Verdict {
         Verdict::Throttled {
             retry_after: (self.shape.sends_retry_after() && self.story.retry_after)
-                .then(|| Duration::from_secs(retry_after_secs(wait))),
+                .then(|| Duration::from_secs(self.shape.retry_after_secs(wait))),
         }
     }
 }
@@ -393,6 +393,8 @@ mod tests {
             ("fixed", Some(Duration::from_secs(10))),
             ("token-bucket", Some(Duration::from_secs(1))),
             ("gcra", Some(Duration::from_secs(1))),
+            // tower_governor's: the wait (20 ms, a unit's interval) rounded down.
+            ("governor", Some(Duration::ZERO)),
             ("leaky-bucket", None),
             ("haproxy", None),
         ] {

@@ -2,7 +2,8 @@
 //!
 //! Every shape admits the same pace, the quota's units a minute, with the window's quota as its
 //! burst; they differ in how a burst comes back, in what they tell a client and (`haproxy`) in
-//! whether a refused request counts. `sliding` is the simulator's original model and the default.
+//! whether a refused request counts. `haproxy` and `governor` are the real servers of those names
+//! as they answer by default. `sliding` is the simulator's original model and the default.
 
 use super::{Bucket, FixedWindow, Gcra, SlidingCounter, SlidingWindow};
 use pacer_core::Timestamp;
@@ -11,13 +12,14 @@ use std::str::FromStr;
 use std::time::Duration;
 
 /// The names `--server` takes, in the order the docs list them.
-pub const SHAPE_NAMES: [&str; 6] = [
+pub const SHAPE_NAMES: [&str; 7] = [
     "sliding",
     "fixed",
     "token-bucket",
     "leaky-bucket",
     "gcra",
     "haproxy",
+    "governor",
 ];
 
 /// How the model API counts its quota.
@@ -39,6 +41,10 @@ pub enum ServerShape {
     /// sliding-window counter ([`SlidingCounter`]) of every request, the refused ones too, that
     /// refuses with a bare 429 and sends no rate-limit fields.
     Haproxy,
+    /// tower_governor (the governor crate's GCRA as a tower layer) as it answers by default:
+    /// `gcra`'s meter, a 429 whose `Retry-After` is the wait's whole seconds rounded down (0
+    /// while it is under a second), and no rate-limit fields.
+    Governor,
 }
 
 impl ServerShape {
@@ -51,10 +57,21 @@ impl ServerShape {
 
     /// Whether the shape sends rate-limit fields (IETF draft-11, and Shopify's call limit where
     /// [`sends_call_limit`](Self::sends_call_limit)) to a client that follows them. HAProxy's
-    /// `deny` sends none.
+    /// `deny` sends none, nor tower_governor by default.
     #[must_use]
     pub fn sends_fields(self) -> bool {
-        self != ServerShape::Haproxy
+        !matches!(self, ServerShape::Haproxy | ServerShape::Governor)
+    }
+
+    /// The `Retry-After` of a 429 for a request that would fit `wait` from now, in whole
+    /// seconds: [`retry_after_secs`](super::retry_after_secs) (rounded up, at least 1), or for
+    /// tower_governor the wait's whole seconds rounded down, as it sends them.
+    #[must_use]
+    pub fn retry_after_secs(self, wait: Duration) -> u64 {
+        match self {
+            ServerShape::Governor => wait.as_secs(),
+            _ => super::retry_after_secs(wait),
+        }
     }
 
     /// Whether a refused request counts against the quota as an accepted one does.
@@ -81,6 +98,7 @@ impl FromStr for ServerShape {
             "leaky-bucket" => Ok(ServerShape::LeakyBucket),
             "gcra" => Ok(ServerShape::Gcra),
             "haproxy" => Ok(ServerShape::Haproxy),
+            "governor" => Ok(ServerShape::Governor),
             _ => Err(format!(
                 "unknown server shape {s:?}: expected one of {}",
                 SHAPE_NAMES.join(", ")
@@ -98,6 +116,7 @@ impl fmt::Display for ServerShape {
             ServerShape::LeakyBucket => SHAPE_NAMES[3],
             ServerShape::Gcra => SHAPE_NAMES[4],
             ServerShape::Haproxy => SHAPE_NAMES[5],
+            ServerShape::Governor => SHAPE_NAMES[6],
         })
     }
 }
@@ -111,7 +130,7 @@ pub enum Meter {
     Fixed(FixedWindow),
     /// `token-bucket` and `leaky-bucket`.
     Bucket(Bucket),
-    /// `gcra`.
+    /// `gcra` and `governor`.
     Gcra(Gcra),
     /// `haproxy`.
     Counter(SlidingCounter),
@@ -127,7 +146,7 @@ impl Meter {
             ServerShape::TokenBucket | ServerShape::LeakyBucket => {
                 Meter::Bucket(Bucket::new(window))
             }
-            ServerShape::Gcra => Meter::Gcra(Gcra::new(window)),
+            ServerShape::Gcra | ServerShape::Governor => Meter::Gcra(Gcra::new(window)),
             ServerShape::Haproxy => Meter::Counter(SlidingCounter::new(window)),
         }
     }
@@ -213,7 +232,9 @@ mod tests {
         assert_eq!(ServerShape::default(), ServerShape::Sliding);
         let e = "window".parse::<ServerShape>().unwrap_err();
         assert!(
-            e.contains("expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy"),
+            e.contains(
+                "expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy, governor"
+            ),
             "{e}"
         );
     }
@@ -225,8 +246,28 @@ mod tests {
             let bare = ["leaky-bucket", "haproxy"].contains(&name);
             assert_eq!(shape.sends_retry_after(), !bare);
             assert_eq!(shape.sends_call_limit(), name == "leaky-bucket");
-            assert_eq!(shape.sends_fields(), name != "haproxy");
+            assert_eq!(
+                shape.sends_fields(),
+                !["haproxy", "governor"].contains(&name)
+            );
             assert_eq!(shape.counts_refusals(), name == "haproxy");
+        }
+    }
+
+    #[test]
+    fn governor_s_retry_after_is_rounded_down_the_others_up_and_at_least_one() {
+        for (wait_ms, governor, others) in [(80, 0, 1), (999, 0, 1), (1000, 1, 1), (1500, 1, 2)] {
+            let wait = Duration::from_millis(wait_ms);
+            assert_eq!(
+                ServerShape::Governor.retry_after_secs(wait),
+                governor,
+                "{wait_ms} ms"
+            );
+            assert_eq!(
+                ServerShape::Gcra.retry_after_secs(wait),
+                others,
+                "{wait_ms} ms"
+            );
         }
     }
 }

@@ -35,9 +35,10 @@ pub struct ServeArgs {
     /// and a 202) or junk (every 5th gets one broken or absurd set of rate-limit fields).
     #[arg(long = "quirk", value_name = "QUIRK")]
     pub quirks: Vec<Quirk>,
-    /// The shape of the quota: sliding, fixed, token-bucket, leaky-bucket (no Retry-After), gcra
-    /// or haproxy (HAProxy's counter, refused requests counted, no Retry-After), over the
-    /// one-minute window. The fields sent are `--headers`'s (none by default, as HAProxy's).
+    /// The shape of the quota: sliding, fixed, token-bucket, leaky-bucket (no Retry-After), gcra,
+    /// haproxy (HAProxy's counter, refused requests counted, no Retry-After) or governor
+    /// (tower_governor's GCRA, a Retry-After rounded down), over the one-minute window. The
+    /// fields sent are `--headers`'s (none by default, as HAProxy's and tower_governor's).
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,
 }
@@ -169,7 +170,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy"),
+            e.contains(
+                "expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy, governor"
+            ),
             "{e}"
         );
         let e = parse(&["serve", "--speed", "0"]).unwrap_err().to_string();

@@ -173,11 +173,14 @@ async fn absurd_retry_afters_are_capped_by_max_retry_after_and_never_waited_out(
 async fn negative_garbage_past_and_fractional_retry_afters_are_safe() {
     // An unreadable one is no `Retry-After`: the pause of a throttle without one
     // (`PauseWithoutRetryAfter`, 1 s), then a unit at the minimum rate (600 a minute: a young
-    // throttle without `Retry-After` sends as little as it may). A date in the past says "now".
+    // throttle without `Retry-After` sends as little as it may). A date in the past says "now",
+    // which on a refusal says no more than `Retry-After: 0`, a wait under a second: the same.
     for (value, at_least) in [
         ("-5", Duration::from_millis(1100)),
         ("soon", Duration::from_millis(1100)),
-        ("Thu, 01 Jan 1970 00:00:00 GMT", Duration::ZERO),
+        ("Thu, 01 Jan 1970 00:00:00 GMT", Duration::from_millis(1000)),
+        // tower_governor's for any wait under a second (rounded down).
+        ("0", Duration::from_millis(1000)),
         ("0.5", Duration::from_millis(500)),
     ] {
         let throttle = response(

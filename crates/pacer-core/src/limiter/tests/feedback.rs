@@ -185,7 +185,8 @@ fn a_throttle_without_retry_after_pauses_for_pause_without_retry_after() {
     let changes = c.on_response(throttled(secs(0), None), ms(2500));
     assert_eq!(changes.paused_until, Some(ms(3500)));
 
-    // Capped by MaxRetryAfter; none at 0; a `Retry-After: 0` is taken at its word.
+    // Capped by MaxRetryAfter; none at 0. A `Retry-After: 0` says only that the wait is under
+    // a second (tower_governor rounds it down): the same pause, none if that is 0.
     for (pause, max_retry_after, retry_after, until) in [
         (
             Duration::from_secs(1),
@@ -196,6 +197,12 @@ fn a_throttle_without_retry_after_pauses_for_pause_without_retry_after() {
         (Duration::ZERO, Duration::from_secs(60), None, None),
         (
             Duration::from_secs(1),
+            Duration::from_secs(60),
+            Some(Duration::ZERO),
+            Some(secs(2)),
+        ),
+        (
+            Duration::ZERO,
             Duration::from_secs(60),
             Some(Duration::ZERO),
             None,
