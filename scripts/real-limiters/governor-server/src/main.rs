@@ -13,7 +13,10 @@ use tower_governor::governor::GovernorConfigBuilder;
 use tower_governor::key_extractor::GlobalKeyExtractor;
 
 fn var(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 #[tokio::main]
@@ -31,9 +34,10 @@ async fn main() {
     let app = Router::new()
         .route("/", get(|| async { "ok" }))
         .layer(GovernorLayer::new(config));
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", u16::try_from(port).expect("a port")))
-        .await
-        .expect("the port is free");
+    let listener =
+        tokio::net::TcpListener::bind(("127.0.0.1", u16::try_from(port).expect("a port")))
+            .await
+            .expect("the port is free");
     axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
