@@ -23,6 +23,8 @@ async fn the_layer_records_the_middleware_s_series_labelled_with_its_name() {
     let mut options = LimiterOptions::default();
     options.initial_units_per_minute = Some(6_000.0);
     options.queue_limit = 0;
+    // The throttle's `Retry-After: 0` is then taken at its word: retried at once, not paused.
+    options.pause_without_retry_after = std::time::Duration::ZERO;
     let layer = PacerLayer::builder(options)
         .name("observed")
         .max_attempts(NonZeroU32::new(2).unwrap())
