@@ -82,7 +82,11 @@ impl LimiterCore {
     ///   rate is this process's share of the policy's pace, less the room every process's
     ///   largest recent request could take at once, `limit / window / n × (1 − n × cost /
     ///   limit)`: paced evenly at that, the fleet never overfills a window of any shape, and
-    ///   `remaining`, whose reset is whole seconds and a round trip old, does not steer.
+    ///   `remaining`, whose reset is whole seconds and a round trip old, does not steer. Two
+    ///   exceptions: a server that refills as a bucket does (its `remaining` stays high through
+    ///   a whole window of the even pace, which no window shows) has its room above half
+    ///   the limit spent on top, and before the limiter is a window old what is left is spread
+    ///   until then (a start's burst sits in the window).
     /// - **Nothing left**: every request is held until the reset (capped by `MaxRetryAfter`),
     ///   and the rate after it is this process's share of the policy's pace (`limit / window`) if
     ///   the server gave one of more than 0 units.
@@ -176,6 +180,12 @@ impl LimiterCore {
     /// `remaining` over the half second a reset of `t = 1` means keeps a sliding window at
     /// `w / (w + 0.5 s)` of its quota (67 % at 1 s). `None` when the window is longer, the
     /// policy is not known, or a request could take a whole share.
+    ///
+    /// On top: the room a bucket or GCRA shows above half its size ([`Refill`]), spent over a
+    /// window. And before the limiter is a window old, at most what is left less the margin,
+    /// this process's part, over the time until then: every unit in the window was sent since
+    /// the start and none leaves before, so a start's burst would overfill it under the even
+    /// pace.
     fn short_window_pace(&mut self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
         let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
         let limit = quota.limit.filter(|l| *l > 0)?;
