@@ -42,6 +42,11 @@ impl Control {
         }
     }
 
+    /// When the limiter was made.
+    pub(crate) fn created_at(&self) -> Timestamp {
+        self.created_at
+    }
+
     /// Whether a throttle at `now` of a request sent at `sent_at` cuts: the first one does;
     /// later ones once `cooldown` has passed since the last cut, for a request sent after it.
     pub(crate) fn may_cut(&self, sent_at: Timestamp, now: Timestamp, cooldown: Duration) -> bool {

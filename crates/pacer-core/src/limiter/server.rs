@@ -28,8 +28,6 @@ pub(super) struct ServerPace {
     accepted: QuotaWindowMeter,
     /// Whether a short window refills as a bucket does, and the room it leaves.
     refill: Refill,
-    /// When the limiter started: a short window younger than the limiter holds only its units.
-    started: Timestamp,
 }
 
 impl ServerPace {
@@ -40,7 +38,6 @@ impl ServerPace {
             costs: CostCeiling::new(window, now),
             accepted: QuotaWindowMeter::new(window, now),
             refill: Refill::new(window, now),
-            started: now,
         }
     }
 
@@ -203,7 +200,7 @@ impl LimiterCore {
         let pace = (limit / n * margin + room) * 60.0 / window.as_secs_f64();
         // Before the limiter is a window old, every unit in the server's window is one sent
         // since the start, none leaves before then: what is left lasts until then.
-        let age = now.saturating_duration_since(self.server.started);
+        let age = now.saturating_duration_since(self.control.created_at());
         Some(match window.checked_sub(age) {
             Some(left) if !left.is_zero() => {
                 let first = (quota.remaining as f64 - n * cost).max(0.0) / n;
