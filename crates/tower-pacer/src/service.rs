@@ -156,7 +156,14 @@ where
         // The engine's fast path: nothing but the adaptive limiter can hold the request.
         let begin = if attempt == 1 { start } else { clock.now() };
         let fast = (units > 0)
-            .then(|| (shared.engine).go_now(&endpoint, units, !windows.is_empty(), begin))
+            .then(|| {
+                (shared.engine).go_now(
+                    &shared.rules,
+                    &endpoint,
+                    &attempt_of(&shared, &windows, units, own, begin),
+                    &mut tokens.attempt,
+                )
+            })
             .flatten();
         let sent_at = if units == 0 {
             clock.now()
@@ -316,6 +323,24 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// The attempt the engine sees: the request's units, tokens, strict windows and limits, from
+/// `start`.
+fn attempt_of<'w>(
+    shared: &Shared,
+    windows: &'w [(&'w WindowLimit, String)],
+    units: u64,
+    own: Own,
+    start: Timestamp,
+) -> Attempt<'w> {
+    Attempt::new(units, start, own.max_wait)
+        .tokens(own.tokens)
+        .windows(windows)
+        .priority(own.priority)
+        .timeout(own.timeout)
+        .instance_count(shared.options.instance_count)
+        .max_retry_after(shared.options.max_retry_after)
+}
+
 /// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the
 /// middleware's: [`pacer_core::Engine::wait`]), with the strict windows the request is counted
 /// in. Returns when the request may go.
@@ -328,13 +353,7 @@ async fn wait(
     start: Timestamp,
     tokens_attempt: &mut u64,
 ) -> Result<Timestamp, BoxError> {
-    let attempt = Attempt::new(units, start, own.max_wait)
-        .tokens(own.tokens)
-        .windows(windows)
-        .priority(own.priority)
-        .timeout(own.timeout)
-        .instance_count(shared.options.instance_count)
-        .max_retry_after(shared.options.max_retry_after);
+    let attempt = attempt_of(shared, windows, units, own, start);
     let waited = shared
         .engine
         .wait(

@@ -4,7 +4,8 @@
 //! Two calls carry a request through it:
 //!
 //! - **before the send**, [`Engine::wait`]: every wait of an [`Attempt`] in one order and one
-//!   `MaxWait` budget. Its steps can be called alone: [`Engine::hold`] (how long the endpoint's
+//!   `MaxWait` budget, after [`Engine::go_now`], which lets an attempt that nothing holds go
+//!   at once without building that wait. Its steps can be called alone: [`Engine::hold`] (how long the endpoint's
 //!   server state asks the request to wait, and why: a server-ordered stop, or the proactive
 //!   algorithm's delay), [`Engine::tokens_wait`] / [`Engine::tokens_take`] for quotas in other
 //!   units (tokens), [`WindowLimit`] for strict windows;
@@ -180,25 +181,53 @@ impl Engine {
         self.headers_seen.load(Ordering::Relaxed)
     }
 
-    /// Before the send, the fast path: when nothing but the endpoint's adaptive limiter can
-    /// hold an attempt back — no strict window (`windows` false), no response of this engine
-    /// has carried rate-limit fields yet, so there is no server state and no budget in tokens —
-    /// and the limiter has its `units` now, they are taken and the attempt may go at the time
-    /// returned. `None` otherwise, having taken nothing: the driver then runs
-    /// [`wait`](Self::wait), which would come to the same answer for such an attempt, only at
-    /// the cost of building its wait. `now` is the time on the limiter's clock.
+    /// Before the send, the fast path: the time the attempt may go when nothing holds it now —
+    /// no strict window, nothing ordered or asked by the server's state ([`hold`](Self::hold)
+    /// is zero), its tokens within their budgets, the adaptive limiter's units there — with its
+    /// units and tokens taken and the send recorded, as [`wait`](Self::wait) would. `None`
+    /// otherwise, having taken nothing: the driver then runs [`wait`](Self::wait), which comes
+    /// to the same answer at the cost of building its wait. Until a response has carried
+    /// rate-limit fields, only the limiter is looked at. It reads the attempt's units, tokens,
+    /// windows, start (the time on the limiter's clock) and `MaxRetryAfter`; `tokens_attempt`
+    /// is as for [`wait`](Self::wait).
     #[must_use]
+    #[inline]
     pub fn go_now(
         &self,
+        rules: &Rules,
         endpoint: &Endpoint,
-        units: u64,
-        windows: bool,
-        now: Timestamp,
+        attempt: &Attempt<'_>,
+        tokens_attempt: &mut u64,
     ) -> Option<Timestamp> {
-        if windows || self.headers_seen() {
+        if !attempt.windows.is_empty() {
             return None;
         }
-        let permit = endpoint.limiter().try_acquire_at(units, now).ok()?;
+        let (units, now) = (attempt.units, attempt.start);
+        let headers_seen = self.headers_seen();
+        if headers_seen
+            && !self
+                .hold(rules, endpoint, now, attempt.max_retry_after, false)
+                .wait
+                .is_zero()
+        {
+            return None;
+        }
+        let limiter = endpoint.limiter();
+        let permit = limiter.try_acquire_at(units, now).ok()?;
+        if headers_seen {
+            let mut server = endpoint.server.lock();
+            match server
+                .units
+                .take(attempt.tokens, now, tokens_attempt, false)
+            {
+                Ok(None) => server.sent(now),
+                _ => {
+                    drop(server);
+                    limiter.refund(units);
+                    return None;
+                }
+            }
+        }
         if let Some(fleet) = endpoint.fleet() {
             fleet.asked(units, permit.granted_at());
         }

@@ -421,56 +421,206 @@ async fn wait_takes_a_window_s_units_and_waits_for_its_room() {
     );
 }
 
-#[test]
-fn the_fast_path_takes_the_units_only_while_the_limiter_alone_can_hold_the_request() {
+/// Responses as a test writes them: a status and its fields.
+type Responses<'a> = &'a [(u16, &'a [(&'static str, &'a str)])];
+
+/// An engine and its endpoint `a` on `clock`, whose limiter starts at 600 units a minute (a
+/// bucket of 10), having read `responses` at the time 0.
+fn paced_endpoint(clock: &crate::ManualClock, responses: Responses<'_>) -> (Engine, Arc<Endpoint>) {
     let engine = Engine::new(100, secs(3600));
-    let clock = crate::ManualClock::new();
     let options = LimiterOptions {
-        initial_units_per_minute: Some(600.0), // a bucket of 10
+        initial_units_per_minute: Some(600.0),
         ..LimiterOptions::default()
     };
+    let clock = Arc::new(clock.clone());
     let endpoint = engine.endpoint(
-        "https://api.example.com",
+        "a",
         Timestamp::ZERO,
         || {
             Limiter::builder(options.clone())
-                .clock(Arc::new(clock.clone()))
+                .clock(clock)
                 .build()
                 .unwrap()
         },
         |_| {},
     );
+    for (status, fields) in responses {
+        let _ = engine.after(&endpoint, read(*status, fields), 0, at(0), at(0));
+    }
+    (engine, endpoint)
+}
+
+fn units_left(endpoint: &Endpoint) -> f64 {
+    endpoint.limiter().snapshot().available_units
+}
+
+#[test]
+fn the_fast_path_takes_the_units_only_while_nothing_holds_the_request() {
+    let clock = crate::ManualClock::new();
+    let (engine, endpoint) = paced_endpoint(&clock, &[]);
+    let rules = Rules::default();
+    let go = |units: u64, windows: &[(&WindowLimit, String)], tokens: Option<u64>, now| {
+        let attempt = Attempt::new(units, now, secs(30))
+            .windows(windows)
+            .tokens(tokens);
+        let mut tokens_attempt = 0;
+        let went = engine.go_now(&rules, &endpoint, &attempt, &mut tokens_attempt);
+        (went, tokens_attempt)
+    };
+    assert_eq!(go(4, &[], None, at(0)).0, Some(at(0)));
+    let window = WindowLimit::new(
+        "w",
+        10,
+        secs(1),
+        crate::MemoryWindowStore::new(clock.clone()),
+    )
+    .unwrap();
+    let windows = [(&window, "k".to_owned())];
     assert_eq!(
-        engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
-        Some(Timestamp::ZERO)
-    );
-    assert_eq!(
-        engine.go_now(&endpoint, 4, true, Timestamp::ZERO),
+        go(4, &windows, None, at(0)).0,
         None,
         "a strict window needs the wait"
     );
+    assert_eq!(go(4, &[], None, at(0)).0, Some(at(0)));
     assert_eq!(
-        engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
-        Some(Timestamp::ZERO)
-    );
-    assert_eq!(
-        engine.go_now(&endpoint, 4, false, Timestamp::ZERO),
+        go(4, &[], None, at(0)).0,
         None,
         "2 units left: the wait estimates the rest"
     );
-    let left = endpoint.limiter().snapshot().available_units;
-    assert!((left - 2.0).abs() < 1e-9, "taken only when going: {left}");
-    // Once a response carries rate-limit fields, the server's state may hold a request.
-    let reading = read(200, &[("ratelimit-policy", "\"d\";q=100;w=60")]);
-    let _ = engine.after(
-        &endpoint,
-        reading.clone(),
-        1,
-        Timestamp::ZERO,
-        Timestamp::ZERO,
+    assert!(
+        (units_left(&endpoint) - 2.0).abs() < 1e-9,
+        "taken only when going"
     );
-    clock.advance(secs(10));
-    assert_eq!(engine.go_now(&endpoint, 1, false, clock.now()), None);
+
+    // Once responses carry rate-limit fields, the server's state is looked at too.
+    let plenty: &[(&'static str, &str)] = &[
+        ("ratelimit-policy", "\"d\";q=100;w=60"),
+        ("ratelimit", "\"d\";r=90;t=30"),
+    ];
+    let (engine, endpoint) = paced_endpoint(&clock, &[(200, plenty)]);
+    let go = |units: u64, tokens: Option<u64>, now| {
+        let attempt = Attempt::new(units, now, secs(30)).tokens(tokens);
+        let mut tokens_attempt = 0;
+        let went = engine.go_now(&rules, &endpoint, &attempt, &mut tokens_attempt);
+        (went, tokens_attempt)
+    };
+    assert_eq!(go(1, None, at(2)).0, Some(at(2)));
+    assert_eq!(
+        endpoint.snapshot(at(3)).unwrap().since_last_request(),
+        Some(secs(1)),
+        "the send is recorded, as the wait records it"
+    );
+
+    // A server-ordered stop holds it, and nothing is taken.
+    let (engine, endpoint) = paced_endpoint(&clock, &[(429, &[("retry-after", "7")])]);
+    let before = units_left(&endpoint);
+    assert!(before >= 1.0, "the limiter has the units: {before}");
+    let attempt = Attempt::new(1, at(2), secs(30));
+    assert_eq!(engine.go_now(&rules, &endpoint, &attempt, &mut 0), None);
+    assert!((units_left(&endpoint) - before).abs() < 1e-9);
+    let attempt = Attempt::new(1, at(7), secs(30));
+    assert_eq!(
+        engine.go_now(&rules, &endpoint, &attempt, &mut 0),
+        Some(at(7)),
+        "the stop is over"
+    );
+
+    // So does the proactive delay of a quota nearly spent.
+    let low: &[(&'static str, &str)] = &[
+        ("x-ratelimit-limit", "100"),
+        ("x-ratelimit-remaining", "5"),
+        ("x-ratelimit-reset", "30"),
+    ];
+    let (engine, endpoint) = paced_endpoint(&clock, &[(200, low)]);
+    let before = units_left(&endpoint);
+    assert!(before >= 1.0, "the limiter has the units: {before}");
+    let attempt = Attempt::new(1, at(0), secs(30));
+    assert_eq!(engine.go_now(&rules, &endpoint, &attempt, &mut 0), None);
+    assert!((units_left(&endpoint) - before).abs() < 1e-9);
+
+    // A budget in tokens: the tokens are taken with the units, or neither is.
+    let tokens: &[(&'static str, &str)] = &[
+        ("x-ratelimit-limit-tokens", "1000"),
+        ("x-ratelimit-remaining-tokens", "100"),
+        ("x-ratelimit-reset-tokens", "60s"),
+    ];
+    let (engine, endpoint) = paced_endpoint(&clock, &[(200, tokens)]);
+    let go = |tokens: Option<u64>| {
+        let attempt = Attempt::new(1, at(0), secs(30)).tokens(tokens);
+        let mut tokens_attempt = 0;
+        let went = engine.go_now(&rules, &endpoint, &attempt, &mut tokens_attempt);
+        (went, tokens_attempt)
+    };
+    let (went, number) = go(Some(80));
+    assert_eq!(went, Some(at(0)));
+    assert_ne!(number, 0, "its tokens are in flight");
+    assert!((units_left(&endpoint) - 9.0).abs() < 1e-9);
+    assert_eq!(go(Some(80)), (None, 0), "80 of the 100 are taken");
+    assert!(
+        (units_left(&endpoint) - 9.0).abs() < 1e-9,
+        "the units taken for it are given back"
+    );
+    engine.landed(&endpoint, number);
+}
+
+/// Where the fast path goes, the wait comes to the same time and takes the same: the two from
+/// the same state, each in its own engine.
+#[tokio::test]
+async fn where_the_fast_path_goes_the_wait_goes_at_the_same_time() {
+    let plenty: &[(&'static str, &str)] = &[
+        ("ratelimit-policy", "\"d\";q=100;w=60"),
+        ("ratelimit", "\"d\";r=90;t=30"),
+    ];
+    let tokens: &[(&'static str, &str)] = &[
+        ("x-ratelimit-limit-tokens", "1000"),
+        ("x-ratelimit-remaining-tokens", "100"),
+        ("x-ratelimit-reset-tokens", "60s"),
+    ];
+    let stopped: &[(&'static str, &str)] = &[("retry-after", "1")];
+    let cases: [(&str, Responses<'_>, Option<u64>); 4] = [
+        ("no fields", &[], None),
+        ("draft-11 fields", &[(200, plenty)], None),
+        ("a budget in tokens", &[(200, tokens)], Some(30)),
+        ("a stop that is over", &[(429, stopped)], None),
+    ];
+    let rules = Rules::default();
+    for (name, responses, cost) in cases {
+        let clock = crate::ManualClock::new();
+        clock.advance(secs(2));
+        let now = clock.now();
+        let (fast, fast_endpoint) = paced_endpoint(&clock, responses);
+        let (slow, slow_endpoint) = paced_endpoint(&clock, responses);
+        let attempt = Attempt::new(3, now, secs(30)).tokens(cost);
+        let (mut fast_tokens, mut slow_tokens) = (0, 0);
+        let went = fast.go_now(&rules, &fast_endpoint, &attempt, &mut fast_tokens);
+        let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+        let waited = slow
+            .wait(
+                &rules,
+                &dyn_clock,
+                &slow_endpoint,
+                &attempt,
+                &mut slow_tokens,
+            )
+            .await;
+        assert_eq!(went, Some(now), "{name}");
+        assert_eq!(waited, Ok(now), "{name}");
+        assert!(
+            (units_left(&fast_endpoint) - units_left(&slow_endpoint)).abs() < 1e-9,
+            "{name}"
+        );
+        assert_eq!(fast_tokens != 0, slow_tokens != 0, "{name}");
+        assert_eq!(
+            fast_endpoint.snapshot(now).map(|s| s.since_last_request()),
+            slow_endpoint.snapshot(now).map(|s| s.since_last_request()),
+            "{name}"
+        );
+        assert_eq!(
+            fast.tokens_wait(&fast_endpoint, Some(80), now),
+            slow.tokens_wait(&slow_endpoint, Some(80), now),
+            "{name}"
+        );
+    }
 }
 
 /// A Shopify GraphQL body: `requested` of the bucket's `available` of 1,000 points, 50 back a

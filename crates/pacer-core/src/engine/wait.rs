@@ -18,21 +18,22 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct Attempt<'a> {
-    units: u64,
-    tokens: Option<u64>,
-    windows: &'a [(&'a WindowLimit, String)],
+    pub(super) units: u64,
+    pub(super) tokens: Option<u64>,
+    pub(super) windows: &'a [(&'a WindowLimit, String)],
     max_wait: Duration,
     priority: Priority,
     timeout: Option<(Timestamp, Duration)>,
-    start: Timestamp,
+    pub(super) start: Timestamp,
     instance_count: u32,
-    max_retry_after: Duration,
+    pub(super) max_retry_after: Duration,
 }
 
 impl<'a> Attempt<'a> {
     /// An attempt of `units` that came in at `start` and may wait `max_wait`, with no tokens,
     /// no window, the default lane, no timeout, one instance and no cap on a `Retry-After`
     /// beyond `max_wait`'s.
+    #[inline]
     pub fn new(units: u64, start: Timestamp, max_wait: Duration) -> Self {
         Attempt {
             units,
@@ -48,18 +49,21 @@ impl<'a> Attempt<'a> {
     }
 
     /// Its cost in tokens, if known (for the quotas in tokens).
+    #[inline]
     pub fn tokens(mut self, tokens: Option<u64>) -> Self {
         self.tokens = tokens;
         self
     }
 
     /// Its strict windows, each with the request's key in it.
+    #[inline]
     pub fn windows(mut self, windows: &'a [(&'a WindowLimit, String)]) -> Self {
         self.windows = windows;
         self
     }
 
     /// Its lane in the adaptive limiter's queue.
+    #[inline]
     pub fn priority(mut self, priority: Priority) -> Self {
         self.priority = priority;
         self
@@ -67,18 +71,21 @@ impl<'a> Attempt<'a> {
 
     /// When its whole request must end, and that timeout (the middleware's `TotalTimeout`): a
     /// wait that would end after it is refused at once.
+    #[inline]
     pub fn timeout(mut self, timeout: Option<(Timestamp, Duration)>) -> Self {
         self.timeout = timeout;
         self
     }
 
     /// The number of processes sharing the limit (a window's fallback takes its share).
+    #[inline]
     pub fn instance_count(mut self, count: u32) -> Self {
         self.instance_count = count;
         self
     }
 
     /// The cap on a server's `Retry-After` (`MaxRetryAfter`).
+    #[inline]
     pub fn max_retry_after(mut self, cap: Duration) -> Self {
         self.max_retry_after = cap;
         self

@@ -8,20 +8,66 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 impl Request<'_> {
+    /// The attempt the engine sees: the request's units, tokens, strict windows and limits,
+    /// from `start` (the time on the limiter's clock).
+    fn attempt<'w>(
+        &self,
+        windows: &'w [(&'w WindowLimit, String)],
+        start: Timestamp,
+    ) -> Attempt<'w> {
+        let (named, options) = (self.named, &self.config.options);
+        Attempt::new(
+            self.units,
+            start,
+            self.max_wait().unwrap_or(options.max_wait),
+        )
+        .tokens(self.tokens())
+        .windows(windows)
+        .priority(self.priority())
+        .timeout(self.timeout())
+        .instance_count(named.instance_count(&self.config))
+        .max_retry_after(options.max_retry_after)
+    }
+
     /// The engine's fast path ([`pacer_core::Engine::go_now`]): the time the request may go
-    /// if nothing but its adaptive limiter can hold it and that limiter has its units now.
-    /// `now` is the time on the limiter's clock.
+    /// if nothing holds it now, its units (and tokens) taken. `now` is the time on the
+    /// limiter's clock.
+    #[inline]
     pub(super) fn go_now(
         &self,
         windows: &[(&WindowLimit, String)],
         now: Timestamp,
     ) -> Option<Timestamp> {
-        let (named, units) = (self.named, self.units);
-        let sent_at = named
-            .engine
-            .go_now(&self.endpoint, units, !windows.is_empty(), now)?;
-        named.metrics.sent(units, Duration::ZERO);
+        let (named, options) = (self.named, &self.config.options);
+        // Only what the fast path reads: the lane, the timeout and the instance count are the
+        // wait's.
+        let attempt = Attempt::new(self.units, now, options.max_wait)
+            .tokens(self.tokens())
+            .windows(windows)
+            .max_retry_after(options.max_retry_after);
+        let mut tokens_attempt = self.tokens_attempt();
+        let sent_at = named.engine.go_now(
+            &self.config.rules,
+            &self.endpoint,
+            &attempt,
+            &mut tokens_attempt,
+        )?;
+        self.set_tokens_attempt(tokens_attempt);
+        named.metrics.sent(self.units, Duration::ZERO);
         Some(sent_at)
+    }
+
+    /// The number under which the request's tokens are in flight (0 before its first send).
+    fn tokens_attempt(&self) -> u64 {
+        self.own
+            .as_ref()
+            .map_or(0, |o| o.attempt_sent.load(Ordering::Relaxed))
+    }
+
+    fn set_tokens_attempt(&self, attempt: u64) {
+        if let Some(own) = &self.own {
+            own.attempt_sent.store(attempt, Ordering::Relaxed);
+        }
     }
 
     /// Step 3: every wait before a send, in one budget of `MaxWait`, in the engine's order
@@ -33,19 +79,9 @@ impl Request<'_> {
     ) -> std::result::Result<Timestamp, PacerError> {
         let (named, config, endpoint, units) =
             (self.named, &*self.config, &self.endpoint, self.units);
-        let options = &config.options;
         let _waiting = named.waiting();
-        let attempt = Attempt::new(units, start, self.max_wait().unwrap_or(options.max_wait))
-            .tokens(self.tokens())
-            .windows(windows)
-            .priority(self.priority())
-            .timeout(self.timeout())
-            .instance_count(named.instance_count(config))
-            .max_retry_after(options.max_retry_after);
-        let mut tokens_attempt = self
-            .own
-            .as_ref()
-            .map_or(0, |o| o.attempt_sent.load(Ordering::Relaxed));
+        let attempt = self.attempt(windows, start);
+        let mut tokens_attempt = self.tokens_attempt();
         let waited = named
             .engine
             .wait(
@@ -56,9 +92,7 @@ impl Request<'_> {
                 &mut tokens_attempt,
             )
             .await;
-        if let Some(own) = &self.own {
-            own.attempt_sent.store(tokens_attempt, Ordering::Relaxed);
-        }
+        self.set_tokens_attempt(tokens_attempt);
         let now = waited.map_err(|refusal| match refusal {
             Refusal::Rejected(reason) => {
                 PacerError::Rejected(Rejection::new(&named.name, endpoint.key(), reason))
