@@ -23,7 +23,7 @@ use std::time::{Duration, SystemTime};
 
 use super::bounds::MAX_MEMBERS;
 use super::collect::Collected;
-use super::counters::read_counters;
+use super::counters::{CounterPolicy, read_counters};
 use super::policy::{Dialect, Policy, QuotaUnit};
 use super::sf::{Bare, Member, parse_draft07, read_list};
 use std::borrow::Cow;
@@ -35,22 +35,42 @@ type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
 
 /// Appends every IETF policy in `c` to `out`.
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
-    let (mut named, integers) = c
-        .ratelimit_policy
-        .joined()
-        .and_then(|field| last_policy::members(&field))
-        .unwrap_or_default();
+    let legacy = read_counters(
+        Dialect::IetfLegacy,
+        &c.ietf_limit,
+        &c.ietf_remaining,
+        &c.ietf_reset,
+        now,
+    );
+    read_fields(
+        c.ratelimit_policy.joined().as_deref(),
+        c.ratelimit.joined().as_deref(),
+        legacy,
+        out,
+    );
+}
+
+/// Appends to `out` the policies of the fields `RateLimit-Policy` and `RateLimit` (each with
+/// its lines joined; `None`: absent or malformed) and of the separate counter fields of drafts
+/// -00 to -06 (`legacy`, read).
+pub(crate) fn read_fields(
+    policy: Option<&str>,
+    ratelimit: Option<&str>,
+    legacy: Option<CounterPolicy>,
+    out: &mut Vec<Policy>,
+) {
+    let (mut named, integers) = policy.and_then(last_policy::members).unwrap_or_default();
 
     // The current-state policy that Integer-form quota policies describe, if any.
     let mut counted: Option<Policy> = None;
-    if let Some(field) = c.ratelimit.joined() {
+    if let Some(field) = ratelimit {
         // The first byte after the optional whitespace tells the dialect.
         if field.bytes().find(|b| !matches!(b, b' ' | b'\t')) == Some(b'"') {
-            if let Some(entries) = read_list(&field, MAX_MEMBERS, Entries::new, ratelimit_entry) {
+            if let Some(entries) = read_list(field, MAX_MEMBERS, Entries::new, ratelimit_entry) {
                 merge(&mut named, entries);
             }
         } else {
-            counted = draft07(&field);
+            counted = draft07(field);
         }
     }
     if out.is_empty() {
@@ -60,13 +80,6 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
         out.append(&mut named);
     }
 
-    let legacy = read_counters(
-        Dialect::IetfLegacy,
-        &c.ietf_limit,
-        &c.ietf_remaining,
-        &c.ietf_reset,
-        now,
-    );
     if let Some(legacy) = legacy {
         out.extend(legacy.quota_only);
         if counted.is_none() {
