@@ -248,6 +248,11 @@ impl Engine {
         if !self.headers_seen() {
             return Hold::NONE;
         }
+        // What most states ask: nothing, whatever their age (no copy of the state aged to
+        // `now` is made for the rules then).
+        if !stop_only && endpoint.server.lock().holds_nothing(rules) {
+            return Hold::NONE;
+        }
         let Some(snapshot) = endpoint.snapshot(now) else {
             return Hold::NONE;
         };

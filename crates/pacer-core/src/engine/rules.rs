@@ -412,6 +412,20 @@ impl Rules {
     }
 }
 
+impl Rules {
+    /// `true` when [`hold`](Self::hold) (not `stop_only`) gives no wait on any state aged from
+    /// `info`, the state as it was reported: no stop is ordered in it, and the algorithm, if
+    /// any, could not delay on it ([`ThrottlingAlgorithm::may_throttle`]). The look before a
+    /// send then needs no aged copy.
+    pub(crate) fn holds_nothing(&self, info: &RateLimitInfo) -> bool {
+        !ServerStopPolicy::may_stop(info)
+            && self
+                .algorithm
+                .as_ref()
+                .is_none_or(|algorithm| !algorithm.may_throttle(info))
+    }
+}
+
 /// A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers):
 /// an `Age` above zero.
 fn from_cache(headers: &HeaderMap) -> bool {

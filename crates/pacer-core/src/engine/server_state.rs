@@ -50,6 +50,12 @@ impl ServerState {
         (true, quota)
     }
 
+    /// `true` when `rules` hold nothing back on this state however old it is (see
+    /// [`Rules::holds_nothing`]).
+    pub(crate) fn holds_nothing(&self, rules: &Rules) -> bool {
+        rules.holds_nothing(&self.info)
+    }
+
     /// Records that a request went at `now` (what [`crate::Pacing`] spaces from). A send
     /// earlier than one already recorded changes nothing.
     pub fn sent(&mut self, now: Timestamp) {

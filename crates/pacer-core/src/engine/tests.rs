@@ -623,6 +623,78 @@ async fn where_the_fast_path_goes_the_wait_goes_at_the_same_time() {
     }
 }
 
+/// The engine's look before a send skips the aged copy of a state that holds nothing back at any
+/// age; what it gives is what the full look gives, at every age of every kind of state.
+#[test]
+fn the_hold_without_the_aged_copy_is_the_full_hold() {
+    let states: [(u16, &[(&'static str, &str)]); 7] = [
+        (
+            200,
+            &[
+                ("ratelimit-policy", "\"d\";q=100;w=60"),
+                ("ratelimit", "\"d\";r=90;t=30"),
+            ],
+        ),
+        (
+            200,
+            &[
+                ("x-ratelimit-limit", "100"),
+                ("x-ratelimit-remaining", "5"),
+                ("x-ratelimit-reset", "30"),
+            ],
+        ),
+        (
+            429,
+            &[
+                ("x-ratelimit-limit", "100"),
+                ("x-ratelimit-remaining", "0"),
+                ("x-ratelimit-reset", "30"),
+            ],
+        ),
+        (429, &[("retry-after", "7")]),
+        (200, &[("x-ratelimit-remaining", "3")]),
+        (
+            200,
+            &[
+                ("x-ratelimit-limit-tokens", "1000"),
+                ("x-ratelimit-remaining-tokens", "0"),
+                ("x-ratelimit-reset-tokens", "20s"),
+                ("x-ratelimit-limit-requests", "100"),
+                ("x-ratelimit-remaining-requests", "50"),
+                ("x-ratelimit-reset-requests", "40s"),
+            ],
+        ),
+        (
+            200,
+            &[
+                ("ratelimit-policy", "\"a\";q=100;w=60, \"b\";q=10;w=5"),
+                ("ratelimit", "\"a\";r=50;t=40, \"b\";r=0;t=4"),
+            ],
+        ),
+    ];
+    let none = Rules::default().with_algorithm(None);
+    for (status, fields) in states {
+        let (engine, endpoint) = engine_and_endpoint("a");
+        let _ = engine.after(&endpoint, read(status, fields), 1, at(0), at(0));
+        for rules in [Rules::default(), none.clone()] {
+            for t in [0, 1, 4, 5, 7, 29, 31, 41, 61] {
+                for stop_only in [false, true] {
+                    let full =
+                        endpoint
+                            .server
+                            .lock()
+                            .hold(&rules, "a", at(t), MAX_RETRY_AFTER, stop_only);
+                    let hold = engine.hold(&rules, &endpoint, at(t), MAX_RETRY_AFTER, stop_only);
+                    assert_eq!(
+                        hold, full,
+                        "{status} {fields:?} at {t} s, stop only {stop_only}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 /// A Shopify GraphQL body: `requested` of the bucket's `available` of 1,000 points, 50 back a
 /// second, refused (`THROTTLED`, with a 200) or not.
 fn graphql(requested: u64, available: u64, throttled: bool) -> QueryCost {

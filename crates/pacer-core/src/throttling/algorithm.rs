@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use super::context::ThrottlingContext;
 use super::result::ThrottlingResult;
+use crate::RateLimitInfo;
 
 /// Decides, from an endpoint's rate-limit state, whether the next request should wait and for
 /// how long: *proactive* throttling, before the server has to refuse.
@@ -50,11 +51,38 @@ use super::result::ThrottlingResult;
 pub trait ThrottlingAlgorithm: Send + Sync + fmt::Debug {
     /// The decision for the next request to `ctx.endpoint()`.
     fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult;
+
+    /// `false` when no context whose state is `info` aged — the same policies, each reset
+    /// shorter or passed (a passed one dropped), the `Retry-After` shorter or passed —
+    /// could make [`evaluate`](Self::evaluate) delay a request, whatever the context's other
+    /// fields. The engine then skips building that context before a send. The default, `true`,
+    /// is always right; answer `false` only where it is sure. Called with the endpoint's state
+    /// locked: it must be cheap, and must not call into Pacer.
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Percentage, Policy, RateLimitInfo, ThrottlingAlgorithm};
+    ///
+    /// let info = |remaining| {
+    ///     RateLimitInfo::new()
+    ///         .with_policy(Policy::new(Dialect::XRateLimit).with_limit(100).with_remaining(remaining))
+    /// };
+    /// let percentage = Percentage::default(); // delays below a tenth left
+    /// assert!(!percentage.may_throttle(&info(50)));
+    /// assert!(percentage.may_throttle(&info(5)));
+    /// ```
+    fn may_throttle(&self, info: &RateLimitInfo) -> bool {
+        let _ = info;
+        true
+    }
 }
 
 impl<A: ThrottlingAlgorithm + ?Sized> ThrottlingAlgorithm for Box<A> {
     fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
         (**self).evaluate(ctx)
+    }
+
+    fn may_throttle(&self, info: &RateLimitInfo) -> bool {
+        (**self).may_throttle(info)
     }
 }
 
@@ -62,10 +90,18 @@ impl<A: ThrottlingAlgorithm + ?Sized> ThrottlingAlgorithm for Arc<A> {
     fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
         (**self).evaluate(ctx)
     }
+
+    fn may_throttle(&self, info: &RateLimitInfo) -> bool {
+        (**self).may_throttle(info)
+    }
 }
 
 impl<A: ThrottlingAlgorithm + ?Sized> ThrottlingAlgorithm for &A {
     fn evaluate(&self, ctx: &ThrottlingContext<'_>) -> ThrottlingResult {
         (**self).evaluate(ctx)
+    }
+
+    fn may_throttle(&self, info: &RateLimitInfo) -> bool {
+        (**self).may_throttle(info)
     }
 }

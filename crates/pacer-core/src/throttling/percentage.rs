@@ -7,6 +7,7 @@ use super::algorithm::ThrottlingAlgorithm;
 use super::context::ThrottlingContext;
 use super::error::{ThrottlingConfigError, fraction, non_zero, positive};
 use super::result::{ThrottlingResult, delay_from_secs};
+use crate::RateLimitInfo;
 
 /// Throttles once the remaining fraction drops below `threshold`:
 /// `delay = (threshold − remaining/limit) × reset × factor`, capped at `max_delay`; delays under
@@ -155,12 +156,58 @@ impl ThrottlingAlgorithm for Percentage {
             ),
         )
     }
+
+    /// Only a policy under the threshold can be the one it delays for: aging changes no
+    /// policy's fraction.
+    fn may_throttle(&self, info: &RateLimitInfo) -> bool {
+        info.policies().iter().any(|p| {
+            p.remaining_fraction()
+                .is_some_and(|left| left < self.threshold)
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Dialect, Policy, RateLimitInfo};
+    use proptest::prelude::*;
+
+    /// Up to three policies, each with or without a remaining, a limit and a reset.
+    fn policies() -> impl Strategy<Value = RateLimitInfo> {
+        let policy = (
+            proptest::option::of(0u64..120),
+            proptest::option::of(0u64..120),
+            proptest::option::of(0u64..90),
+        )
+            .prop_map(|(remaining, limit, reset)| {
+                let mut p = Policy::new(Dialect::XRateLimit);
+                p.set_remaining(remaining);
+                p.set_limit(limit);
+                p.set_reset_after(reset.map(Duration::from_secs));
+                p
+            });
+        proptest::collection::vec(policy, 0..4).prop_map(|ps| {
+            ps.into_iter()
+                .fold(RateLimitInfo::new(), RateLimitInfo::with_policy)
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn where_it_may_not_throttle_no_age_of_the_state_is_delayed(
+            info in policies(),
+            threshold in 0.05f64..1.0,
+            elapsed in 0u64..100,
+        ) {
+            let p = Percentage::builder().threshold(threshold).build().unwrap();
+            let aged = info.aged(Duration::from_secs(elapsed));
+            let result = p.evaluate(&ThrottlingContext::new(&aged, "a"));
+            if !p.may_throttle(&info) {
+                prop_assert!(!result.should_throttle(), "{:?} after {} s", info, elapsed);
+            }
+        }
+    }
 
     fn info(remaining: Option<u64>, limit: Option<u64>, reset: Option<u64>) -> RateLimitInfo {
         let mut p = Policy::new(Dialect::XRateLimit);

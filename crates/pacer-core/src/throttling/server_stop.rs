@@ -12,7 +12,7 @@ use super::algorithm::ThrottlingAlgorithm;
 use super::context::ThrottlingContext;
 use super::error::{ThrottlingConfigError, non_zero};
 use super::result::ThrottlingResult;
-use crate::RateLimitInfo;
+use crate::{Policy, RateLimitInfo};
 
 /// Why a server-ordered stop holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,6 +123,14 @@ impl ServerStopPolicy {
             delay,
             cause: StopCause::Exhausted,
         })
+    }
+
+    /// `false` when no state aged from `info` (the same policies, each reset shorter or
+    /// passed, the `Retry-After` shorter or passed) orders a stop: `info` has no `Retry-After`
+    /// and no exhausted policy.
+    pub(crate) fn may_stop(info: &RateLimitInfo) -> bool {
+        info.retry_after().is_some_and(|d| !d.is_zero())
+            || info.policies().iter().any(Policy::is_exhausted)
     }
 
     /// The full proactive decision: the server-ordered stop when there is one, else what
