@@ -7,6 +7,7 @@ use super::classify::{
 };
 use super::query_cost::QUERY_COST_BODY_LIMIT;
 use super::units;
+use crate::headers::Age;
 use crate::{
     EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo, RateLimitStateProvider,
     ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext,
@@ -282,7 +283,7 @@ impl Rules {
         wall: SystemTime,
         max_retry_after: Duration,
     ) -> Reading {
-        let mut info = RateLimitInfo::from_headers(headers, wall);
+        let (mut info, age) = crate::headers::parse_with_age(headers, wall);
         let mut refused_for_cost = false;
         if let Some(cost) = cost {
             if let Some(policy) = cost.policy() {
@@ -342,7 +343,11 @@ impl Rules {
             signal,
             reports,
             // Only a reading that reports fields has anything a cache could have made stale.
-            from_cache: reports && from_cache(headers),
+            from_cache: reports
+                && match age {
+                    Age::Seen(age) => age.is_some_and(positive_age),
+                    Age::Unknown => headers.get(http::header::AGE).is_some_and(positive_age),
+                },
             info,
             unit_policies,
             // Only a throttle is sent again: the other responses need no look at the header.
@@ -428,10 +433,9 @@ impl Rules {
 
 /// A response from a cache tells nothing of the quota now (draft-ietf-httpapi-ratelimit-headers):
 /// an `Age` above zero.
-fn from_cache(headers: &HeaderMap) -> bool {
-    headers
-        .get(http::header::AGE)
-        .and_then(|v| v.to_str().ok())
+fn positive_age(age: &http::HeaderValue) -> bool {
+    age.to_str()
+        .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .is_some_and(|age| age > 0)
 }

@@ -214,6 +214,33 @@ fn a_response_from_a_cache_leaves_the_server_state_alone() {
 }
 
 #[test]
+fn an_age_is_read_whichever_fields_carry_the_state() {
+    let draft11: [(&'static str, &str); 2] = [
+        ("ratelimit-policy", "\"d\";q=100;w=60"),
+        ("ratelimit", "\"d\";r=90;t=30"),
+    ];
+    let x: [(&'static str, &str); 2] = [
+        ("x-ratelimit-limit", "100"),
+        ("x-ratelimit-remaining", "90"),
+    ];
+    for fields in [&draft11[..], &x[..]] {
+        for (age, cached) in [
+            (None, false),
+            (Some("30"), true),
+            (Some("0"), false),
+            (Some("soon"), false),
+        ] {
+            let mut all = fields.to_vec();
+            all.extend(age.map(|a| ("age", a)));
+            all.push(("content-type", "text/plain"));
+            let reading = read(200, &all);
+            assert!(reading.info().limit().is_some(), "{all:?}");
+            assert_eq!(reading.from_cache(), cached, "{all:?}");
+        }
+    }
+}
+
+#[test]
 fn a_request_of_no_units_informs_the_state_but_moves_no_rate() {
     let (engine, endpoint) = engine_and_endpoint("a");
     let before = endpoint.limiter().snapshot();

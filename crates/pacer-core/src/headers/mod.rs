@@ -31,4 +31,5 @@ mod x_ratelimit;
 mod hostile;
 
 pub use info::RateLimitInfo;
+pub(crate) use parse::{Age, parse_with_age};
 pub use policy::{Dialect, Policy, QuotaUnit};

@@ -15,15 +15,35 @@ use super::{ietf, vendors, x_ratelimit};
 
 /// Parses every dialect in `headers` against `now`. Total: never fails, never panics.
 pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
+    parse_with_age(headers, now).0
+}
+
+/// The response's `Age` field, when the reading saw it go by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Age<'a> {
+    /// Every field was looked at: its first `Age` line, if it has one.
+    Seen(Option<&'a HeaderValue>),
+    /// Not every field was looked at: the caller looks it up.
+    Unknown,
+}
+
+/// [`parse`], and the `Age` field where the reading saw every field name go by (the engine asks
+/// for it whenever a response carries rate-limit fields: such a response from a cache is not
+/// kept).
+pub(crate) fn parse_with_age(headers: &HeaderMap, now: SystemTime) -> (RateLimitInfo, Age<'_>) {
     // Most responses carry no field a dialect reads: one look at each name (a walk over the
     // names alone is cheaper than over the names with their values) says so.
     if !headers.keys().any(|name| may_be_field(name.as_str())) {
-        return RateLimitInfo::default();
+        return (RateLimitInfo::default(), Age::Unknown);
     }
     match scan(headers) {
-        Scan::Nothing => RateLimitInfo::default(),
-        Scan::Draft11 { policy, ratelimit } => draft11(policy, ratelimit),
-        Scan::Other => every_dialect(headers, now),
+        Scan::Nothing => (RateLimitInfo::default(), Age::Unknown),
+        Scan::Draft11 {
+            policy,
+            ratelimit,
+            age,
+        } => (draft11(policy, ratelimit), Age::Seen(age)),
+        Scan::Other => (every_dialect(headers, now), Age::Unknown),
     }
 }
 
@@ -72,6 +92,8 @@ enum Scan<'a> {
     Draft11 {
         policy: Option<&'a HeaderValue>,
         ratelimit: Option<&'a HeaderValue>,
+        /// The first `Age` line, seen on the way.
+        age: Option<&'a HeaderValue>,
     },
     /// Anything else: every dialect is read.
     Other,
@@ -79,10 +101,13 @@ enum Scan<'a> {
 
 /// One look at each field name (stopping at the first that is neither draft-11 field).
 fn scan(headers: &HeaderMap) -> Scan<'_> {
-    let (mut policy, mut ratelimit) = (None, None);
+    let (mut policy, mut ratelimit, mut age) = (None, None, None);
     for (name, value) in headers {
         let name = name.as_str();
         if !may_be_field(name) {
+            if name == "age" && age.is_none() {
+                age = Some(value);
+            }
             continue;
         }
         let slot = match name {
@@ -98,7 +123,11 @@ fn scan(headers: &HeaderMap) -> Scan<'_> {
     if policy.is_none() && ratelimit.is_none() {
         Scan::Nothing
     } else {
-        Scan::Draft11 { policy, ratelimit }
+        Scan::Draft11 {
+            policy,
+            ratelimit,
+            age,
+        }
     }
 }
 
