@@ -18,6 +18,7 @@
 //! Servers send the same `RateLimit-Policy` on every response: each thread keeps the last one it
 //! read ([`last_policy`]).
 
+use http::HeaderValue;
 use smallvec::SmallVec;
 use std::time::{Duration, SystemTime};
 
@@ -31,7 +32,7 @@ use std::borrow::Cow;
 mod last_policy;
 
 /// The named (draft-08+) policies and the Integer (draft-07) quotas of `RateLimit-Policy`.
-type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
+pub(crate) type PolicyMembers = (Vec<Policy>, Vec<(u64, Option<Duration>)>);
 
 /// Appends every IETF policy in `c` to `out`.
 pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
@@ -42,24 +43,29 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
         &c.ietf_reset,
         now,
     );
-    read_fields(
-        c.ratelimit_policy.joined().as_deref(),
-        c.ratelimit.joined().as_deref(),
-        legacy,
-        out,
-    );
+    let policy = c
+        .ratelimit_policy
+        .joined()
+        .and_then(|field| last_policy::members(&field));
+    read_fields(policy, c.ratelimit.joined().as_deref(), legacy, out);
 }
 
-/// Appends to `out` the policies of the fields `RateLimit-Policy` and `RateLimit` (each with
-/// its lines joined; `None`: absent or malformed) and of the separate counter fields of drafts
-/// -00 to -06 (`legacy`, read).
+/// The members of a one-line `RateLimit-Policy` field `value` (see [`last_policy`]); `None`
+/// when it is absent, malformed, too long or not visible ASCII.
+pub(crate) fn policy_line(value: &HeaderValue) -> Option<PolicyMembers> {
+    last_policy::members_of_line(value)
+}
+
+/// Appends to `out` the policies of the fields `RateLimit-Policy` (its members, read) and
+/// `RateLimit` (its lines joined; `None`: absent or malformed) and of the separate counter
+/// fields of drafts -00 to -06 (`legacy`, read).
 pub(crate) fn read_fields(
-    policy: Option<&str>,
+    policy: Option<PolicyMembers>,
     ratelimit: Option<&str>,
     legacy: Option<CounterPolicy>,
     out: &mut Vec<Policy>,
 ) {
-    let (mut named, integers) = policy.and_then(last_policy::members).unwrap_or_default();
+    let (mut named, integers) = policy.unwrap_or_default();
 
     // The current-state policy that Integer-form quota policies describe, if any.
     let mut counted: Option<Policy> = None;
@@ -554,6 +560,9 @@ mod tests {
                 // Read once (kept, or already kept from an equal field), then from the copy.
                 prop_assert_eq!(last_policy::members(field), parse_policy(field), "{:?}", field);
                 prop_assert_eq!(last_policy::members(field), parse_policy(field), "{:?}", field);
+                // A line compared with the kept field before its text is checked.
+                let line = HeaderValue::from_str(field).expect("visible ASCII");
+                prop_assert_eq!(last_policy::members_of_line(&line), parse_policy(field), "{:?}", field);
             }
         }
     }

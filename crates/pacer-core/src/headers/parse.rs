@@ -137,7 +137,12 @@ fn scan(headers: &HeaderMap) -> Scan<'_> {
 /// ignored, as [`Collected`] ignores it.
 fn draft11(policy: Option<&HeaderValue>, ratelimit: Option<&HeaderValue>) -> RateLimitInfo {
     let mut policies = Vec::new();
-    ietf::read_fields(line(policy), line(ratelimit), None, &mut policies);
+    ietf::read_fields(
+        policy.and_then(ietf::policy_line),
+        line(ratelimit),
+        None,
+        &mut policies,
+    );
     mark_zero_limits(&mut policies);
     RateLimitInfo::from_parts(policies, None)
 }
