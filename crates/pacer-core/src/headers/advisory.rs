@@ -50,11 +50,15 @@ impl RateLimitInfo {
     /// ```
     #[must_use]
     pub fn into_advisory(self) -> RateLimitInfo {
-        let (policies, _) = self.into_parts();
-        if policies.iter().all(|p| p.is_sound() && !p.is_exhausted()) {
+        if self
+            .policies()
+            .iter()
+            .all(|p| p.is_sound() && !p.is_exhausted())
+        {
             // Nothing to change but the Retry-After: the order stands.
-            return RateLimitInfo::from_parts(policies, None);
+            return self.without_retry_after();
         }
+        let (policies, _) = self.into_parts();
         let policies = policies
             .into_iter()
             .filter(Policy::is_sound)

@@ -167,7 +167,7 @@ fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: &Member<'de>) -> Option<(
     let Bare::Str(name) = &m.item else {
         return None;
     };
-    entries.retain(|e| !e.name.eq_ignore_ascii_case(name));
+    entries.retain(|e| !same_text(&e.name, name));
     entries.push(Entry {
         // A copy of the reference (an escaped name, which `sfv` reads, is copied).
         name: name.clone(),
@@ -200,9 +200,15 @@ fn partition_key(m: &Member<'_>) -> Option<Option<Box<[u8]>>> {
     }
 }
 
+/// Names compared case-insensitively, as the fields' names are; the same bytes (what servers
+/// send) are told at once.
+fn same_text(a: &str, b: &str) -> bool {
+    a == b || a.eq_ignore_ascii_case(b)
+}
+
 fn same_name(a: &Policy, b: &Policy) -> bool {
     match (a.name(), b.name()) {
-        (Some(x), Some(y)) => x.eq_ignore_ascii_case(y),
+        (Some(x), Some(y)) => same_text(x, y),
         _ => false,
     }
 }
@@ -211,7 +217,7 @@ fn same_name(a: &Policy, b: &Policy) -> bool {
 /// case-insensitively); an entry no policy names is kept on its own, with its name.
 fn merge(policies: &mut Vec<Policy>, entries: Entries<'_>) {
     for e in entries {
-        let named = |p: &&mut Policy| p.name().is_some_and(|n| n.eq_ignore_ascii_case(&e.name));
+        let named = |p: &&mut Policy| p.name().is_some_and(|n| same_text(n, &e.name));
         match policies.iter_mut().find(named) {
             Some(p) => {
                 p.set_remaining(Some(e.remaining));

@@ -98,6 +98,12 @@ impl RateLimitInfo {
         (self.policies, self.retry_after)
     }
 
+    /// The same info without its Retry-After, its order standing.
+    pub(crate) fn without_retry_after(mut self) -> RateLimitInfo {
+        self.retry_after = None;
+        self
+    }
+
     /// Drops the info, its list of policies kept for the thread's next (see `headers::spare`).
     pub(crate) fn recycle(self) {
         spare::give(self.policies);
@@ -307,6 +313,14 @@ impl RateLimitInfo {
         max_retry_after: Duration,
         max_exhausted: Duration,
     ) -> RateLimitInfo {
+        let bounds =
+            |p: &Policy| p.is_exhausted() && p.reset_after().is_some_and(|r| r > max_exhausted);
+        if self.retry_after.is_none_or(|r| r <= max_retry_after)
+            && !self.policies.iter().any(bounds)
+        {
+            // Nothing to bound (most responses): the info as it is, its order standing.
+            return self;
+        }
         let (mut policies, retry_after) = self.into_parts();
         for p in &mut policies {
             if p.is_exhausted() && p.reset_after().is_some_and(|reset| reset > max_exhausted) {
