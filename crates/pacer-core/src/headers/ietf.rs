@@ -26,7 +26,7 @@ use super::bounds::MAX_MEMBERS;
 use super::collect::Collected;
 use super::counters::{CounterPolicy, read_counters};
 use super::policy::{Dialect, Policy, QuotaUnit};
-use super::sf::{Bare, Member, parse_draft07, read_list};
+use super::sf::{Bare, Member, parse_draft07, read_line, read_list};
 use std::borrow::Cow;
 
 mod last_policy;
@@ -47,7 +47,13 @@ pub(crate) fn read(c: &Collected<'_>, now: SystemTime, out: &mut Vec<Policy>) {
         .ratelimit_policy
         .joined()
         .and_then(|field| last_policy::members(&field));
-    read_fields(policy, c.ratelimit.joined().as_deref(), legacy, out);
+    let ratelimit = c.ratelimit.joined();
+    read_fields(
+        policy,
+        ratelimit.as_deref().map(RateLimitField::Joined),
+        legacy,
+        out,
+    );
 }
 
 /// The members of a one-line `RateLimit-Policy` field `value` (see [`last_policy`]); `None`
@@ -56,12 +62,38 @@ pub(crate) fn policy_line(value: &HeaderValue) -> Option<PolicyMembers> {
     last_policy::members_of_line(value)
 }
 
+/// A `RateLimit` field as it is handed to [`read_fields`].
+#[derive(Clone, Copy)]
+pub(crate) enum RateLimitField<'a> {
+    /// Its lines joined, their text checked.
+    Joined(&'a str),
+    /// Its one line, at most `MAX_FIELD_BYTES` long, its text not checked yet (a line that
+    /// is not visible ASCII is malformed).
+    Line(&'a HeaderValue),
+}
+
+impl<'a> RateLimitField<'a> {
+    fn bytes(self) -> &'a [u8] {
+        match self {
+            RateLimitField::Joined(text) => text.as_bytes(),
+            RateLimitField::Line(line) => line.as_bytes(),
+        }
+    }
+
+    fn text(self) -> Option<&'a str> {
+        match self {
+            RateLimitField::Joined(text) => Some(text),
+            RateLimitField::Line(line) => line.to_str().ok(),
+        }
+    }
+}
+
 /// Appends to `out` the policies of the fields `RateLimit-Policy` (its members, read) and
-/// `RateLimit` (its lines joined; `None`: absent or malformed) and of the separate counter
-/// fields of drafts -00 to -06 (`legacy`, read).
+/// `RateLimit` (`None`: absent or malformed) and of the separate counter fields of drafts -00
+/// to -06 (`legacy`, read).
 pub(crate) fn read_fields(
     policy: Option<PolicyMembers>,
-    ratelimit: Option<&str>,
+    ratelimit: Option<RateLimitField<'_>>,
     legacy: Option<CounterPolicy>,
     out: &mut Vec<Policy>,
 ) {
@@ -71,12 +103,20 @@ pub(crate) fn read_fields(
     let mut counted: Option<Policy> = None;
     if let Some(field) = ratelimit {
         // The first byte after the optional whitespace tells the dialect.
-        if field.bytes().find(|b| !matches!(b, b' ' | b'\t')) == Some(b'"') {
-            if let Some(entries) = read_list(field, MAX_MEMBERS, Entries::new, ratelimit_entry) {
+        if field.bytes().iter().find(|b| !matches!(b, b' ' | b'\t')) == Some(&b'"') {
+            let entries = match field {
+                RateLimitField::Joined(text) => {
+                    read_list(text, MAX_MEMBERS, Entries::new, ratelimit_entry)
+                }
+                RateLimitField::Line(line) => {
+                    read_line(line, MAX_MEMBERS, Entries::new, ratelimit_entry)
+                }
+            };
+            if let Some(entries) = entries {
                 merge(&mut named, entries);
             }
         } else {
-            counted = draft07(field);
+            counted = field.text().and_then(draft07);
         }
     }
     if out.is_empty() {

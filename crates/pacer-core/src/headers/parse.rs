@@ -139,19 +139,14 @@ fn draft11(policy: Option<&HeaderValue>, ratelimit: Option<&HeaderValue>) -> Rat
     let mut policies = Vec::new();
     ietf::read_fields(
         policy.and_then(ietf::policy_line),
-        line(ratelimit),
+        ratelimit
+            .filter(|line| line.len() <= MAX_FIELD_BYTES)
+            .map(ietf::RateLimitField::Line),
         None,
         &mut policies,
     );
     mark_zero_limits(&mut policies);
     RateLimitInfo::from_parts(policies, None)
-}
-
-/// A one-line field's text; `None` when it is absent, too long or not visible ASCII.
-fn line(value: Option<&HeaderValue>) -> Option<&str> {
-    value
-        .filter(|v| v.len() <= MAX_FIELD_BYTES)
-        .and_then(|v| v.to_str().ok())
 }
 
 /// A limit of 0 is out of range: no request could ever be sent. (OpenAI's "not reported"

@@ -15,7 +15,7 @@ use sfv::visitor::{
 };
 use sfv::{BareItemFromInput, KeyRef, Parser};
 
-use super::num::trim_bytes;
+use http::HeaderValue;
 
 /// A bare item reduced to the types the rate-limit fields use.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,14 +64,14 @@ pub(crate) struct Params<'de> {
 
 impl<'de> Params<'de> {
     /// Where the parameter `key` goes; `None` for a parameter the IETF fields do not define.
-    fn slot(&mut self, key: &str) -> Option<&mut Option<Bare<'de>>> {
+    fn slot(&mut self, key: &[u8]) -> Option<&mut Option<Bare<'de>>> {
         Some(match key {
-            "r" => &mut self.r,
-            "t" => &mut self.t,
-            "q" => &mut self.q,
-            "w" => &mut self.w,
-            "qu" => &mut self.qu,
-            "pk" => &mut self.pk,
+            b"r" => &mut self.r,
+            b"t" => &mut self.t,
+            b"q" => &mut self.q,
+            b"w" => &mut self.w,
+            b"qu" => &mut self.qu,
+            b"pk" => &mut self.pk,
             _ => return None,
         })
     }
@@ -112,6 +112,30 @@ pub(crate) fn read_list<'de, S>(
     input: &'de str,
     max: usize,
     init: impl Fn() -> S,
+    read: impl FnMut(&mut S, &Member<'de>) -> Option<()>,
+) -> Option<S> {
+    read_list_bytes(input.as_bytes(), || Some(input), max, init, read)
+}
+
+/// [`read_list`] of a one-line field `line`, whose text is checked (visible ASCII, as
+/// `HeaderValue::to_str` checks it) only when it is not in the shape [`simple_each`] reads:
+/// that shape is visible ASCII.
+pub(crate) fn read_line<'de, S>(
+    line: &'de HeaderValue,
+    max: usize,
+    init: impl Fn() -> S,
+    read: impl FnMut(&mut S, &Member<'de>) -> Option<()>,
+) -> Option<S> {
+    read_list_bytes(line.as_bytes(), || line.to_str().ok(), max, init, read)
+}
+
+/// [`read_list`] of the field `input`, whose text `text` gives (`None`: malformed) when `sfv`
+/// must read it.
+fn read_list_bytes<'de, S>(
+    input: &'de [u8],
+    text: impl FnOnce() -> Option<&'de str>,
+    max: usize,
+    init: impl Fn() -> S,
     mut read: impl FnMut(&mut S, &Member<'de>) -> Option<()>,
 ) -> Option<S> {
     let mut state = init();
@@ -125,7 +149,7 @@ pub(crate) fn read_list<'de, S>(
         Some(false) => return None,
         None => {}
     }
-    let members = sfv_list(input).filter(|m| m.len() <= max)?;
+    let members = sfv_list(text()?).filter(|m| m.len() <= max)?;
     let mut state = init();
     for m in members {
         read(&mut state, &m)?;
@@ -144,7 +168,7 @@ fn sfv_list(input: &str) -> Option<Vec<Member<'_>>> {
 #[cfg(test)]
 fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
     let mut members = Vec::new();
-    simple_each(input, |m| {
+    simple_each(input.as_bytes(), |m| {
         members.push(m.clone());
         true
     })?;
@@ -157,10 +181,14 @@ fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
 /// which `sfv` then reads: whatever this hands on is what `sfv` returns for the same input (a
 /// property test below holds it to that). `Some(false)` when `each` refused a member (it
 /// returned false; the rest is not read), `Some(true)` when the list was read whole.
-fn simple_each<'de>(input: &'de str, mut each: impl FnMut(&Member<'de>) -> bool) -> Option<bool> {
+fn simple_each<'de>(input: &'de [u8], mut each: impl FnMut(&Member<'de>) -> bool) -> Option<bool> {
     // RFC 9651 §4.2: leading and trailing SP are not part of the list.
-    let s = trim_bytes(input, |b| b == b' ');
-    let b = s.as_bytes();
+    let start = input.iter().position(|c| *c != b' ').unwrap_or(input.len());
+    let end = input
+        .iter()
+        .rposition(|c| *c != b' ')
+        .map_or(start, |e| e + 1);
+    let b = &input[start..end];
     let mut p = 0;
     loop {
         let item = match *b.get(p)? {
@@ -176,7 +204,8 @@ fn simple_each<'de>(input: &'de str, mut each: impl FnMut(&Member<'de>) -> bool)
                     }
                 }
                 p = q + 1;
-                Bare::Str(Cow::Borrowed(&s[start..q]))
+                // Visible ASCII: always text.
+                Bare::Str(Cow::Borrowed(std::str::from_utf8(&b[start..q]).ok()?))
             }
             b'-' | b'0'..=b'9' => {
                 let (n, next) = simple_integer(b, p)?;
@@ -206,7 +235,7 @@ fn simple_each<'de>(input: &'de str, mut each: impl FnMut(&Member<'de>) -> bool)
             ) {
                 p += 1;
             }
-            let key = &s[key_start..p];
+            let key = &b[key_start..p];
             if b.get(p) != Some(&b'=') {
                 return None;
             }
@@ -317,7 +346,11 @@ impl<'de> ParameterVisitor<'de> for ParamCollector<'_, 'de> {
         key: &'de KeyRef,
         value: BareItemFromInput<'de>,
     ) -> Result<(), Self::Error> {
-        if let Some(slot) = self.0.as_deref_mut().and_then(|p| p.slot(key.as_str())) {
+        if let Some(slot) = self
+            .0
+            .as_deref_mut()
+            .and_then(|p| p.slot(key.as_str().as_bytes()))
+        {
             *slot = Some(value.into());
         }
         Ok(())
