@@ -134,6 +134,40 @@ impl Sub<Timestamp> for Timestamp {
     }
 }
 
+/// The wall-clock time a response's dates and epoch resets are resolved against
+/// ([`crate::Rules::read`]): a `SystemTime` read already, or a function that reads it, called
+/// only when a field needs it (most responses carry no date: `SystemTime::now` is then not
+/// read).
+///
+/// ```
+/// use pacer_core::{Clock, RealClock, WallTime};
+/// use std::time::SystemTime;
+///
+/// let read = SystemTime::UNIX_EPOCH.wall_time();
+/// assert_eq!(read, SystemTime::UNIX_EPOCH);
+/// let clock = RealClock::default();
+/// let later = (|| clock.system_now()).wall_time();
+/// assert!(later > read);
+/// ```
+pub trait WallTime {
+    /// The time.
+    fn wall_time(self) -> SystemTime;
+}
+
+impl WallTime for SystemTime {
+    #[inline]
+    fn wall_time(self) -> SystemTime {
+        self
+    }
+}
+
+impl<F: FnOnce() -> SystemTime> WallTime for F {
+    #[inline]
+    fn wall_time(self) -> SystemTime {
+        self()
+    }
+}
+
 /// A source of time for the async shells.
 ///
 /// `now` is monotonic and drives the in-process limiters; `system_now` is the wall clock, used only

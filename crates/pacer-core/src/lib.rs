@@ -44,7 +44,7 @@ pub use throttling::{
 
 #[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;
-pub use clock::{Clock, RealClock, Sleep, Timestamp};
+pub use clock::{Clock, RealClock, Sleep, Timestamp, WallTime};
 pub use controller::{
     Aimd, AimdOptions, Controller, ControllerContext, ControllerFactory, Cubic, CubicOptions,
     PacerController, PacerControllerOptions, PureController, RateController, RateControllerState,

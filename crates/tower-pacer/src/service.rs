@@ -245,7 +245,7 @@ where
             response.headers(),
             said.verdict.as_ref(),
             said.cost.map(|c| c.with_units(units)).as_ref(),
-            clock.system_now(),
+            || clock.system_now(),
             shared.options.max_retry_after,
         );
         let now = clock.now();

@@ -10,13 +10,13 @@ use super::units;
 use crate::headers::Age;
 use crate::{
     EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo, RateLimitStateProvider,
-    ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext,
+    ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext, WallTime,
 };
 use http::{HeaderMap, StatusCode};
 use std::fmt;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 /// What held a request back before its send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -240,14 +240,16 @@ impl Rules {
     /// whether the server allows it to be sent again. Pure.
     ///
     /// `body` is what [`ThrottleClassifier::classify_body`] said of a 429's body, if the driver
-    /// read it. `wall` resolves the dates in the fields (`Retry-After` as an HTTP date).
+    /// read it. `wall` resolves the dates in the fields (`Retry-After` as an HTTP date, epoch
+    /// resets): a [`SystemTime`], or a function that reads it only when a field needs it
+    /// ([`WallTime`]).
     #[must_use]
     pub fn read(
         &self,
         status: StatusCode,
         headers: &HeaderMap,
         body: Option<&BodyVerdict>,
-        wall: SystemTime,
+        wall: impl WallTime,
         max_retry_after: Duration,
     ) -> Reading {
         self.read_with_cost(status, headers, body, None, wall, max_retry_after)
@@ -280,7 +282,7 @@ impl Rules {
         headers: &HeaderMap,
         body: Option<&BodyVerdict>,
         cost: Option<&QueryCost>,
-        wall: SystemTime,
+        wall: impl WallTime,
         max_retry_after: Duration,
     ) -> Reading {
         let (mut info, age) = crate::headers::parse_with_age(headers, wall);

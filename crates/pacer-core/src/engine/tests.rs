@@ -240,6 +240,43 @@ fn an_age_is_read_whichever_fields_carry_the_state() {
     }
 }
 
+/// The wall clock is read only for a response whose fields may hold a date or an epoch reset.
+#[test]
+fn the_wall_clock_is_read_only_when_a_field_may_need_it() {
+    let reads = std::cell::Cell::new(0);
+    let wall = || {
+        reads.set(reads.get() + 1);
+        SystemTime::UNIX_EPOCH + secs(1_700_000_000)
+    };
+    let read = |fields: &[(&'static str, &str)]| {
+        Rules::default().read(
+            StatusCode::OK,
+            &headers(fields),
+            None,
+            wall,
+            MAX_RETRY_AFTER,
+        )
+    };
+    let _ = read(&[("content-type", "text/plain")]);
+    let draft11 = read(&[("ratelimit", "\"d\";r=5;t=30")]);
+    assert_eq!(draft11.info().reset_after(), Some(secs(30)));
+    assert_eq!(
+        reads.get(),
+        0,
+        "no field, or draft-11's delta seconds: no date"
+    );
+    let epoch = read(&[
+        ("x-ratelimit-remaining", "5"),
+        ("x-ratelimit-reset", "1700000030"),
+    ]);
+    assert_eq!(reads.get(), 1);
+    assert_eq!(
+        epoch.info().reset_after(),
+        Some(secs(30)),
+        "resolved against the wall clock"
+    );
+}
+
 #[test]
 fn a_request_of_no_units_informs_the_state_but_moves_no_rate() {
     let (engine, endpoint) = engine_and_endpoint("a");

@@ -12,6 +12,7 @@ use super::info::RateLimitInfo;
 use super::policy::Policy;
 use super::retry_after::retry_after;
 use super::{ietf, vendors, x_ratelimit};
+use crate::WallTime;
 
 /// Parses every dialect in `headers` against `now`. Total: never fails, never panics.
 pub(crate) fn parse(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
@@ -30,7 +31,7 @@ pub(crate) enum Age<'a> {
 /// [`parse`], and the `Age` field where the reading saw every field name go by (the engine asks
 /// for it whenever a response carries rate-limit fields: such a response from a cache is not
 /// kept).
-pub(crate) fn parse_with_age(headers: &HeaderMap, now: SystemTime) -> (RateLimitInfo, Age<'_>) {
+pub(crate) fn parse_with_age(headers: &HeaderMap, now: impl WallTime) -> (RateLimitInfo, Age<'_>) {
     // Most responses carry no field a dialect reads: one look at each name (a walk over the
     // names alone is cheaper than over the names with their values) says so.
     if !headers.keys().any(|name| may_be_field(name.as_str())) {
@@ -43,7 +44,7 @@ pub(crate) fn parse_with_age(headers: &HeaderMap, now: SystemTime) -> (RateLimit
             ratelimit,
             age,
         } => (draft11(policy, ratelimit), Age::Seen(age)),
-        Scan::Other => (every_dialect(headers, now), Age::Unknown),
+        Scan::Other => (every_dialect(headers, now.wall_time()), Age::Unknown),
     }
 }
 

@@ -66,7 +66,7 @@ pub(super) fn observe(
         response.headers(),
         body.and_then(|b| b.verdict.as_ref()),
         cost.as_ref(),
-        named.clock.system_now(),
+        || named.clock.system_now(),
         config.options.max_retry_after,
     );
     let now = named.clock.now();
