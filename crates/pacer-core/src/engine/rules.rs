@@ -241,8 +241,8 @@ impl Rules {
     ///
     /// `body` is what [`ThrottleClassifier::classify_body`] said of a 429's body, if the driver
     /// read it. `wall` resolves the dates in the fields (`Retry-After` as an HTTP date, epoch
-    /// resets): a [`SystemTime`](std::time::SystemTime), or a function that reads it only when a field needs it
-    /// ([`WallTime`]).
+    /// resets): a [`SystemTime`](std::time::SystemTime), or a function that reads it only
+    /// when a field needs it ([`WallTime`]).
     #[must_use]
     pub fn read(
         &self,
