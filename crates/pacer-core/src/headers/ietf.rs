@@ -26,8 +26,7 @@ use super::bounds::MAX_MEMBERS;
 use super::collect::Collected;
 use super::counters::{CounterPolicy, read_counters};
 use super::policy::{Dialect, Policy, QuotaUnit};
-use super::sf::{Bare, Member, parse_draft07, read_line, read_list};
-use std::borrow::Cow;
+use super::sf::{Bare, Member, SfString, parse_draft07, read_line, read_list};
 
 mod last_policy;
 
@@ -175,11 +174,11 @@ fn policy_member((named, integers): &mut PolicyMembers, m: &Member<'_>) -> Optio
         Bare::Str(name) => {
             let mut p = Policy::new(Dialect::IetfStructured)
                 .with_limit(m.params.q.as_ref()?.non_negative()?);
-            p.set_name_of(name);
+            p.set_name_of(name.text());
             p.set_window(window);
             match &m.params.qu {
                 None => {}
-                Some(Bare::Str(u)) => p.set_unit(QuotaUnit::from_name(u)),
+                Some(Bare::Str(u)) => p.set_unit(QuotaUnit::from_name(u.text())),
                 Some(Bare::Token(u)) => p.set_unit(QuotaUnit::from_name(u)),
                 Some(_) => return None,
             }
@@ -207,7 +206,7 @@ fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: &Member<'de>) -> Option<(
     let Bare::Str(name) = &m.item else {
         return None;
     };
-    entries.retain(|e| !same_text(&e.name, name));
+    entries.retain(|e| !same_text(e.name.as_bytes(), name.as_bytes()));
     entries.push(Entry {
         // A copy of the reference (an escaped name, which `sfv` reads, is copied).
         name: name.clone(),
@@ -221,7 +220,7 @@ fn ratelimit_entry<'de>(entries: &mut Entries<'de>, m: &Member<'de>) -> Option<(
 /// A draft-11 `RateLimit` member as read, before it joins its policy.
 struct Entry<'de> {
     /// Its name, as the field has it.
-    name: Cow<'de, str>,
+    name: SfString<'de>,
     remaining: u64,
     /// `t`, as sent: the policy clamps it ([`Policy::set_reset_after`]).
     reset: Option<Duration>,
@@ -242,13 +241,13 @@ fn partition_key(m: &Member<'_>) -> Option<Option<Box<[u8]>>> {
 
 /// Names compared case-insensitively, as the fields' names are; the same bytes (what servers
 /// send) are told at once.
-fn same_text(a: &str, b: &str) -> bool {
+fn same_text(a: &[u8], b: &[u8]) -> bool {
     a == b || a.eq_ignore_ascii_case(b)
 }
 
 fn same_name(a: &Policy, b: &Policy) -> bool {
     match (a.name(), b.name()) {
-        (Some(x), Some(y)) => same_text(x, y),
+        (Some(x), Some(y)) => same_text(x.as_bytes(), y.as_bytes()),
         _ => false,
     }
 }
@@ -257,7 +256,10 @@ fn same_name(a: &Policy, b: &Policy) -> bool {
 /// case-insensitively); an entry no policy names is kept on its own, with its name.
 fn merge(policies: &mut Vec<Policy>, entries: Entries<'_>) {
     for e in entries {
-        let named = |p: &&mut Policy| p.name().is_some_and(|n| same_text(n, &e.name));
+        let named = |p: &&mut Policy| {
+            p.name()
+                .is_some_and(|n| same_text(n.as_bytes(), e.name.as_bytes()))
+        };
         match policies.iter_mut().find(named) {
             Some(p) => {
                 p.set_remaining(Some(e.remaining));
@@ -271,7 +273,7 @@ fn merge(policies: &mut Vec<Policy>, entries: Entries<'_>) {
                 let mut p = Policy::new(Dialect::IetfStructured).with_remaining(e.remaining);
                 p.set_reset_after(e.reset);
                 p.set_partition_key(e.partition_key);
-                p.set_name_of(&e.name);
+                p.set_name_of(e.name.text());
                 policies.push(p);
             }
         }

@@ -21,7 +21,7 @@ use http::HeaderValue;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Bare<'de> {
     Int(i64),
-    Str(Cow<'de, str>),
+    Str(SfString<'de>),
     Token(&'de str),
     Bytes(Vec<u8>),
     /// Any other type (decimal, boolean, date, display string) or an inner list.
@@ -32,12 +32,48 @@ impl<'de> From<BareItemFromInput<'de>> for Bare<'de> {
     fn from(item: BareItemFromInput<'de>) -> Bare<'de> {
         match item {
             BareItemFromInput::Integer(i) => Bare::Int(i64::from(i)),
-            BareItemFromInput::String(Cow::Borrowed(s)) => Bare::Str(Cow::Borrowed(s.as_str())),
-            BareItemFromInput::String(Cow::Owned(s)) => Bare::Str(Cow::Owned(s.into())),
+            BareItemFromInput::String(Cow::Borrowed(s)) => Bare::Str(SfString::from(s.as_str())),
+            BareItemFromInput::String(Cow::Owned(s)) => Bare::Str(SfString::from(String::from(s))),
             BareItemFromInput::Token(t) => Bare::Token(t.as_str()),
             BareItemFromInput::ByteSequence(b) => Bare::Bytes(b),
             _ => Bare::Other,
         }
+    }
+}
+
+/// An SF String's text, held as its bytes: RFC 9651 (§3.3.3) allows only visible ASCII and
+/// space in it, which is always UTF-8. A name is compared byte for byte and made a `str` only
+/// when it is kept (checking a short name's UTF-8 costs more than comparing it).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct SfString<'de>(Cow<'de, [u8]>);
+
+impl<'de> SfString<'de> {
+    /// The bytes `0x20..=0x7e` of a field, as read.
+    fn ascii(bytes: &'de [u8]) -> SfString<'de> {
+        debug_assert!(bytes.iter().all(|b| (0x20..=0x7e).contains(b)));
+        SfString(Cow::Borrowed(bytes))
+    }
+
+    /// Its bytes.
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// Its text (made only from text or from visible ASCII, so never empty for want of it).
+    pub(crate) fn text(&self) -> &str {
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl<'de> From<&'de str> for SfString<'de> {
+    fn from(text: &'de str) -> SfString<'de> {
+        SfString(Cow::Borrowed(text.as_bytes()))
+    }
+}
+
+impl From<String> for SfString<'_> {
+    fn from(text: String) -> Self {
+        SfString(Cow::Owned(text.into_bytes()))
     }
 }
 
@@ -204,8 +240,7 @@ fn simple_each<'de>(input: &'de [u8], mut each: impl FnMut(&Member<'de>) -> bool
                     }
                 }
                 p = q + 1;
-                // Visible ASCII: always text.
-                Bare::Str(Cow::Borrowed(std::str::from_utf8(&b[start..q]).ok()?))
+                Bare::Str(SfString::ascii(&b[start..q]))
             }
             b'-' | b'0'..=b'9' => {
                 let (n, next) = simple_integer(b, p)?;
@@ -500,7 +535,7 @@ mod tests {
             parse_list(r#""burst";r=50;t=30;r=40;x=1, "daily";q=1000;w=86400;pk=:cHsdsRa894==:"#)
                 .unwrap();
         assert_eq!(m.len(), 2);
-        assert_eq!(m[0].item, Bare::Str(Cow::Borrowed("burst")));
+        assert_eq!(m[0].item, Bare::Str(SfString::from("burst")));
         assert_eq!(m[0].params.r, Some(Bare::Int(40)));
         assert_eq!(m[0].params.t, Some(Bare::Int(30)));
         assert_eq!(m[1].params.q, Some(Bare::Int(1000)));
@@ -510,7 +545,7 @@ mod tests {
     #[test]
     fn escaped_strings_and_integer_items() {
         let m = parse_list(r#""a\"b";q=1, 100;w=10"#).unwrap();
-        assert_eq!(m[0].item, Bare::Str(Cow::Owned("a\"b".into())));
+        assert_eq!(m[0].item, Bare::Str(SfString::from(String::from("a\"b"))));
         assert_eq!(m[1].item, Bare::Int(100));
         assert_eq!(m[1].params.w, Some(Bare::Int(10)));
     }
@@ -536,7 +571,7 @@ mod tests {
                 let Bare::Str(name) = &m.item else {
                     return None;
                 };
-                names.push(name.to_string());
+                names.push(name.text().to_owned());
                 Some(())
             })
         };
