@@ -344,8 +344,10 @@ impl Engine {
         if kept && !seen {
             self.headers_seen.store(true, Ordering::Relaxed);
         }
-        let followed = quota.map(|quota| endpoint.limiter().follow_server_at(quota, now));
-        let mut changes = if units > 0 {
+        let respond = || {
+            if units == 0 {
+                return Changes::default();
+            }
             let feedback = Feedback {
                 units,
                 sent_at,
@@ -355,13 +357,21 @@ impl Engine {
                 fleet.responded_with(&feedback, bare, now);
             }
             endpoint.limiter().on_response_at(feedback, bare, now)
-        } else {
-            Changes::default()
         };
-        if let Some(mut first) = followed {
-            first.merge(changes);
-            changes = first;
-        }
+        // The server's numbers first, then the signal.
+        let changes = match quota {
+            None => respond(),
+            Some(quota) => {
+                let mut changes = endpoint.limiter().follow_server_at(quota, now);
+                let responded = respond();
+                if changes.is_empty() {
+                    responded
+                } else {
+                    changes.merge(responded);
+                    changes
+                }
+            }
+        };
         After {
             changes,
             retry: matches!(signal, Signal::Throttled { .. }) && !retry_refused,

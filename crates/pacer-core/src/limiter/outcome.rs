@@ -119,6 +119,9 @@ impl Changes {
     /// Adds what a later call changed: one rate change from the first `previous` to the last
     /// rate (for the last reason), the later pause, every refused request.
     pub fn merge(&mut self, later: Changes) {
+        if later.is_empty() {
+            return;
+        }
         if self.is_empty() {
             *self = later;
             return;
