@@ -105,16 +105,17 @@ fn scan(headers: &HeaderMap) -> Scan<'_> {
     let (mut policy, mut ratelimit, mut age) = (None, None, None);
     for (name, value) in headers {
         let name = name.as_str();
-        if !may_be_field(name) {
-            if name == "age" && age.is_none() {
-                age = Some(value);
-            }
-            continue;
-        }
+        // The two draft-11 names are told before the look at every dialect's names.
         let slot = match name {
             "ratelimit-policy" => &mut policy,
             "ratelimit" => &mut ratelimit,
-            _ => return Scan::Other,
+            _ if may_be_field(name) => return Scan::Other,
+            _ => {
+                if name == "age" && age.is_none() {
+                    age = Some(value);
+                }
+                continue;
+            }
         };
         if slot.replace(value).is_some() {
             // A second line, to be joined: the general reading does it.
