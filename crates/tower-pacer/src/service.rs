@@ -153,7 +153,7 @@ where
         } else {
             None
         };
-        // The engine's fast path: nothing but the adaptive limiter can hold the request.
+        // The engine's fast path: the request goes at once when nothing holds it now.
         let begin = if attempt == 1 { start } else { clock.now() };
         let fast = (units > 0)
             .then(|| {

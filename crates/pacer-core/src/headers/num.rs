@@ -4,6 +4,7 @@
 //! digits only (with an optional fraction for seconds) and saturate instead of failing on huge
 //! values, so that absurd numbers reach the clamps instead of vanishing.
 
+use std::ops::Range;
 use std::time::Duration;
 
 /// ASCII digits (surrounding spaces and tabs allowed) as a `u64`; `None` for anything else,
@@ -115,11 +116,16 @@ pub(crate) fn trim_ows(s: &str) -> &str {
 /// `s` without the ASCII bytes `trim` picks at either end: `str::trim_matches`, byte by byte
 /// (a third of its instructions on a field's few spaces).
 pub(crate) fn trim_bytes(s: &str, trim: impl Fn(u8) -> bool) -> &str {
-    let b = s.as_bytes();
+    // Both ends are next to an ASCII byte (or at an end): char boundaries.
+    s.get(trimmed(s.as_bytes(), trim)).unwrap_or_default()
+}
+
+/// Where `b` is without the bytes `trim` picks at either end.
+#[inline]
+pub(crate) fn trimmed(b: &[u8], trim: impl Fn(u8) -> bool) -> Range<usize> {
     let start = b.iter().position(|c| !trim(*c)).unwrap_or(b.len());
     let end = b.iter().rposition(|c| !trim(*c)).map_or(start, |e| e + 1);
-    // Both ends are next to an ASCII byte (or at an end): char boundaries.
-    s.get(start..end).unwrap_or_default()
+    start..end
 }
 
 #[cfg(test)]

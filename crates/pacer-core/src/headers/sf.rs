@@ -17,6 +17,8 @@ use sfv::{BareItemFromInput, KeyRef, Parser};
 
 use http::HeaderValue;
 
+use super::num::trimmed;
+
 /// A bare item reduced to the types the rate-limit fields use.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Bare<'de> {
@@ -219,12 +221,7 @@ fn simple_list(input: &str) -> Option<Vec<Member<'_>>> {
 /// returned false; the rest is not read), `Some(true)` when the list was read whole.
 fn simple_each<'de>(input: &'de [u8], mut each: impl FnMut(&Member<'de>) -> bool) -> Option<bool> {
     // RFC 9651 §4.2: leading and trailing SP are not part of the list.
-    let start = input.iter().position(|c| *c != b' ').unwrap_or(input.len());
-    let end = input
-        .iter()
-        .rposition(|c| *c != b' ')
-        .map_or(start, |e| e + 1);
-    let b = &input[start..end];
+    let b = &input[trimmed(input, |c| c == b' ')];
     let mut p = 0;
     loop {
         let item = match *b.get(p)? {
