@@ -13,8 +13,10 @@
 //!
 //! To run part of the sweep, name what to run: `-- --server sliding --window 1 --mode headers`
 //! (each flag may be given more than once; any left out runs all of its kind). `-- --costs one`
-//! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5, and
-//! `-- --story cold-start` another story than the free run.
+//! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5,
+//! `-- --story cold-start` another story than the free run, and `-- --forward 0.5` puts half of
+//! each round trip on the way to the server (the server decides a request 25 to 100 ms after it
+//! is sent, instead of at the send).
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
@@ -65,6 +67,9 @@ fn main() {
     let costs: Costs = chosen(&args, "--costs", &["sharepoint"])[0]
         .parse()
         .unwrap_or_else(|e| panic!("{e}"));
+    let forward: f64 = chosen(&args, "--forward", &["0"])[0]
+        .parse()
+        .unwrap_or_else(|_| panic!("--forward takes a share of the round trip, from 0 to 1"));
     let header: Vec<&str> = mode_names
         .iter()
         .map(|m| match m.as_str() {
@@ -86,6 +91,7 @@ fn main() {
                     instances: 2,
                     server: shape.parse().expect("a known shape"),
                     costs,
+                    forward,
                     ..SimOptions::default()
                 }
                 .with_window(Duration::from_secs(window));

@@ -52,6 +52,19 @@ pub(crate) fn demand(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A share of the round trip (`--forward`): a number from 0 to 1.
+pub(crate) fn share(s: &str) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "expected a share of the round trip, from 0 to 1".to_owned())?;
+    if (0.0..=1.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err("must be from 0 to 1".to_owned())
+    }
+}
+
 /// One story by name, for `serve` and `live` (which cannot take `all`).
 pub(crate) fn one_story(s: &str) -> Result<String, String> {
     if let Some(story) = Story::by_name(s) {
@@ -101,6 +114,14 @@ mod tests {
         );
         assert_eq!(demand("-5"), Err("must be from 0 to 1,000,000".to_owned()));
         assert_eq!(demand("1500"), Ok(1500.0));
+        assert_eq!(share("0.5"), Ok(0.5));
+        assert_eq!(share("1"), Ok(1.0));
+        assert_eq!(share("-0.1"), Err("must be from 0 to 1".to_owned()));
+        assert_eq!(share("1.5"), Err("must be from 0 to 1".to_owned()));
+        assert_eq!(
+            share("half"),
+            Err("expected a share of the round trip, from 0 to 1".to_owned())
+        );
     }
 
     #[test]

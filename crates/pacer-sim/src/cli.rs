@@ -4,7 +4,7 @@
 //! ([`crate::serve`]), and `live` drives real reqwest clients with the middleware against it or
 //! any URL ([`crate::live`]).
 
-use crate::arg_values::{demand, whole};
+use crate::arg_values::{demand, share, whole};
 use crate::live::LiveArgs;
 use crate::model::{Costs, DEFAULT_STORY, ServerShape, Story};
 use crate::modes::LimiterMode;
@@ -97,6 +97,11 @@ pub struct CompareArgs {
     /// The random seed of the arrivals and latencies.
     #[arg(long, default_value_t = 42, allow_negative_numbers = true, value_parser = whole::<u64>(0, u64::MAX))]
     pub seed: u64,
+    /// The share of each round trip spent on the way to the server, from 0 to 1: the server
+    /// decides a request that long after it is sent (round trips vary from 50 to 200 ms, so an
+    /// even pace reaches it uneven). 0: it decides at the send.
+    #[arg(long, value_name = "SHARE", default_value_t = 0.0, allow_negative_numbers = true, value_parser = share)]
+    pub forward: f64,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
     pub format: Format,
@@ -138,6 +143,7 @@ impl CompareArgs {
             seed: self.seed,
             server: self.server,
             costs: self.costs,
+            forward: self.forward,
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))

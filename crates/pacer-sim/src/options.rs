@@ -64,6 +64,12 @@ pub struct SimOptions {
     /// How many times a client sends a throttled request in all, counting the first: the
     /// middleware's `MaxAttempts`, for every mode. 4 unless set.
     pub max_attempts: NonZeroU32,
+    /// The share of each round trip spent on the way to the server (`--forward`), from 0 to 1:
+    /// the server counts and decides a request that long after it is sent, and the response
+    /// takes the rest of the round trip back. 0 unless set: the server decides at the send.
+    /// Round trips vary from 50 to 200 ms, so at 0.5 the arrivals are 25 to 100 ms after the
+    /// sends, and an even pace reaches the server uneven.
+    pub forward: f64,
 }
 
 impl Default for SimOptions {
@@ -79,6 +85,7 @@ impl Default for SimOptions {
             server: ServerShape::Sliding,
             costs: Costs::SharePoint,
             max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
+            forward: 0.0,
         }
     }
 }
@@ -120,6 +127,9 @@ impl SimOptions {
                 w.as_secs_f64(),
                 QUOTA_WINDOW.as_secs()
             ));
+        }
+        if !(0.0..=1.0).contains(&self.forward) {
+            return Err(format!("--forward {}: must be from 0 to 1", self.forward));
         }
         if window_units(self.quota as f64, w).round() < 1.0 {
             return Err(format!(
@@ -189,6 +199,15 @@ mod tests {
                 .validate()
                 .unwrap_err();
             assert!(e.contains("must be whole seconds from 1 to 60"), "{e}");
+        }
+        for bad in [-0.1, 1.5, f64::NAN] {
+            let e = SimOptions {
+                forward: bad,
+                ..SimOptions::default()
+            }
+            .validate()
+            .unwrap_err();
+            assert!(e.contains("must be from 0 to 1"), "{e}");
         }
         let tiny = SimOptions {
             quota: 20,

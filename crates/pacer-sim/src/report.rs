@@ -235,6 +235,7 @@ struct JsonOptions {
     minutes: u32,
     seed: u64,
     window_s: u64,
+    forward: f64,
     initial_units_per_minute: f64,
     min_units_per_minute: f64,
     max_units_per_minute: f64,
@@ -275,6 +276,7 @@ pub fn json(c: &Comparison) -> String {
             minutes: o.minutes,
             seed: o.seed,
             window_s: o.window.as_secs(),
+            forward: o.forward,
             initial_units_per_minute: o.limiter.rate_at_start(),
             min_units_per_minute: o.limiter.min_units_per_minute,
             max_units_per_minute: o.limiter.max_units_per_minute,
@@ -441,6 +443,7 @@ mod tests {
         assert_eq!(v["options"]["quota"], 3000);
         assert_eq!(v["options"]["queue_limit"], 500);
         assert_eq!(v["options"]["window_s"], 60);
+        assert_eq!(v["options"]["forward"], 0.0);
         assert_eq!(v["rows"][0]["share"], 0.9052);
         assert_eq!(v["rows"][0]["recovery_s"], 8);
         assert_eq!(v["rows"][1]["recovery"], "never");

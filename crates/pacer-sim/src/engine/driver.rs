@@ -178,6 +178,12 @@ impl Engine<'_> {
     fn handle(&mut self, now: Timestamp, kind: EventKind) -> Result<(), ModeError> {
         match kind {
             EventKind::Grant { instance } => self.grant(instance, now),
+            EventKind::Arrive {
+                instance,
+                request,
+                attempt,
+                sent_at,
+            } => self.arrive(instance, request, attempt, sent_at, now),
             EventKind::Response {
                 instance,
                 request,
@@ -386,7 +392,9 @@ impl Engine<'_> {
         }
     }
 
-    /// Sends an attempt: the API decides at once; the response comes back after the latency.
+    /// Sends an attempt: the API decides it when it arrives (at once, unless `--forward` puts a
+    /// share of the round trip on the way there); the response is back a round trip after the
+    /// send.
     fn send(
         &mut self,
         instance: u32,
@@ -395,23 +403,48 @@ impl Engine<'_> {
         now: Timestamp,
         waited: Duration,
     ) {
-        let units = self.requests[request as usize].units;
         self.clients[instance as usize].sent(now);
         self.recorder.sent(waited);
+        if self.options.forward > 0.0 {
+            let trip = latency(self.options.seed, request, attempt);
+            let arrival = EventKind::Arrive {
+                instance,
+                request,
+                attempt,
+                sent_at: now,
+            };
+            self.agenda
+                .push(now + trip.mul_f64(self.options.forward), arrival);
+        } else {
+            self.arrive(instance, request, attempt, now, now);
+        }
+    }
+
+    /// An attempt sent at `sent_at` reaches the API at `now`: it is counted and decided, and the
+    /// response is scheduled a round trip after the send.
+    fn arrive(
+        &mut self,
+        instance: u32,
+        request: u32,
+        attempt: u32,
+        sent_at: Timestamp,
+        now: Timestamp,
+    ) {
+        let units = self.requests[request as usize].units;
         let verdict = self.api.offer(units, now);
         match verdict {
             Verdict::Accepted => self.recorder.accepted(units, now),
             Verdict::Throttled { .. } => self.recorder.throttled(now),
         }
         let headers = self.wants_headers.then(|| self.api.headers(now));
-        let back = now + latency(self.options.seed, request, attempt);
+        let back = sent_at + latency(self.options.seed, request, attempt);
         self.agenda.push(
             back,
             EventKind::Response {
                 instance,
                 request,
                 attempt,
-                sent_at: now,
+                sent_at,
                 verdict,
                 headers,
             },

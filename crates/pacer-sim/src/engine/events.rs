@@ -12,6 +12,14 @@ use std::collections::BinaryHeap;
 pub(crate) enum EventKind {
     /// An instance's first waiting attempt should get its units now.
     Grant { instance: u32 },
+    /// An attempt reaches the server, which counts and decides it (only with a share of the
+    /// round trip on the way there: otherwise the server decides at the send).
+    Arrive {
+        instance: u32,
+        request: u32,
+        attempt: u32,
+        sent_at: Timestamp,
+    },
     /// A response reaches the client.
     Response {
         instance: u32,

@@ -102,6 +102,8 @@ impl LiveSession {
             server: crate::model::ServerShape::Sliding,
             costs: options.costs,
             max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
+            // A live run's network is the real one.
+            forward: 0.0,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),
