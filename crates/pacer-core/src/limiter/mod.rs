@@ -15,6 +15,7 @@ mod send_rate;
 mod server;
 mod server_quota;
 mod shell;
+mod slack;
 mod snapshot;
 
 pub use self::core::LimiterCore;

@@ -5,6 +5,7 @@ use super::accepted::QuotaWindowMeter;
 use super::cost_ceiling::CostCeiling;
 use super::refill::Refill;
 use super::server_quota::ServerQuota;
+use super::slack::Slack;
 use super::{Changes, LimiterCore, RateChangeReason};
 use crate::{Feedback, Signal, Timestamp};
 use std::time::Duration;
@@ -28,6 +29,10 @@ pub(super) struct ServerPace {
     accepted: QuotaWindowMeter,
     /// Whether a short window refills as a bucket does, and the room it leaves.
     refill: Refill,
+    /// The units a short window's pace keeps free for the way to the server.
+    slack: Slack,
+    /// The window of the last numbers' policy, if any (a throttle widens the slack once in it).
+    window: Option<Duration>,
 }
 
 impl ServerPace {
@@ -38,15 +43,25 @@ impl ServerPace {
             costs: CostCeiling::new(window, now),
             accepted: QuotaWindowMeter::new(window, now),
             refill: Refill::new(window, now),
+            slack: Slack::default(),
+            window: None,
         }
     }
 
     /// Counts a response at `now`.
     pub(super) fn record(&mut self, feedback: &Feedback, now: Timestamp) {
         self.costs.record(feedback.units, now);
-        if feedback.signal == Signal::Success {
-            self.accepted.record(feedback.units as f64, now);
-            self.refill.accepted(feedback.units, now);
+        match feedback.signal {
+            Signal::Success => {
+                self.accepted.record(feedback.units as f64, now);
+                self.refill.accepted(feedback.units, now);
+            }
+            Signal::Throttled { .. } => {
+                if let Some(window) = self.window {
+                    self.slack.throttled(feedback.sent_at, window, now);
+                }
+            }
+            Signal::Neutral => {}
         }
     }
 
@@ -79,8 +94,10 @@ impl LimiterCore {
     ///   rate is this process's share of the policy's pace, less the room every process's
     ///   largest recent request could take at once, `limit / window / n × (1 − n × cost /
     ///   limit)`: paced evenly at that, the fleet never overfills a window of any shape, and
-    ///   `remaining`, whose reset is whole seconds and a round trip old, does not steer. Two
-    ///   exceptions: a server that refills as a bucket does (its `remaining` stays high through
+    ///   `remaining`, whose reset is whole seconds and a round trip old, does not steer. The
+    ///   room kept grows by a unit a process at each throttle met at that pace, at most once a
+    ///   window, and shrinks by one after five minutes without one (the way to the server makes
+    ///   an even pace arrive uneven). Two exceptions: a server that refills as a bucket does (its `remaining` stays high through
     ///   a whole window of the even pace, which no window shows) has its room above half
     ///   the limit spent on top, and before the limiter is a window old what is left is spread
     ///   until then (a start's burst sits in the window).
@@ -118,6 +135,7 @@ impl LimiterCore {
         // the pace after the reset: it neither sets the rate then nor is handed to the controller.
         let policy = quota.policy_pace().filter(|p| *p > 0.0).map(|p| p / n);
         let stop = quota.remaining == 0;
+        self.server.window = quota.window;
         // This process's part of what the server has left.
         let ours = quota.remaining as f64 / n;
         self.server.following = Some(Following {
@@ -130,8 +148,10 @@ impl LimiterCore {
             self.extend_pause(until, now, &mut changes);
             policy.unwrap_or(self.rate)
         } else if let Some(pace) = self.short_window_pace(&quota, now) {
+            self.server.slack.pacing(now);
             pace
         } else {
+            self.server.slack.not_pacing();
             let pace = ours * 60.0 / quota.spread().as_secs_f64();
             match quota.window {
                 // The meter covers the server's window: what it will give back is known.
@@ -168,9 +188,11 @@ impl LimiterCore {
 
     /// In a window of at most [`ServerQuota::SHORT_WINDOW`], this process's share of the
     /// policy's pace less the room every process's largest request could take at once:
-    /// `limit / window / n × (1 − n × largest cost / limit)`. Paced evenly at that, the fleet's
-    /// units in any window of the policy's length stay within its limit whatever its shape —
-    /// sliding, fixed, bucket or GCRA — so no `remaining` is needed to stay under it.
+    /// `limit / window / n × (1 − n × (largest cost + slack) / limit)`. Paced evenly at that,
+    /// the fleet's units in any window of the policy's length stay within its limit whatever its
+    /// shape — sliding, fixed, bucket or GCRA — so no `remaining` is needed to stay under it.
+    /// The slack is what the throttles met at this pace taught ([`Slack`]): an even pace reaches
+    /// the server uneven when each request takes its own time to get there.
     ///
     /// `remaining` cannot steer in such a window: its reset comes in whole seconds, which is most
     /// of the window, and the numbers are a round trip old, a large part of it. Spreading
@@ -193,7 +215,8 @@ impl LimiterCore {
             .room(quota.remaining, limit, window, n, now);
         let limit = limit as f64;
         let cost = self.server.costs.largest(now) as f64;
-        let margin = 1.0 - n * cost / limit;
+        let slack = self.server.slack.units(limit / n, cost, now);
+        let margin = 1.0 - n * (cost + slack) / limit;
         if margin <= 0.0 {
             return None;
         }
@@ -350,6 +373,46 @@ mod tests {
         // Nothing left still holds until the reset.
         let changes = c.follow_server(one_second(0), secs(126.0));
         assert_eq!(changes.paused_until, Some(secs(127.0)));
+    }
+
+    #[test]
+    fn a_throttle_at_a_short_window_s_pace_widens_its_margin_by_a_unit_a_process() {
+        let throttled = |c: &mut LimiterCore, sent: f64, at: f64| {
+            let _ = c.on_response(
+                Feedback {
+                    units: 1,
+                    sent_at: secs(sent),
+                    signal: Signal::Throttled {
+                        retry_after: Some(Duration::from_secs(1)),
+                    },
+                },
+                secs(at),
+            );
+        };
+        let pace = |c: &mut LimiterCore, at: f64| {
+            let _ = c.follow_server(one_second(20), secs(at));
+            c.rate()
+        };
+        let mut c = core(2);
+        c.options.max_units_per_minute = 1e9;
+        // A request sent before the short pace began (a start's burst) widens nothing.
+        throttled(&mut c, 0.5, 0.9);
+        assert!((pace(&mut c, 1.0) - 1500.0 * 0.96).abs() < 1e-9);
+        throttled(&mut c, 0.9, 1.1);
+        assert!((pace(&mut c, 1.2) - 1500.0 * 0.96).abs() < 1e-9);
+        // One sent at the pace: a unit more a process, 1 − 2 × 2 / 50.
+        throttled(&mut c, 1.05, 1.3);
+        assert!((pace(&mut c, 1.4) - 1500.0 * 0.92).abs() < 1e-9);
+        // The same window's overfill seen again: once a window.
+        throttled(&mut c, 1.4, 1.9);
+        assert!((pace(&mut c, 2.0) - 1500.0 * 0.92).abs() < 1e-9);
+        throttled(&mut c, 2.1, 2.4);
+        assert!((pace(&mut c, 2.5) - 1500.0 * 0.88).abs() < 1e-9);
+        // Five minutes without a throttle at the pace: a unit narrower, and five more for the next.
+        assert!((pace(&mut c, 302.3) - 1500.0 * 0.88).abs() < 1e-9);
+        assert!((pace(&mut c, 302.4) - 1500.0 * 0.92).abs() < 1e-9);
+        assert!((pace(&mut c, 602.3) - 1500.0 * 0.92).abs() < 1e-9);
+        assert!((pace(&mut c, 602.4) - 1500.0 * 0.96).abs() < 1e-9);
     }
 
     #[test]
