@@ -253,6 +253,8 @@ impl LimiterCore {
             return true;
         }
         let handover = self.server.following.take().and_then(|f| f.handover);
+        // The controller's rate from here: its throttles say nothing of a short pace's margin.
+        self.server.slack.not_pacing();
         if let Some(rate) = handover {
             self.set_rate_for(rate, RateChangeReason::Server, now, changes);
         }
@@ -413,6 +415,11 @@ mod tests {
         assert!((pace(&mut c, 302.4) - 1500.0 * 0.92).abs() < 1e-9);
         assert!((pace(&mut c, 602.3) - 1500.0 * 0.92).abs() < 1e-9);
         assert!((pace(&mut c, 602.4) - 1500.0 * 0.96).abs() < 1e-9);
+        // Numbers gone stale hand the rate to the controller: its throttles widen nothing.
+        answered(&mut c, 1, secs(604.0));
+        assert!(!c.is_following_server(secs(604.0)));
+        throttled(&mut c, 604.1, 604.2);
+        assert!((pace(&mut c, 604.3) - 1500.0 * 0.96).abs() < 1e-9);
     }
 
     #[test]
