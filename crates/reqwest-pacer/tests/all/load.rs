@@ -3,6 +3,7 @@
 
 use crate::support::fixed_rate;
 use http::Extensions;
+use pacer_core::{Clock, ManualClock};
 use reqwest::{Request, Response};
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware, Middleware, Next};
 use reqwest_pacer::{EndpointKey, LimiterConfig, PacerErrorExt, PacerMiddleware};
@@ -34,17 +35,33 @@ pub(crate) fn stubbed(pacer: &PacerMiddleware, stub: &Stub) -> ClientWithMiddlew
         .build()
 }
 
+/// Waits in real time, a millisecond at a time, until `done` holds (at most a minute: the
+/// tasks it waits for are ready to run, not waiting on any clock).
+async fn until(what: &str, mut done: impl FnMut() -> bool) {
+    for _ in 0..60_000 {
+        if done() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    panic!("still not so after a minute: {what}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothing_behind() {
     const N: usize = 10_000;
-    // 5,000 units/s with a bucket of 500: the last requests wait about two seconds, so the
-    // cancellations (within the first 1.5 s) meet requests still waiting.
+    // 5,000 units/s with a bucket of 500, on a manual clock: 500 go at once, the rest wait in
+    // the queue, and only the clock's steps below let them out (the last about 1.9 s in), so
+    // the cancellations (within the first 1.5 s) meet requests still waiting however fast or
+    // slow the machine runs the tasks.
+    let clock = ManualClock::new();
     let mut o = fixed_rate(300_000.0);
     o.burst = Duration::from_millis(100);
     o.queue_limit = N;
     o.max_wait = Duration::from_secs(120);
     let pacer = PacerMiddleware::builder()
         .limiter("load", LimiterConfig::new(o))
+        .clock(Arc::new(clock.clone()))
         .build()
         .unwrap();
     let stub = Stub::default();
@@ -70,20 +87,39 @@ async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothin
         }));
         cancel_after.push((next() % 2 == 0).then(|| Duration::from_micros(next() % 1_500_000)));
     }
-    let mut cancels = Vec::new();
-    for (task, after) in tasks.iter().zip(&cancel_after) {
-        if let Some(after) = after {
-            let abort = task.abort_handle();
-            let after = *after;
-            cancels.push(tokio::spawn(async move {
-                tokio::time::sleep(after).await;
-                abort.abort();
-            }));
+    // Every request has reached the limiter: sent, or waiting in its queue.
+    let queued = || {
+        pacer.endpoints("load").unwrap().first().map_or(0, |e| {
+            pacer.state("load", e).unwrap().limiter.unwrap().queue_len
+        })
+    };
+    until("every request sent or queued", || {
+        stub.0.load(Ordering::Relaxed) + queued() == N
+    })
+    .await;
+    assert_eq!(
+        stub.0.load(Ordering::Relaxed),
+        500,
+        "the bucket's 500 at once"
+    );
+    // The clock in steps of 10 ms; each step's cancellations before it moves on.
+    let start = clock.now();
+    let step = Duration::from_millis(10);
+    let mut at = Duration::ZERO;
+    while at < Duration::from_millis(1_500) {
+        for (task, after) in tasks.iter().zip(&cancel_after) {
+            if after.is_some_and(|a| a >= at && a < at + step) {
+                task.abort();
+            }
         }
+        at += step;
+        clock.set(start.saturating_add(at));
+        tokio::task::yield_now().await;
     }
+    // The rest run out on the clock.
     let (mut ok, mut refused, mut cancelled) = (0, 0, 0);
     for task in tasks {
-        match task.await {
+        match clock.drive(task).await {
             Ok(Ok(response)) => {
                 assert_eq!(response.status(), 200);
                 ok += 1;
@@ -98,9 +134,6 @@ async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothin
             }
         }
     }
-    for c in cancels {
-        c.await.unwrap();
-    }
     assert_eq!(ok + refused + cancelled, N);
     assert!(cancelled > 0 && ok > 0, "ok {ok}, cancelled {cancelled}");
     assert_eq!(
@@ -114,22 +147,13 @@ async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothin
     assert_eq!(s.queued_units, 0.0);
     // Granted but cancelled before sending: given back, so granted − refunded = sent.
     assert_eq!(s.stats.granted_units - s.stats.refunded_units, ok as f64);
-    for _ in 0..100 {
-        if tokio::runtime::Handle::current()
-            .metrics()
-            .num_alive_tasks()
-            <= alive_before
-        {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(
+    until("no task left behind", || {
         tokio::runtime::Handle::current()
             .metrics()
             .num_alive_tasks()
             <= alive_before
-    );
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
