@@ -20,8 +20,9 @@ use std::time::Duration;
 pub(super) struct Slack {
     /// The units kept free, on top of the largest request.
     units: u32,
-    /// Since when the rate has been a short window's pace (`None`: it is not).
-    pacing_since: Option<Timestamp>,
+    /// Since when the rate has been the pace of a short window, and that window (`None`: it is
+    /// not).
+    pacing: Option<(Timestamp, Duration)>,
     /// When the slack last changed, or the pace began (the narrowing counts from it).
     changed_at: Option<Timestamp>,
 }
@@ -33,23 +34,27 @@ impl Slack {
     /// At most this share of a process's part of the limit is kept free as slack.
     const MOST: f64 = 0.5;
 
-    /// The rate is now a short window's pace, from `now` (it may have been for a while).
-    pub(super) fn pacing(&mut self, now: Timestamp) {
-        if self.pacing_since.is_none() {
-            self.pacing_since = Some(now);
-            self.changed_at = Some(now);
+    /// The rate is now the pace of a short window of `window`, from `now` (it may have been for a
+    /// while).
+    pub(super) fn pacing(&mut self, window: Duration, now: Timestamp) {
+        match &mut self.pacing {
+            Some((_, w)) => *w = window,
+            None => {
+                self.pacing = Some((now, window));
+                self.changed_at = Some(now);
+            }
         }
     }
 
     /// The rate is no longer a short window's pace.
     pub(super) fn not_pacing(&mut self) {
-        self.pacing_since = None;
+        self.pacing = None;
     }
 
-    /// A throttle of a request sent at `sent_at`, seen at `now`, in a window of `window`: if the
-    /// request went out at the short pace, the slack widens by a unit, at most once a window.
-    pub(super) fn throttled(&mut self, sent_at: Timestamp, window: Duration, now: Timestamp) {
-        let Some(since) = self.pacing_since else {
+    /// A throttle of a request sent at `sent_at`, seen at `now`: if the request went out at the
+    /// short pace, the slack widens by a unit, at most once a window.
+    pub(super) fn throttled(&mut self, sent_at: Timestamp, now: Timestamp) {
+        let Some((since, window)) = self.pacing else {
             return;
         };
         if sent_at < since {
@@ -90,25 +95,25 @@ mod tests {
     #[test]
     fn a_throttle_at_the_short_pace_widens_it_once_a_window() {
         let mut s = Slack::default();
-        s.throttled(secs(1.0), W, secs(1.1));
+        s.throttled(secs(1.0), secs(1.1));
         assert_eq!(s.units(25.0, 1.0, secs(1.1)), 0.0, "not pacing: no slack");
-        s.pacing(secs(2.0));
-        s.throttled(secs(1.9), W, secs(2.1));
+        s.pacing(W, secs(2.0));
+        s.throttled(secs(1.9), secs(2.1));
         assert_eq!(s.units(25.0, 1.0, secs(2.1)), 0.0, "sent before the pace");
-        s.throttled(secs(2.0), W, secs(2.1));
+        s.throttled(secs(2.0), secs(2.1));
         assert_eq!(s.units(25.0, 1.0, secs(2.1)), 1.0);
-        s.throttled(secs(2.5), W, secs(2.6));
+        s.throttled(secs(2.5), secs(2.6));
         assert_eq!(s.units(25.0, 1.0, secs(2.6)), 1.0, "the same window");
-        s.throttled(secs(3.0), W, secs(3.2));
+        s.throttled(secs(3.0), secs(3.2));
         assert_eq!(s.units(25.0, 1.0, secs(3.2)), 2.0, "a window later");
     }
 
     #[test]
     fn it_narrows_a_unit_at_a_time_without_throttles_and_stays_within_half_the_share() {
         let mut s = Slack::default();
-        s.pacing(secs(0.0));
+        s.pacing(W, secs(0.0));
         for i in 0..6 {
-            s.throttled(secs(f64::from(i) * 2.0), W, secs(f64::from(i) * 2.0 + 0.1));
+            s.throttled(secs(f64::from(i) * 2.0), secs(f64::from(i) * 2.0 + 0.1));
         }
         assert_eq!(s.units(25.0, 1.0, secs(11.0)), 6.0);
         assert_eq!(s.units(3.0, 1.0, secs(11.0)), 1.0, "half of 3 − 1");
@@ -130,7 +135,7 @@ mod tests {
             4.0
         );
         s.not_pacing();
-        s.throttled(secs(700.0), W, secs(700.1));
+        s.throttled(secs(700.0), secs(700.1));
         assert_eq!(
             s.units(25.0, 1.0, secs(700.1)),
             4.0,

@@ -183,7 +183,8 @@ impl Engine<'_> {
                 request,
                 attempt,
                 sent_at,
-            } => self.arrive(instance, request, attempt, sent_at, now),
+                back,
+            } => self.arrive(instance, request, attempt, sent_at, back, now),
             EventKind::Response {
                 instance,
                 request,
@@ -405,29 +406,31 @@ impl Engine<'_> {
     ) {
         self.clients[instance as usize].sent(now);
         self.recorder.sent(waited);
+        let trip = latency(self.options.seed, request, attempt);
         if self.options.forward > 0.0 {
-            let trip = latency(self.options.seed, request, attempt);
             let arrival = EventKind::Arrive {
                 instance,
                 request,
                 attempt,
                 sent_at: now,
+                back: now + trip,
             };
             self.agenda
                 .push(now + trip.mul_f64(self.options.forward), arrival);
         } else {
-            self.arrive(instance, request, attempt, now, now);
+            self.arrive(instance, request, attempt, now, now + trip, now);
         }
     }
 
-    /// An attempt sent at `sent_at` reaches the API at `now`: it is counted and decided, and the
-    /// response is scheduled a round trip after the send.
+    /// An attempt sent at `sent_at` reaches the API at `now`: it is counted and decided, and its
+    /// response is scheduled for `back`, a round trip after the send.
     fn arrive(
         &mut self,
         instance: u32,
         request: u32,
         attempt: u32,
         sent_at: Timestamp,
+        back: Timestamp,
         now: Timestamp,
     ) {
         let units = self.requests[request as usize].units;
@@ -437,7 +440,6 @@ impl Engine<'_> {
             Verdict::Throttled { .. } => self.recorder.throttled(now),
         }
         let headers = self.wants_headers.then(|| self.api.headers(now));
-        let back = sent_at + latency(self.options.seed, request, attempt);
         self.agenda.push(
             back,
             EventKind::Response {

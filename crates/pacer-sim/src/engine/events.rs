@@ -19,6 +19,8 @@ pub(crate) enum EventKind {
         request: u32,
         attempt: u32,
         sent_at: Timestamp,
+        /// When its response reaches the client: a round trip after the send.
+        back: Timestamp,
     },
     /// A response reaches the client.
     Response {

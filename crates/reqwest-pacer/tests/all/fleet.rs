@@ -6,7 +6,7 @@ use crate::support::*;
 use pacer_core::{FleetOptions, FleetStore, MemoryFleetStore, RealClock};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wiremock::ResponseTemplate;
 
 /// Fleet options for a test: a fast period, a short lease.
@@ -30,15 +30,8 @@ fn member(store: &Arc<dyn FleetStore>) -> PacerMiddleware {
 }
 
 /// Waits (in real time, at most 5 s) until `done` holds.
-async fn eventually(mut done: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(5) {
-        if done() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    done()
+async fn eventually(done: impl FnMut() -> bool) -> bool {
+    eventually_within(Duration::from_secs(5), done).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

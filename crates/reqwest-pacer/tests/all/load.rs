@@ -1,7 +1,7 @@
 //! Load and cancellation without a network: the chain ends in a stub that answers at once, so
 //! tens of thousands of requests take seconds.
 
-use crate::support::fixed_rate;
+use crate::support::{eventually_within, fixed_rate};
 use http::Extensions;
 use pacer_core::{Clock, ManualClock};
 use reqwest::{Request, Response};
@@ -35,17 +35,8 @@ pub(crate) fn stubbed(pacer: &PacerMiddleware, stub: &Stub) -> ClientWithMiddlew
         .build()
 }
 
-/// Waits in real time, a millisecond at a time, until `done` holds (at most a minute: the
-/// tasks it waits for are ready to run, not waiting on any clock).
-async fn until(what: &str, mut done: impl FnMut() -> bool) {
-    for _ in 0..60_000 {
-        if done() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
-    panic!("still not so after a minute: {what}");
-}
+/// At most a minute: the tasks waited for are ready to run, not waiting on any clock.
+const READY_WITHIN: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothing_behind() {
@@ -93,10 +84,12 @@ async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothin
             pacer.state("load", e).unwrap().limiter.unwrap().queue_len
         })
     };
-    until("every request sent or queued", || {
-        stub.0.load(Ordering::Relaxed) + queued() == N
-    })
-    .await;
+    assert!(
+        eventually_within(READY_WITHIN, || stub.0.load(Ordering::Relaxed) + queued()
+            == N)
+        .await,
+        "every request sent or queued"
+    );
     assert_eq!(
         stub.0.load(Ordering::Relaxed),
         500,
@@ -147,13 +140,16 @@ async fn ten_thousand_concurrent_requests_with_random_cancellations_leave_nothin
     assert_eq!(s.queued_units, 0.0);
     // Granted but cancelled before sending: given back, so granted − refunded = sent.
     assert_eq!(s.stats.granted_units - s.stats.refunded_units, ok as f64);
-    until("no task left behind", || {
-        tokio::runtime::Handle::current()
-            .metrics()
-            .num_alive_tasks()
-            <= alive_before
-    })
-    .await;
+    assert!(
+        eventually_within(READY_WITHIN, || {
+            tokio::runtime::Handle::current()
+                .metrics()
+                .num_alive_tasks()
+                <= alive_before
+        })
+        .await,
+        "no task left behind"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -70,6 +70,19 @@ pub(crate) fn pacer_on(clock: &ManualClock, config: LimiterConfig) -> PacerMiddl
         .unwrap()
 }
 
+/// Waits in real time, a few milliseconds at a time, at most `limit`, until `done` holds; says
+/// whether it did. For what a test waits on other tasks for, not on a clock it drives.
+pub(crate) async fn eventually_within(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    done()
+}
+
 /// Runs `future` to its end on `clock` ([`ManualClock::drive`]).
 pub(crate) async fn drive<F: Future>(clock: &ManualClock, future: F) -> F::Output {
     clock.drive(future).await
