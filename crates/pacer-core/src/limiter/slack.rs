@@ -10,6 +10,10 @@
 //! of a request sent at the short pace says the margin was too small. So each such throttle
 //! widens it by a unit a process, at most once a window; and after
 //! [`Slack::NARROW_AFTER`] without one it narrows by a unit again, in case the network calmed.
+//! A narrowing that a throttle refutes within the wait before it doubles that wait (up to
+//! [`Slack::MOST_NARROW_AFTER`]), as a probe that finds nothing does: on a network whose spread
+//! stays the same, each narrowing costs a throttle and its pause, so they must grow rare. One
+//! that goes unrefuted halves it again.
 
 use crate::Timestamp;
 use std::time::Duration;
@@ -25,11 +29,19 @@ pub(super) struct Slack {
     pacing: Option<(Timestamp, Duration)>,
     /// When the slack last changed, or the pace began (the narrowing counts from it).
     changed_at: Option<Timestamp>,
+    /// When it last narrowed, until a throttle or the next narrowing tells whether it was right.
+    narrowed_at: Option<Timestamp>,
+    /// How long the slack waits without a throttle before it narrows (`None`:
+    /// [`Self::NARROW_AFTER`]).
+    narrow_after: Option<Duration>,
 }
 
 impl Slack {
     /// A slack unchanged for this long, with no throttle at the short pace, narrows by a unit.
     pub(super) const NARROW_AFTER: Duration = Duration::from_secs(300);
+
+    /// The longest wait before a narrowing, after narrowings that throttles refuted.
+    pub(super) const MOST_NARROW_AFTER: Duration = Duration::from_secs(2_400);
 
     /// At most this share of a process's part of the limit is kept free as slack.
     const MOST: f64 = 0.5;
@@ -63,8 +75,19 @@ impl Slack {
         if self.units > 0 && self.changed_at.is_some_and(|at| now < at + window) {
             return; // the same overfill seen again: one widening a window
         }
+        if let Some(at) = self.narrowed_at.take()
+            && now < at + self.narrow_after()
+        {
+            // The last narrowing was one unit too many: wait longer before the next.
+            self.narrow_after = Some((self.narrow_after() * 2).min(Self::MOST_NARROW_AFTER));
+        }
         self.units = self.units.saturating_add(1);
         self.changed_at = Some(now);
+    }
+
+    /// How long the slack waits without a throttle before it narrows.
+    fn narrow_after(&self) -> Duration {
+        self.narrow_after.unwrap_or(Self::NARROW_AFTER)
     }
 
     /// The units a process keeps free beyond its largest request of `cost`, at `now`, for its
@@ -73,10 +96,15 @@ impl Slack {
     pub(super) fn units(&mut self, share: f64, cost: f64, now: Timestamp) -> f64 {
         if let Some(at) = self.changed_at
             && self.units > 0
-            && now >= at + Self::NARROW_AFTER
+            && now >= at + self.narrow_after()
         {
+            if self.narrowed_at.is_some() {
+                // The last narrowing went unrefuted for a whole wait: the next may come sooner.
+                self.narrow_after = Some((self.narrow_after() / 2).max(Self::NARROW_AFTER));
+            }
             self.units -= 1;
             self.changed_at = Some(now);
+            self.narrowed_at = Some(now);
         }
         f64::from(self.units).min(((share - cost) * Self::MOST).max(0.0))
     }
@@ -141,5 +169,75 @@ mod tests {
             4.0,
             "not pacing: kept, not widened"
         );
+    }
+
+    #[test]
+    fn a_narrowing_a_throttle_refutes_doubles_the_wait_before_the_next_and_one_unrefuted_halves_it()
+    {
+        let narrow = Slack::NARROW_AFTER.as_secs_f64();
+        let mut s = Slack::default();
+        s.pacing(W, secs(0.0));
+        s.throttled(secs(1.0), secs(1.1));
+        s.throttled(secs(3.0), secs(3.1));
+        assert_eq!(s.units(25.0, 1.0, secs(3.1)), 2.0);
+        // Narrowed after the wait; a throttle within the next wait refutes it: back up a unit,
+        // and the next narrowing waits twice as long.
+        let t = 3.1 + narrow;
+        assert_eq!(s.units(25.0, 1.0, secs(t)), 1.0);
+        s.throttled(secs(t + 10.0), secs(t + 10.1));
+        let t = t + 10.1;
+        assert_eq!(s.units(25.0, 1.0, secs(t)), 2.0);
+        assert_eq!(
+            s.units(25.0, 1.0, secs(t + narrow)),
+            2.0,
+            "the wait doubled"
+        );
+        assert_eq!(s.units(25.0, 1.0, secs(t + 2.0 * narrow)), 1.0);
+        // Refuted again: four times the first wait.
+        let t = t + 2.0 * narrow;
+        s.throttled(secs(t + 1.0), secs(t + 1.1));
+        let t = t + 1.1;
+        assert_eq!(s.units(25.0, 1.0, secs(t + 3.9 * narrow)), 2.0);
+        assert_eq!(s.units(25.0, 1.0, secs(t + 4.0 * narrow)), 1.0);
+        // Each narrowing that goes unrefuted for a whole wait halves the wait before the next,
+        // down to the first.
+        let t = t + 4.0 * narrow;
+        s.throttled(secs(t + 1.0), secs(t + 1.1));
+        s.throttled(secs(t + 3.0), secs(t + 3.1));
+        let t = t + 3.1;
+        assert_eq!(
+            s.units(25.0, 1.0, secs(t)),
+            3.0,
+            "a narrowing refuted, twice widened"
+        );
+        assert_eq!(s.narrow_after(), Slack::NARROW_AFTER * 8);
+        assert_eq!(s.units(25.0, 1.0, secs(t + 8.0 * narrow)), 2.0);
+        assert_eq!(
+            s.units(25.0, 1.0, secs(t + 16.0 * narrow)),
+            1.0,
+            "halved after it"
+        );
+        assert_eq!(s.narrow_after(), Slack::NARROW_AFTER * 4);
+        assert_eq!(s.units(25.0, 1.0, secs(t + 19.9 * narrow)), 1.0);
+        assert_eq!(s.units(25.0, 1.0, secs(t + 20.0 * narrow)), 0.0);
+        assert_eq!(s.narrow_after(), Slack::NARROW_AFTER * 2);
+    }
+
+    #[test]
+    fn the_wait_before_a_narrowing_grows_at_most_to_its_ceiling() {
+        let mut s = Slack::default();
+        s.pacing(W, secs(0.0));
+        s.throttled(secs(0.0), secs(0.1));
+        s.throttled(secs(1.0), secs(1.1));
+        let mut t = 1.1;
+        for _ in 0..8 {
+            // Each narrowing refuted at once.
+            t += s.narrow_after().as_secs_f64();
+            assert_eq!(s.units(25.0, 1.0, secs(t)), 1.0);
+            s.throttled(secs(t + 1.0), secs(t + 1.1));
+            t += 1.1;
+            assert_eq!(s.units(25.0, 1.0, secs(t)), 2.0);
+        }
+        assert_eq!(s.narrow_after(), Slack::MOST_NARROW_AFTER);
     }
 }
