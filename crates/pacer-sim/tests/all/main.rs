@@ -8,6 +8,7 @@ mod fidelity;
 mod fleet;
 mod live;
 mod model;
+mod plots;
 mod quirks;
 mod shapes;
 
