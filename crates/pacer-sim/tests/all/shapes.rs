@@ -23,7 +23,7 @@ const CELLS: [(&str, u64, Pin); 15] = [
     // talk, overfill it when they coincide (docs/controllers.md). A bucket or GCRA shows that it
     // refills (its `remaining` stays high while the even pace spends a window's worth), and the
     // room above half its size is spent on top: the target is met there (81.7 % before).
-    ("sliding", 1, Some((0.8071, 1))),
+    ("sliding", 1, Some((0.8019, 2))),
     ("sliding", 10, None),
     ("sliding", 60, None),
     ("fixed", 1, Some((0.8165, 0))),
@@ -119,15 +119,18 @@ fn following_headers_with_requests_of_one_unit_meets_the_target_or_its_pin() {
 /// of each round trip on the way there): an even pace reaches it uneven, and the margin of one
 /// request a process overfills short windows. Each throttle of a request sent at the short pace
 /// widens the margin by a unit a process (at most once a window), and it narrows again after
-/// five minutes without one (longer once narrowings are refuted: below). Pinned, seed 42, requests of one unit; with the margin fixed at one
-/// request: the sliding window of 1 s 65.6 % with 79 429s, of 10 s 92.9 % with 27, the fixed
-/// window of 1 s 91.8 % with 8.
+/// five minutes without one (longer once narrowings are refuted: below). A `remaining: 0` with
+/// a reset of a second is paced through, not held for the second (the way in bunched the pace).
+/// Pinned, seed 42, requests of one unit; with the margin fixed at one request: the sliding
+/// window of 1 s 65.6 % with 79 429s, of 10 s 92.9 % with 27, the fixed window of 1 s 91.8 %
+/// with 8; with the margin learnt but every `remaining: 0` held until its reset: 86.9 % / 4,
+/// 98.1 % / 7 and 93.3 % / 2.
 #[test]
 fn following_headers_widens_a_short_window_s_margin_when_the_way_in_varies() {
     for (shape, window, share, throttled) in [
-        ("sliding", 1, 0.8690, 4),
-        ("sliding", 10, 0.9810, 7),
-        ("fixed", 1, 0.9327, 2),
+        ("sliding", 1, 0.9196, 4),
+        ("sliding", 10, 0.9896, 6),
+        ("fixed", 1, 0.9351, 2),
     ] {
         let m = &free_run_on(shape, window, Costs::One, 0.5, &["headers"])[0];
         let what = format!("{shape}, {window} s: {:.4} / {} 429s", m.share, m.throttled);
@@ -138,7 +141,8 @@ fn following_headers_widens_a_short_window_s_margin_when_the_way_in_varies() {
 /// The same over an hour: each narrowing that a throttle refutes doubles the wait before the
 /// next (up to 40 minutes), so a network whose spread stays the same stops paying a throttle and
 /// its pause every five minutes. Pinned, seed 42, the sliding window of 1 s, one-unit requests;
-/// with a narrowing every five minutes: 87.3 % with 15 429s.
+/// with a narrowing every five minutes: 91.9 % with 14 429s (87.3 % with 15 while every
+/// `remaining: 0` was held until its reset).
 #[test]
 fn a_short_window_s_margin_narrows_ever_more_rarely_where_each_narrowing_is_refuted() {
     let options = SimOptions {
@@ -153,7 +157,7 @@ fn a_short_window_s_margin_narrows_ever_more_rarely_where_each_narrowing_is_refu
     .with_window(Duration::from_secs(1));
     let m = &run(&options, "free-run", &["headers"]).rows[0].metrics;
     let what = format!("{:.4} / {} 429s", m.share, m.throttled);
-    assert_pinned(m, 0.8858, 7, &what);
+    assert_pinned(m, 0.9198, 9, &what);
 }
 
 /// The Pacer controller against a leaky bucket, which refuses without `Retry-After`: seed 42,

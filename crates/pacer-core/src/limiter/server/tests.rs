@@ -107,9 +107,43 @@ fn a_short_window_is_paced_by_its_policy_less_the_largest_request_of_each_proces
     answered(&mut c, 1, secs(125.0));
     let _ = c.follow_server(one_second(20), secs(125.0));
     assert!((c.rate() - 1500.0 * 0.96).abs() < 1e-9, "{}", c.rate());
-    // Nothing left still holds until the reset.
+    // Nothing left with a reset of a second: the pace, not a hold (below).
     let changes = c.follow_server(one_second(0), secs(126.0));
-    assert_eq!(changes.paused_until, Some(secs(127.0)));
+    assert_eq!(changes.paused_until, None);
+    assert!((c.rate() - 1500.0 * 0.96).abs() < 1e-9, "{}", c.rate());
+}
+
+/// `remaining: 0` in a short window paced evenly is the way in bunching the pace: with a reset of
+/// a second or less it is paced through, the bucket holding nothing, so that the next request
+/// waits a pace interval instead of the whole window. A longer reset, and a stop before the
+/// limiter is a window old, still hold until it.
+#[test]
+fn nothing_left_in_a_short_window_with_a_reset_of_a_second_is_paced_through() {
+    let mut c = core(2);
+    c.options.max_units_per_minute = 1e9;
+    // Before the limiter is a window old: held until the reset.
+    let changes = c.follow_server(one_second(0), secs(0.5));
+    assert_eq!(changes.paused_until, Some(secs(1.5)));
+    // A window old, nothing left, the reset a second away: no hold, the short pace (1,440 a
+    // minute each), and nothing in the bucket: the next unit comes a pace interval later.
+    let changes = c.follow_server(one_second(0), secs(10.0));
+    assert_eq!(changes.paused_until, None);
+    assert!((c.rate() - 1440.0).abs() < 1e-9, "{}", c.rate());
+    assert!(c.try_take(1, secs(10.0)).is_err());
+    assert!(c.try_take(1, secs(10.0 + 60.0 / 1440.0 + 1e-9)).is_ok());
+    // A window of 10 s, nothing left until its reset 4 s away (a fixed window's boundary):
+    // held.
+    let ten = ServerQuota::new(0, Duration::from_secs(4)).with_policy(500, Duration::from_secs(10));
+    let changes = c.follow_server(ten, secs(20.0));
+    assert_eq!(changes.paused_until, Some(secs(24.0)));
+    // The same window with a reset of a second: paced through, 1,500 a minute each less the
+    // margin of 2 units of the 500 (1,494).
+    let mut c = core(2);
+    c.options.max_units_per_minute = 1e9;
+    let ten = ServerQuota::new(0, Duration::from_secs(1)).with_policy(500, Duration::from_secs(10));
+    let changes = c.follow_server(ten, secs(20.0));
+    assert_eq!(changes.paused_until, None);
+    assert!((c.rate() - 1494.0).abs() < 1e-9, "{}", c.rate());
 }
 
 #[test]
