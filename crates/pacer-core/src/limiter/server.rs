@@ -244,12 +244,13 @@ impl LimiterCore {
     /// At the even pace the window is never full as the requests leave; it is full as they
     /// arrive when their ways to the server bunch them, and then a unit leaves it within a pace
     /// interval. The reset says no more: whole-second fields round any wait to a second, most of
-    /// such a window. Held until it, a process lost a second each time — with its requests 25 to
-    /// 100 ms on their way, half of a quota of 10 a second. The bucket, capped at what is left
-    /// (nothing), still makes the next request wait a pace interval; a window really spent (a
-    /// fixed window's boundary further off, another client's burst) answers it with a throttle
-    /// and its `Retry-After`, which pauses as any throttle does. A longer reset is held, and so is
-    /// a stop before the limiter is a window old (a start's burst fills the window until then).
+    /// such a window, and held until it a process lost that second each time
+    /// (docs/controllers.md, "When the way to the server varies"). The bucket, capped at what is
+    /// left (nothing), still makes the next request wait a pace interval; a window really spent
+    /// (a fixed window's boundary further off, another client's burst) answers it with a
+    /// throttle and its `Retry-After`, which pauses as any throttle does. A longer reset is held,
+    /// and so is a stop before the limiter is a window old (a start's burst fills the window
+    /// until then).
     fn pace_through_stop(&mut self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
         let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
         let age = now.saturating_duration_since(self.control.created_at());

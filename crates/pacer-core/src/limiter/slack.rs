@@ -91,8 +91,9 @@ impl Slack {
     }
 
     /// The units a process keeps free beyond its largest request of `cost`, at `now`, for its
-    /// part `share` of the limit: the slack, narrowed by a unit for each [`Self::NARROW_AFTER`]
-    /// since it last changed, and at most half of what the share leaves after the request.
+    /// part `share` of the limit: the slack, narrowed by a unit once it has gone the current wait
+    /// (at first [`Self::NARROW_AFTER`]) unchanged, and at most half of what the share leaves
+    /// after the request.
     pub(super) fn units(&mut self, share: f64, cost: f64, now: Timestamp) -> f64 {
         if let Some(at) = self.changed_at
             && self.units > 0
