@@ -166,8 +166,11 @@ impl LimiterCore {
             }
         };
         self.set_rate_for(target, RateChangeReason::Server, now, &mut changes);
-        // Never more in the bucket than this process's part of what the server has left.
-        self.bucket.cap_level(ours, now);
+        // Never more in the bucket than this process's part of what the server has left; paced
+        // through a stop, the one unit the pace was accruing for its next request (emptied, the
+        // bucket would put that request a whole pace interval later at each such stop).
+        let kept = if through.is_some() { 1.0 } else { ours };
+        self.bucket.cap_level(kept, now);
         if changes.rate.is_some_and(|c| c.rate < c.previous) || changes.paused_until.is_some() {
             self.reject_unreachable(now, &mut changes);
         }
@@ -245,8 +248,8 @@ impl LimiterCore {
     /// arrive when their ways to the server bunch them, and then a unit leaves it within a pace
     /// interval. The reset says no more: whole-second fields round any wait to a second, most of
     /// such a window, and held until it a process lost that second each time
-    /// (docs/controllers.md, "When the way to the server varies"). The bucket, capped at what is
-    /// left (nothing), still makes the next request wait a pace interval; a window really spent
+    /// (docs/controllers.md, "When the way to the server varies"). The bucket keeps at most one
+    /// unit, so that what follows goes at the pace and no faster; a window really spent
     /// (a fixed window's boundary further off, another client's burst) answers it with a
     /// throttle and its `Retry-After`, which pauses as any throttle does. A longer reset is held,
     /// and so is a stop before the limiter is a window old (a start's burst fills the window

@@ -23,7 +23,7 @@ const CELLS: [(&str, u64, Pin); 15] = [
     // talk, overfill it when they coincide (docs/controllers.md). A bucket or GCRA shows that it
     // refills (its `remaining` stays high while the even pace spends a window's worth), and the
     // room above half its size is spent on top: the target is met there (81.7 % before).
-    ("sliding", 1, Some((0.8019, 2))),
+    ("sliding", 1, Some((0.8008, 3))),
     ("sliding", 10, None),
     ("sliding", 60, None),
     ("fixed", 1, Some((0.8165, 0))),
@@ -128,9 +128,9 @@ fn following_headers_with_requests_of_one_unit_meets_the_target_or_its_pin() {
 #[test]
 fn following_headers_widens_a_short_window_s_margin_when_the_way_in_varies() {
     for (shape, window, share, throttled) in [
-        ("sliding", 1, 0.9196, 4),
-        ("sliding", 10, 0.9896, 6),
-        ("fixed", 1, 0.9351, 2),
+        ("sliding", 1, 0.9201, 4),
+        ("sliding", 10, 0.9905, 5),
+        ("fixed", 1, 0.9406, 3),
     ] {
         let m = &free_run_on(shape, window, Costs::One, 0.5, &["headers"])[0];
         let what = format!("{shape}, {window} s: {:.4} / {} 429s", m.share, m.throttled);
@@ -157,7 +157,7 @@ fn a_short_window_s_margin_narrows_ever_more_rarely_where_each_narrowing_is_refu
     .with_window(Duration::from_secs(1));
     let m = &run(&options, "free-run", &["headers"]).rows[0].metrics;
     let what = format!("{:.4} / {} 429s", m.share, m.throttled);
-    assert_pinned(m, 0.9198, 9, &what);
+    assert_pinned(m, 0.9201, 8, &what);
 }
 
 /// The Pacer controller against a leaky bucket, which refuses without `Retry-After`: seed 42,

@@ -125,10 +125,11 @@ fn nothing_left_in_a_short_window_with_a_reset_of_a_second_is_paced_through() {
     let changes = c.follow_server(one_second(0), secs(0.5));
     assert_eq!(changes.paused_until, Some(secs(1.5)));
     // A window old, nothing left, the reset a second away: no hold, the short pace (1,440 a
-    // minute each), and nothing in the bucket: the next unit comes a pace interval later.
+    // minute each), and one unit in the bucket: one request now, the next a pace interval later.
     let changes = c.follow_server(one_second(0), secs(10.0));
     assert_eq!(changes.paused_until, None);
     assert!((c.rate() - 1440.0).abs() < 1e-9, "{}", c.rate());
+    assert!(c.try_take(1, secs(10.0)).is_ok());
     assert!(c.try_take(1, secs(10.0)).is_err());
     assert!(c.try_take(1, secs(10.0 + 60.0 / 1440.0 + 1e-9)).is_ok());
     // A window of 10 s, nothing left until its reset 4 s away (a fixed window's boundary):
