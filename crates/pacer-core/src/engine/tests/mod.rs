@@ -499,3 +499,41 @@ fn a_graphql_throttle_keeps_the_retry_after_the_server_sent() {
         }
     );
 }
+
+/// Through the engine, as a driver feeds it: a draft-11 response that says nothing is left of a
+/// window of a second, with a reset of a second, pauses the limiter while it is younger than the
+/// window and not once it is older (its short pace goes on); one whose reset is further off (a
+/// window of 10 s whose boundary is 3 s away) pauses it until then.
+#[test]
+fn nothing_left_of_a_one_second_window_is_paced_through_once_the_limiter_is_a_window_old() {
+    let engine = Engine::new(100, secs(3600));
+    let endpoint = engine.endpoint(
+        "a",
+        Timestamp::ZERO,
+        || {
+            Limiter::new(LimiterOptions {
+                initial_units_per_minute: Some(600.0),
+                ..LimiterOptions::default()
+            })
+            .unwrap()
+        },
+        |_| {},
+    );
+    let spent = |policy: &str, t: &str| {
+        read(
+            200,
+            &[
+                ("ratelimit-policy", policy),
+                ("ratelimit", &format!("\"d\";r=0;t={t}")),
+            ],
+        )
+    };
+    let second = "\"d\";q=10;w=1";
+    let young = Timestamp::from_secs_f64(0.5);
+    let after = engine.after(&endpoint, spent(second, "1"), 1, young, young);
+    assert_eq!(after.changes.paused_until, Some(at(1) + secs(1) / 2));
+    let after = engine.after(&endpoint, spent(second, "1"), 1, at(10), at(10));
+    assert_eq!(after.changes.paused_until, None);
+    let after = engine.after(&endpoint, spent("\"d\";q=100;w=10", "3"), 1, at(20), at(20));
+    assert_eq!(after.changes.paused_until, Some(at(23)));
+}
