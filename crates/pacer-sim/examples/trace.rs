@@ -10,8 +10,8 @@
 //! (the running instances' sum, units a minute), the units the API accepted, the units accepted
 //! over the last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows
 //! how to read it. It takes `compare`'s `--story`, `--instances`, `--seed`, `--demand`,
-//! `--quota`, `--window`, `--server`, `--costs`, `--forward` and `--minutes`, and `--config FILE --limiter NAME` runs a
-//! limiter of a configuration file as one more mode, as `compare` does.
+//! `--quota`, `--window`, `--server`, `--costs`, `--forward` and `--minutes`, and `--config FILE
+//! --limiter NAME` runs a limiter of a configuration file as one more mode, as `compare` does.
 
 use pacer_sim::model::STORY_NAMES;
 use pacer_sim::report::trace;
@@ -50,15 +50,8 @@ fn run() -> Result<(), String> {
             }
             "--server" => options.server = value.parse()?,
             "--costs" => options.costs = value.parse()?,
-            "--forward" => {
-                options.forward = value
-                    .parse()
-                    .ok()
-                    .filter(|f| (0.0..=1.0).contains(f))
-                    .ok_or_else(|| {
-                        format!("--forward {value}: a share of the round trip, from 0 to 1")
-                    })?;
-            }
+            // Its range is checked with the other options when the run starts.
+            "--forward" => options.forward = value.parse().map_err(|_| bad())?,
             "--minutes" => options.minutes = value.parse().map_err(|_| bad())?,
             "--mode" => modes.push(mode_by_name(&value).map_err(|e| e.to_string())?),
             "--config" => config = Some(std::path::PathBuf::from(value)),

@@ -66,7 +66,15 @@ fn free_run_on(
     forward: f64,
     modes: &[&str],
 ) -> Vec<RunMetrics> {
-    let options = SimOptions {
+    let options = seed_42(shape, window, costs, forward);
+    let c = run(&options, "free-run", modes);
+    c.rows.into_iter().map(|r| r.metrics).collect()
+}
+
+/// The options of these runs: seed 42, 2 instances, `shape` with a window of `window` seconds,
+/// a share `forward` of each round trip on the way to the server.
+fn seed_42(shape: &str, window: u64, costs: Costs, forward: f64) -> SimOptions {
+    SimOptions {
         seed: 42,
         instances: 2,
         server: shape.parse().expect("a shape"),
@@ -74,9 +82,7 @@ fn free_run_on(
         forward,
         ..SimOptions::default()
     }
-    .with_window(Duration::from_secs(window));
-    let c = run(&options, "free-run", modes);
-    c.rows.into_iter().map(|r| r.metrics).collect()
+    .with_window(Duration::from_secs(window))
 }
 
 /// A share within 0.3 point and 429s within 2 of their pins.
@@ -146,15 +152,9 @@ fn following_headers_widens_a_short_window_s_margin_when_the_way_in_varies() {
 #[test]
 fn a_short_window_s_margin_narrows_ever_more_rarely_where_each_narrowing_is_refuted() {
     let options = SimOptions {
-        seed: 42,
-        instances: 2,
-        server: "sliding".parse().expect("a shape"),
-        costs: Costs::One,
-        forward: 0.5,
         minutes: 60,
-        ..SimOptions::default()
-    }
-    .with_window(Duration::from_secs(1));
+        ..seed_42("sliding", 1, Costs::One, 0.5)
+    };
     let m = &run(&options, "free-run", &["headers"]).rows[0].metrics;
     let what = format!("{:.4} / {} 429s", m.share, m.throttled);
     assert_pinned(m, 0.9201, 8, &what);
@@ -169,18 +169,10 @@ fn a_short_window_s_margin_narrows_ever_more_rarely_where_each_narrowing_is_refu
 #[test]
 fn an_even_pace_of_more_than_about_92_percent_overfills_a_one_second_window_when_the_way_in_varies()
 {
-    let options = |quota: u64| {
-        SimOptions {
-            seed: 42,
-            instances: 2,
-            server: "sliding".parse().expect("a shape"),
-            costs: Costs::One,
-            forward: 0.5,
-            minutes: 10,
-            quota,
-            ..SimOptions::default()
-        }
-        .with_window(Duration::from_secs(1))
+    let options = |quota: u64| SimOptions {
+        minutes: 10,
+        quota,
+        ..seed_42("sliding", 1, Costs::One, 0.5)
     };
     let over = &run(&options(1560), "free-run", &["fixed"]).rows[0].metrics;
     assert!(over.throttled > 100, "96.2 %: {} 429s", over.throttled);
@@ -342,13 +334,7 @@ fn against_buckets_aimd_at_the_pacer_controller_s_share_meets_more_429s() {
     use pacer_core::ControllerKind;
     use pacer_sim::{LimiterMode, Mode, Story, compare, mode_by_name};
     for shape in ["token-bucket", "leaky-bucket"] {
-        let options = SimOptions {
-            seed: 42,
-            instances: 2,
-            server: shape.parse().expect("a shape"),
-            ..SimOptions::default()
-        }
-        .with_window(Duration::from_secs(10));
+        let options = seed_42(shape, 10, Costs::SharePoint, 0.0);
         let steep = LimiterMode::adjusted("AIMD, step 480".to_owned(), |o| {
             o.controller = ControllerKind::Aimd;
             o.aimd.increase_step = 480.0;

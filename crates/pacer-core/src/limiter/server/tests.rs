@@ -132,19 +132,17 @@ fn nothing_left_in_a_short_window_with_a_reset_of_a_second_is_paced_through() {
     assert!(c.try_take(1, secs(10.0)).is_ok());
     assert!(c.try_take(1, secs(10.0)).is_err());
     assert!(c.try_take(1, secs(10.0 + 60.0 / 1440.0 + 1e-9)).is_ok());
-    // A window of 10 s, nothing left until its reset 4 s away (a fixed window's boundary):
-    // held.
-    let ten = ServerQuota::new(0, Duration::from_secs(4)).with_policy(500, Duration::from_secs(10));
-    let changes = c.follow_server(ten, secs(20.0));
-    assert_eq!(changes.paused_until, Some(secs(24.0)));
-    // The same window with a reset of a second: paced through, 1,500 a minute each less the
-    // margin of 2 units of the 500 (1,494).
-    let mut c = core(2);
-    c.options.max_units_per_minute = 1e9;
-    let ten = ServerQuota::new(0, Duration::from_secs(1)).with_policy(500, Duration::from_secs(10));
-    let changes = c.follow_server(ten, secs(20.0));
+    // A window of 10 s with nothing left: with a reset of a second, paced through at 1,500 a
+    // minute each less the margin of 2 units of the 500 (1,494); with its reset 4 s away (a
+    // fixed window's boundary), held.
+    let ten = |reset| {
+        ServerQuota::new(0, Duration::from_secs(reset)).with_policy(500, Duration::from_secs(10))
+    };
+    let changes = c.follow_server(ten(1), secs(20.0));
     assert_eq!(changes.paused_until, None);
     assert!((c.rate() - 1494.0).abs() < 1e-9, "{}", c.rate());
+    let changes = c.follow_server(ten(4), secs(20.0));
+    assert_eq!(changes.paused_until, Some(secs(24.0)));
 }
 
 #[test]
