@@ -5,7 +5,8 @@
 # wraps, `Next::run`'s future). Each is (count at 2,500 requests − count at 500) ÷ 2,000.
 #
 #   scripts/instructions.sh [CLIENT]    CLIENT: pacer (default), pacer_no_retry, pacer_headers,
-#                                       governor, plain
+#                                       governor, plain, floor, floor_no_retry (the least a
+#                                       limiter that keys by endpoint and retries must do)
 #   scripts/instructions.sh CLIENT parts   also where Pacer's own instructions go: callgrind
 #                                       collecting only inside the middleware (its `handle`, its
 #                                       future's polls, not the send it wraps), the functions'
@@ -54,9 +55,10 @@ def pick(pattern):
 
 own = None
 if client != "plain":
-    mw = "PacerMiddleware" if client.startswith("pacer") else "GovernorMiddleware"
+    mw = ("PacerMiddleware" if client.startswith("pacer")
+          else "FloorMiddleware" if client.startswith("floor") else "GovernorMiddleware")
     handle = pick(rf"{mw}.*::handle$")
-    future = max(pick(rf"{mw}.*::handle::\{{\{{closure"),
+    future = max(pick(rf"{mw}.*::handle::\{{\{{closure"), pick(rf"{mw}::run::\{{\{{closure"),
                  pick(r"<tracing::instrument::Instrumented<T> as core::future::future::Future>::poll$"))
     send = pick(r"^\?\?\?:reqwest_middleware::middleware::Next::run::\{\{closure")
     own = handle + future - send

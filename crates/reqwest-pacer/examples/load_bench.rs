@@ -8,8 +8,9 @@
 //! retry copy), governor. Prints one JSON line per client with the best and median requests/s,
 //! then the ratios.
 //!
-//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer, pacer_no_retry, governor, or
-//! pacer_headers: Pacer against a route that sends rate-limit fields) sends N
+//! `load_bench sequential CLIENT N` (CLIENT: plain, pacer, pacer_no_retry, governor,
+//! pacer_headers: Pacer against a route that sends rate-limit fields, or floor and
+//! floor_no_retry: the least a limiter that keys by endpoint and retries must do) sends N
 //! requests one after another through one client and nothing else: run it under
 //! `valgrind --tool=callgrind` for instruction counts per request, which the load of a shared
 //! machine does not change.
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 #[path = "support/mod.rs"]
 mod support;
 
-use support::{GovernorMiddleware, far_above};
+use support::{FloorMiddleware, GovernorMiddleware, far_above};
 
 /// A local keep-alive server: `/` answers `ok`; `/limited` answers `ok` with IETF draft-11
 /// rate-limit fields whose quota is far above any load (what most real APIs send).
@@ -126,8 +127,19 @@ fn url_for(which: &str, base: &str) -> String {
 }
 
 /// One client by name (`plain`, `pacer`, `pacer_no_retry`, `governor`; `pacer_headers` is
-/// `pacer`); anything else is plain.
+/// `pacer`; `floor` and `floor_no_retry`, the least a limiter that retries must do, with and
+/// without retries); anything else is plain.
 fn client_named(which: &str) -> ClientWithMiddleware {
+    let floor = |max_attempts| {
+        ClientBuilder::new(reqwest::Client::new())
+            .with(FloorMiddleware::new(max_attempts))
+            .build()
+    };
+    match which {
+        "floor" => return floor(4),
+        "floor_no_retry" => return floor(1),
+        _ => {}
+    }
     let name = match which {
         "plain" => "plain_reqwest",
         "pacer_headers" => "pacer",
