@@ -159,6 +159,10 @@ pub struct RunMetrics {
     pub attempts: u64,
     /// Requests still waiting, in flight or sleeping before a retry when the run ended.
     pub unfinished: u64,
+    /// How evenly the instances that ran the whole run shared what was accepted: the units
+    /// accepted from the one that got the fewest over those of the one that got the most (1: an
+    /// even split). `None` with fewer than two such instances, and in a live run.
+    pub evenness: Option<f64>,
 }
 
 impl Recovery {

@@ -293,6 +293,7 @@ pub fn json(c: &Comparison) -> String {
                 m.share = round(m.share, 4);
                 m.p95_wait_s = round(m.p95_wait_s, 1);
                 m.mean_quota = round(m.mean_quota, 1);
+                m.evenness = m.evenness.map(|e| round(e, 3));
                 JsonRow {
                     story: &r.story,
                     mode: &r.mode,
@@ -382,6 +383,7 @@ mod tests {
                 accepted_units: 39_375,
                 attempts: 21_056,
                 unfinished: 722,
+                evenness: Some(0.912_34),
             },
             series: Series::default(),
         }
@@ -445,6 +447,7 @@ mod tests {
         assert_eq!(v["options"]["window_s"], 60);
         assert_eq!(v["options"]["forward"], 0.0);
         assert_eq!(v["rows"][0]["share"], 0.9052);
+        assert_eq!(v["rows"][0]["evenness"], 0.912);
         assert_eq!(v["rows"][0]["recovery_s"], 8);
         assert_eq!(v["rows"][1]["recovery"], "never");
         assert!(v["rows"][2]["recovery_s"].is_null());

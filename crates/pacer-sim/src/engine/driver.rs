@@ -115,10 +115,15 @@ pub fn run(
         );
     }
     engine.run_until(Timestamp::from_duration(options.duration()), seconds)?;
+    // The instances there from the start that never stopped.
+    let whole_run: Vec<u32> = (0..options.instances)
+        .filter(|&i| !engine.stopped.get(i as usize).copied().unwrap_or(true))
+        .collect();
     let (metrics, series) = engine.recorder.finish(
         arrivals.requests.len() as u64,
         options.minutes,
         story.quota_drop(),
+        &whole_run,
     );
     Ok(RunResult { metrics, series })
 }
@@ -436,7 +441,7 @@ impl Engine<'_> {
         let units = self.requests[request as usize].units;
         let verdict = self.api.offer(units, now);
         match verdict {
-            Verdict::Accepted => self.recorder.accepted(units, now),
+            Verdict::Accepted => self.recorder.accepted_from(instance, units, now),
             Verdict::Throttled { .. } => self.recorder.throttled(now),
         }
         let headers = self.wants_headers.then(|| self.api.headers(now));

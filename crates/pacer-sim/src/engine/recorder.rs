@@ -16,6 +16,9 @@ pub(crate) struct Recorder {
     rejected: u64,
     gave_up: u64,
     attempts: u64,
+    /// The units accepted from each instance, by its index (the simulator's runs; a live run
+    /// does not tell its instances apart here).
+    per_instance: Vec<u64>,
 }
 
 impl Recorder {
@@ -29,6 +32,7 @@ impl Recorder {
             rejected: 0,
             gave_up: 0,
             attempts: 0,
+            per_instance: Vec::new(),
         }
     }
 
@@ -54,6 +58,25 @@ impl Recorder {
         if let Some(s) = self.second(now) {
             self.series.accepted[s] += units;
         }
+    }
+
+    /// The API accepted `units` from `instance` at `now`.
+    pub(crate) fn accepted_from(&mut self, instance: u32, units: u64, now: Timestamp) {
+        self.accepted(units, now);
+        let i = instance as usize;
+        if self.per_instance.len() <= i {
+            self.per_instance.resize(i + 1, 0);
+        }
+        self.per_instance[i] += units;
+    }
+
+    /// The units accepted from the instance of `instances` that got the fewest over those of
+    /// the one that got the most; `None` for fewer than two, or none accepted.
+    fn evenness(&self, instances: &[u32]) -> Option<f64> {
+        let of = |i: &u32| self.per_instance.get(*i as usize).copied().unwrap_or(0);
+        let most = instances.iter().map(of).max()?;
+        let fewest = instances.iter().map(of).min()?;
+        (instances.len() >= 2 && most > 0).then(|| fewest as f64 / most as f64)
     }
 
     /// The API answered a 429 at `now`.
@@ -85,13 +108,16 @@ impl Recorder {
         self.series.quota[second] = quota;
     }
 
-    /// The row of this run, and its series.
+    /// The row of this run, and its series; `whole_run`: the instances that ran from the start
+    /// to the end, whose accepted units the evenness compares.
     pub(crate) fn finish(
         mut self,
         requests: u64,
         minutes: u32,
         drop: Option<QuotaDrop>,
+        whole_run: &[u32],
     ) -> (RunMetrics, Series) {
+        let evenness = self.evenness(whole_run);
         let throughput = self.accepted_units as f64 / f64::from(minutes.max(1));
         let mean_quota = self.series.mean_quota();
         let share = if mean_quota > 0.0 {
@@ -117,7 +143,32 @@ impl Recorder {
             accepted_units: self.accepted_units,
             attempts: self.attempts,
             unfinished: requests.saturating_sub(finished),
+            evenness,
         };
         (metrics, self.series)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evenness_is_the_fewest_units_over_the_most_among_the_whole_run_s_instances() {
+        let mut r = Recorder::new(60);
+        let t = Timestamp::from_secs_f64(1.0);
+        r.accepted_from(0, 30, t);
+        r.accepted_from(1, 60, t);
+        r.accepted_from(2, 5, t); // joined later: not compared
+        assert_eq!(r.evenness(&[0, 1]), Some(0.5));
+        assert_eq!(r.evenness(&[0, 1, 2]), Some(5.0 / 60.0));
+        // An instance that got nothing is the fewest.
+        assert_eq!(r.evenness(&[0, 1, 3]), Some(0.0));
+        // Fewer than two, or nothing accepted: no figure.
+        assert_eq!(r.evenness(&[1]), None);
+        assert_eq!(r.evenness(&[]), None);
+        assert_eq!(Recorder::new(60).evenness(&[0, 1]), None);
+        let (m, _) = r.finish(10, 1, None, &[0, 1]);
+        assert_eq!((m.evenness, m.accepted_units), (Some(0.5), 95));
     }
 }

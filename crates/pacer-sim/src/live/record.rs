@@ -114,7 +114,7 @@ impl LiveRecorder {
         minutes: u32,
         drop: Option<QuotaDrop>,
     ) -> (RunMetrics, Series) {
-        let (mut metrics, series) = self.counts.finish(requests, minutes, drop);
+        let (mut metrics, series) = self.counts.finish(requests, minutes, drop, &[]);
         if !self.quota_known {
             metrics.share = f64::NAN;
         }
