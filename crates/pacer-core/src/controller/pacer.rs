@@ -86,10 +86,12 @@ const STEPPED_FALL_STEPS: u32 = 3;
 /// - **A cut that fell short.** Within `DecreaseCooldown` of a cut, a throttle of a request sent
 ///   after it cuts again at once when the cut did not bring the rate under the server's:
 ///   the request was sent a whole `QuotaWindow` after the cut (so only a window shorter than
-///   the cooldown, a per-second quota), or a run of bare throttles measures the server's pace
-///   under the rate less `CutMargin` but at least a quarter of what was sent (a bucket's leak,
-///   below; a spent window accepts next to nothing). (Only as a [`Controller`]: see
-///   [`Controller::cuts_again`].)
+///   the cooldown, a per-second quota; two windows after a cut in the controller's first ten
+///   windows when there are several processes and the refusal has a `Retry-After`: the others,
+///   climbing too, meet their own throttles in between), or a run of bare throttles measures the
+///   server's pace under the rate less `CutMargin` but at least a quarter of what was sent (a
+///   bucket's leak, below; a spent window accepts next to nothing). (Only as a [`Controller`]:
+///   see [`Controller::cuts_again`].)
 /// - **The hold.** The rate holds at the estimate less `HoldMargin` (1.5 %).
 /// - **The probe.** After `ProbeAfter` (2 min × instances) at the hold with requests waiting
 ///   and no throttle, the rate probes above: 2 % at first, the step doubling every 15 s. A probe

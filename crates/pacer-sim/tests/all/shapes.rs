@@ -238,6 +238,25 @@ fn the_pacer_controller_counts_a_fixed_window_from_its_boundary() {
     assert_eq!(a.throttled, 36, "AIMD's, for scale");
 }
 
+/// Two processes following the Pacer controller against a sliding window of a second, one-unit
+/// requests, seed 42. In the first seconds both climb at once; the one throttled first was cut
+/// again a window later, by the other's climb, and held about a third of the other's rate for
+/// the whole run (evenness 0.359, 91.3 % of the quota with 17 429s). A refusal in the first
+/// windows is now its own only a window later: the two split the quota almost evenly, take more
+/// of it, and meet fewer 429s than AIMD (pinned; AIMD's for scale).
+#[test]
+fn two_processes_share_a_one_second_window_evenly() {
+    let rows = free_run("sliding", 1, Costs::One, &["pacer", "aimd"]);
+    let (m, a) = (&rows[0], &rows[1]);
+    let what = format!(
+        "{:.4} / {} 429s, evenness {:?}",
+        m.share, m.throttled, m.evenness
+    );
+    assert_pinned(m, 0.9552, 18, &what);
+    assert!(m.evenness.is_some_and(|e| e >= 0.95), "{what}");
+    assert!(m.throttled <= a.throttled, "{what}; AIMD {}", a.throttled);
+}
+
 /// The library's defaults (`QuotaWindow` a minute, nothing configured) against windows of 1 and
 /// 10 s that send `Retry-After`: seed 42, 2 instances. The first throttle comes within seconds
 /// with a `Retry-After` of a second or two, which a window of a minute filled by our own units

@@ -59,6 +59,56 @@ fn a_throttle_of_a_request_whose_whole_window_was_sent_after_the_cut_cuts_again(
 }
 
 #[test]
+fn in_the_first_windows_of_several_processes_a_refusal_is_ours_a_window_later() {
+    let w = Duration::from_secs(1);
+    // `processes`; our first cut at 5 s (a cold start: every process climbing), the next
+    // refusal at 7 s.
+    let cold = |processes, sent_ms| {
+        let mut c = controller(w);
+        let mut cx = context(5_000, 3000.0, 0, w);
+        cx.instance_count = processes;
+        cx.retry_after = Some(w);
+        let _ = Controller::on_throttled(&mut c, &cx);
+        let mut cx = context(7_000, 2000.0, 5_000, w);
+        cx.instance_count = processes;
+        cx.retry_after = Some(w);
+        c.cuts_again(&cx, at(sent_ms))
+    };
+    // Sent 1.5 windows after the cut: another process may still be climbing.
+    assert!(!cold(2, 6_500));
+    assert!(!cold(4, 6_500));
+    // Two windows after it: the others met their throttles, and the refusal is ours.
+    assert!(cold(2, 7_000));
+    assert!(cold(4, 7_000));
+    // A bare refusal (no `Retry-After`) is ours a window later, as before.
+    let mut c = controller(w);
+    let mut cx = context(5_000, 3000.0, 0, w);
+    cx.instance_count = 2;
+    let _ = Controller::on_throttled(&mut c, &cx);
+    let mut cx = context(7_000, 2000.0, 5_000, w);
+    cx.instance_count = 2;
+    assert!(c.cuts_again(&cx, at(6_500)));
+    // One process: a window is enough.
+    let mut c = controller(w);
+    let mut cx = context(5_000, 3000.0, 0, w);
+    cx.retry_after = Some(w);
+    let _ = Controller::on_throttled(&mut c, &cx);
+    let mut cx = context(7_000, 2000.0, 5_000, w);
+    cx.retry_after = Some(w);
+    assert!(c.cuts_again(&cx, at(6_500)));
+    // Past the first ten windows, two processes are back to one window.
+    let mut c = controller(w);
+    let mut cx = context(30_000, 3000.0, 0, w);
+    cx.instance_count = 2;
+    cx.retry_after = Some(w);
+    let _ = Controller::on_throttled(&mut c, &cx);
+    let mut cx = context(32_000, 2000.0, 30_000, w);
+    cx.instance_count = 2;
+    cx.retry_after = Some(w);
+    assert!(c.cuts_again(&cx, at(31_500)));
+}
+
+#[test]
 fn a_run_of_bare_throttles_that_measures_a_pace_under_the_rate_cuts_again() {
     let w = Duration::from_secs(10);
     // 80 a second while a bucket fills, its first refusal at 30 s (a cut), then its leak of 50
