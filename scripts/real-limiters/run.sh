@@ -9,7 +9,7 @@
 # figures ("Against real server-side limiters").
 #
 #   scripts/real-limiters/run.sh [nginx] [haproxy] [express-1s] [express-10s] [express-60s]
-#                                [express-10s-bare] [express-60s-bare] [flask-10s]
+#                                [express-1s-bare] [express-10s-bare] [express-60s-bare] [flask-10s]
 #                                [flask-10s-counter] [flask-60s] [flask-10s-bare]
 #                                [governor-10s] [governor-10s-fields]
 #
@@ -121,6 +121,7 @@ for c in "${CASES[@]}"; do
     express-1s) run_case "express-rate-limit, 10 per 1 s" start_express 1000 10 -- http://127.0.0.1:8082/ 600 ;;
     express-10s) run_case "express-rate-limit, 100 per 10 s" start_express 10000 100 -- http://127.0.0.1:8082/ 600 ;;
     express-60s) run_case "express-rate-limit, 600 per 60 s" start_express 60000 600 -- http://127.0.0.1:8082/ 600 ;;
+    express-1s-bare) run_case "express-rate-limit, 10 per 1 s, no fields" start_express 1000 10 none -- http://127.0.0.1:8082/ 600 ;;
     express-10s-bare) run_case "express-rate-limit, 100 per 10 s, no fields" start_express 10000 100 none -- http://127.0.0.1:8082/ 600 ;;
     express-60s-bare) run_case "express-rate-limit, 600 per 60 s, no fields" start_express 60000 600 none -- http://127.0.0.1:8082/ 600 ;;
     flask-10s) run_case "Flask-Limiter, 100 per 10 s, moving window" start_flask 10 100 moving-window -- http://127.0.0.1:8084/ 600 ;;
@@ -129,6 +130,6 @@ for c in "${CASES[@]}"; do
     governor-10s) run_case "tower_governor (GCRA), 100 per 10 s, a burst of 100" start_governor 10 100 -- http://127.0.0.1:8085/ 600 ;;
     governor-10s-fields) run_case "tower_governor (GCRA), 100 per 10 s, its fields" start_governor 10 100 headers -- http://127.0.0.1:8085/ 600 ;;
     flask-10s-bare) run_case "Flask-Limiter, 100 per 10 s, moving window, no fields" start_flask 10 100 moving-window none -- http://127.0.0.1:8084/ 600 ;;
-    *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-10s-bare, express-60s-bare, flask-10s, flask-10s-counter, flask-60s or flask-10s-bare" >&2; exit 2 ;;
+    *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-1s-bare, express-10s-bare, express-60s-bare, flask-10s, flask-10s-counter, flask-60s or flask-10s-bare" >&2; exit 2 ;;
   esac
 done

@@ -161,7 +161,7 @@ pub struct RunMetrics {
     pub unfinished: u64,
     /// How evenly the instances that ran the whole run shared what was accepted: the units
     /// accepted from the one that got the fewest over those of the one that got the most (1: an
-    /// even split). `None` with fewer than two such instances, and in a live run.
+    /// even split). `None` with fewer than two such instances.
     pub evenness: Option<f64>,
 }
 

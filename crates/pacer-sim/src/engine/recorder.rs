@@ -16,8 +16,7 @@ pub(crate) struct Recorder {
     rejected: u64,
     gave_up: u64,
     attempts: u64,
-    /// The units accepted from each instance, by its index (the simulator's runs; a live run
-    /// does not tell its instances apart here).
+    /// The units accepted from each instance, by its index.
     per_instance: Vec<u64>,
 }
 

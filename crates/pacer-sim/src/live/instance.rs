@@ -33,10 +33,11 @@ pub(crate) struct Instance {
 }
 
 impl Instance {
-    /// An instance that starts at story time `start`, with Pacer's middleware configured by
+    /// Instance `index`, which starts at story time `start`, with Pacer's middleware configured by
     /// `config` (real-time settings, `InstanceCount` set) or, for `none`, without.
     pub(crate) fn new(
         ctx: &Arc<RunContext>,
+        index: u32,
         config: Option<LimiterConfig>,
         max_attempts: u32,
         start: Duration,
@@ -62,7 +63,7 @@ impl Instance {
             builder = builder.with(middleware.clone());
             pacer = Some(middleware);
         }
-        let client = builder.with(Probe(Arc::clone(ctx))).build();
+        let client = builder.with(Probe(Arc::clone(ctx), index)).build();
         Ok(Instance {
             client,
             pacer,

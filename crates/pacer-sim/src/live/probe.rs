@@ -51,9 +51,9 @@ impl Trace {
     }
 }
 
-/// The recording middleware of one run.
+/// The recording middleware of one instance (its index) of a run.
 #[derive(Debug, Clone)]
-pub(crate) struct Probe(pub(crate) Arc<RunContext>);
+pub(crate) struct Probe(pub(crate) Arc<RunContext>, pub(crate) u32);
 
 #[async_trait::async_trait]
 impl Middleware for Probe {
@@ -83,7 +83,7 @@ impl Middleware for Probe {
             if status == StatusCode::TOO_MANY_REQUESTS {
                 ctx.record(|r| r.throttled(at));
             } else if status.is_success() {
-                ctx.record(|r| r.accepted(at, units));
+                ctx.record(|r| r.accepted(at, self.1, units));
             }
         }
         result

@@ -59,10 +59,10 @@ impl LiveRecorder {
         }
     }
 
-    /// The server accepted `units` of an attempt sent at `at`.
-    pub(crate) fn accepted(&mut self, at: Duration, units: u64) {
+    /// The server accepted `units` of an attempt that `instance` sent at `at`.
+    pub(crate) fn accepted(&mut self, at: Duration, instance: u32, units: u64) {
         if let Some(t) = self.counted(at) {
-            self.counts.accepted(units, t);
+            self.counts.accepted_from(instance, units, t);
         }
     }
 
@@ -106,15 +106,17 @@ impl LiveRecorder {
         (self.errors, self.first_error.clone())
     }
 
-    /// The row, as `compare`'s recorder computes it; the share is NaN (printed `n/a`) when the
-    /// quota is unknown, and a request that ended in an error is not unfinished.
+    /// The row, as `compare`'s recorder computes it (`whole_run`: the instances that ran from
+    /// the start to the end); the share is NaN (printed `n/a`) when the quota is unknown, and a
+    /// request that ended in an error is not unfinished.
     pub(crate) fn finish(
         self,
         requests: u64,
         minutes: u32,
         drop: Option<QuotaDrop>,
+        whole_run: &[u32],
     ) -> (RunMetrics, Series) {
-        let (mut metrics, series) = self.counts.finish(requests, minutes, drop, &[]);
+        let (mut metrics, series) = self.counts.finish(requests, minutes, drop, whole_run);
         if !self.quota_known {
             metrics.share = f64::NAN;
         }
@@ -135,18 +137,18 @@ mod tests {
     fn counts_only_what_happens_before_the_end() {
         let mut r = LiveRecorder::new(120, true);
         r.sent(s(1.5), s(0.0));
-        r.accepted(s(1.5), 2);
+        r.accepted(s(1.5), 0, 2);
         r.sent(s(2.0), s(3.0));
         r.throttled(s(2.0));
         r.ended(s(2.1), Outcome::GaveUp);
         r.ended(s(1.6), Outcome::Succeeded);
         r.sent(s(120.0), s(9.0));
-        r.accepted(s(120.0), 5);
+        r.accepted(s(120.0), 1, 5);
         r.ended(s(120.5), Outcome::Succeeded);
         for second in 0..120 {
             r.sample(second, Some(100.0), 10.0);
         }
-        let (m, series) = r.finish(5, 2, None);
+        let (m, series) = r.finish(5, 2, None, &[0, 1]);
         assert_eq!((m.attempts, m.accepted_units, m.throttled), (2, 2, 1));
         assert_eq!((m.succeeded, m.gave_up, m.unfinished), (1, 1, 3));
         assert_eq!(m.throughput, 1.0);
@@ -154,12 +156,14 @@ mod tests {
         assert_eq!(m.p95_wait_s, 3.0);
         assert_eq!(series.accepted[1], 2);
         assert_eq!(series.throttled[2], 1);
+        // Instance 1's units came after the end: it got none of what was counted.
+        assert_eq!(m.evenness, Some(0.0));
     }
 
     #[test]
     fn an_unknown_quota_has_no_share() {
         let r = LiveRecorder::new(60, false);
-        let (m, _) = r.finish(0, 1, None);
+        let (m, _) = r.finish(0, 1, None, &[]);
         assert!(m.share.is_nan());
     }
 }

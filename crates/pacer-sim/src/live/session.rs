@@ -216,6 +216,12 @@ impl LiveSession {
         tasks.shutdown().await;
         let _ = sampler.await;
         show(progress.done());
+        // The instances there from the start (a live story's instances only join).
+        let whole_run: Vec<u32> = (0u32..)
+            .zip(instances.iter())
+            .filter(|(_, i)| i.start.is_zero())
+            .map(|(n, _)| n)
+            .collect();
         drop(instances);
         let wall = clock.now() - wall_start;
         let recorder = ctx.take_recorder();
@@ -224,6 +230,7 @@ impl LiveSession {
             arrivals.requests.len() as u64,
             self.sim.minutes,
             self.story.quota_drop(),
+            &whole_run,
         );
         self.rows.push(Row {
             story: self.story.name.to_owned(),
@@ -272,6 +279,7 @@ impl LiveSession {
             };
             instances.push(Instance::new(
                 ctx,
+                i,
                 config,
                 self.sim.max_attempts.get(),
                 start,
