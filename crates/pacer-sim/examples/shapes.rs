@@ -16,7 +16,9 @@
 //! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5,
 //! `-- --story cold-start` another story than the free run, and `-- --forward 0.5` puts half of
 //! each round trip on the way to the server (the server decides a request 25 to 100 ms after it
-//! is sent, instead of at the send).
+//! is sent, instead of at the send). `-- --evenness` prints, instead of the share and the 429s,
+//! the median (and the lowest) evenness of each: the units the server accepted from the
+//! instance that got the fewest over those of the one that got the most.
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
@@ -70,6 +72,7 @@ fn main() {
     let forward: f64 = chosen(&args, "--forward", &["0"])[0]
         .parse()
         .unwrap_or_else(|_| panic!("--forward takes a share of the round trip, from 0 to 1"));
+    let evenness = args.iter().any(|a| a == "--evenness");
     let header: Vec<&str> = mode_names
         .iter()
         .map(|m| match m.as_str() {
@@ -83,8 +86,8 @@ fn main() {
     println!("|---|---:|{}", "---:|".repeat(header.len()));
     for shape in &shapes {
         for &window in &windows {
-            // Per mode: (shares in %, 429s), one per seed.
-            let mut runs = vec![(Vec::new(), Vec::new()); modes.len()];
+            // Per mode: (shares in %, 429s, evenness), one per seed.
+            let mut runs = vec![(Vec::new(), Vec::new(), Vec::new()); modes.len()];
             for seed in SEEDS {
                 let options = SimOptions {
                     seed,
@@ -100,11 +103,19 @@ fn main() {
                 for (m, row) in c.rows.iter().enumerate() {
                     runs[m].0.push(row.metrics.share * 100.0);
                     runs[m].1.push(row.metrics.throttled as f64);
+                    runs[m].2.push(row.metrics.evenness.expect("two instances"));
                 }
             }
             let cells: Vec<String> = runs
                 .into_iter()
-                .map(|(share, throttled)| format!("{:.1} % / {}", median(share), median(throttled)))
+                .map(|(share, throttled, even)| {
+                    if evenness {
+                        let lowest = even.iter().copied().fold(f64::INFINITY, f64::min);
+                        format!("{:.2} ({lowest:.2})", median(even))
+                    } else {
+                        format!("{:.1} % / {}", median(share), median(throttled))
+                    }
+                })
                 .collect();
             println!("| {shape} | {window} s | {} |", cells.join(" | "));
         }
