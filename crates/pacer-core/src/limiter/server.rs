@@ -141,11 +141,7 @@ impl LimiterCore {
             responses: 0,
             handover: policy,
         });
-        let through = if stop {
-            self.pace_through_stop(&quota, now)
-        } else {
-            None
-        };
+        let through = self.pace_through_stop(&quota, now);
         let target = if let Some(pace) = through {
             pace
         } else if stop {
@@ -242,7 +238,8 @@ impl LimiterCore {
     }
 
     /// Nothing left in a short window that this process paces evenly, with a reset of a second
-    /// or less: the short window's pace, and no hold (`None`: hold until the reset).
+    /// or less: the short window's pace, and no hold (`None`: something is left, or hold until
+    /// the reset).
     ///
     /// At the even pace the window is never full as the requests leave; it is full as they
     /// arrive when their ways to the server bunch them, and then a unit leaves it within a pace
@@ -257,7 +254,7 @@ impl LimiterCore {
     fn pace_through_stop(&mut self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
         let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
         let age = now.saturating_duration_since(self.control.created_at());
-        if age < window || quota.reset_after > THROUGH_STOP_RESET {
+        if quota.remaining > 0 || age < window || quota.reset_after > THROUGH_STOP_RESET {
             return None;
         }
         self.short_window_pace(quota, now)

@@ -61,51 +61,33 @@ fn a_throttle_of_a_request_whose_whole_window_was_sent_after_the_cut_cuts_again(
 #[test]
 fn in_the_first_windows_of_several_processes_a_refusal_is_ours_a_window_later() {
     let w = Duration::from_secs(1);
-    // `processes`; our first cut at 5 s (a cold start: every process climbing), the next
-    // refusal at 7 s.
-    let cold = |processes, sent_ms| {
+    // Among `processes`, our cut at `cut` ms, then a refusal (with a `Retry-After` of a window,
+    // or `bare`) 2 s later of a request sent at `sent` ms: does it cut again?
+    let again = |processes, bare: bool, cut: u64, sent: u64| {
+        let retry_after = (!bare).then_some(w);
         let mut c = controller(w);
-        let mut cx = context(5_000, 3000.0, 0, w);
+        let mut cx = context(cut, 3000.0, 0, w);
         cx.instance_count = processes;
-        cx.retry_after = Some(w);
+        cx.retry_after = retry_after;
         let _ = Controller::on_throttled(&mut c, &cx);
-        let mut cx = context(7_000, 2000.0, 5_000, w);
+        let mut cx = context(cut + 2_000, 2000.0, cut, w);
         cx.instance_count = processes;
-        cx.retry_after = Some(w);
-        c.cuts_again(&cx, at(sent_ms))
+        cx.retry_after = retry_after;
+        c.cuts_again(&cx, at(sent))
     };
-    // Sent 1.5 windows after the cut: another process may still be climbing.
-    assert!(!cold(2, 6_500));
-    assert!(!cold(4, 6_500));
+    // A first cut at 5 s (a cold start: every process climbing). Sent 1.5 windows after it:
+    // another process may still be climbing.
+    assert!(!again(2, false, 5_000, 6_500));
+    assert!(!again(4, false, 5_000, 6_500));
     // Two windows after it: the others met their throttles, and the refusal is ours.
-    assert!(cold(2, 7_000));
-    assert!(cold(4, 7_000));
+    assert!(again(2, false, 5_000, 7_000));
+    assert!(again(4, false, 5_000, 7_000));
     // A bare refusal (no `Retry-After`) is ours a window later, as before.
-    let mut c = controller(w);
-    let mut cx = context(5_000, 3000.0, 0, w);
-    cx.instance_count = 2;
-    let _ = Controller::on_throttled(&mut c, &cx);
-    let mut cx = context(7_000, 2000.0, 5_000, w);
-    cx.instance_count = 2;
-    assert!(c.cuts_again(&cx, at(6_500)));
+    assert!(again(2, true, 5_000, 6_500));
     // One process: a window is enough.
-    let mut c = controller(w);
-    let mut cx = context(5_000, 3000.0, 0, w);
-    cx.retry_after = Some(w);
-    let _ = Controller::on_throttled(&mut c, &cx);
-    let mut cx = context(7_000, 2000.0, 5_000, w);
-    cx.retry_after = Some(w);
-    assert!(c.cuts_again(&cx, at(6_500)));
+    assert!(again(1, false, 5_000, 6_500));
     // Past the first ten windows, two processes are back to one window.
-    let mut c = controller(w);
-    let mut cx = context(30_000, 3000.0, 0, w);
-    cx.instance_count = 2;
-    cx.retry_after = Some(w);
-    let _ = Controller::on_throttled(&mut c, &cx);
-    let mut cx = context(32_000, 2000.0, 30_000, w);
-    cx.instance_count = 2;
-    cx.retry_after = Some(w);
-    assert!(c.cuts_again(&cx, at(31_500)));
+    assert!(again(2, false, 30_000, 31_500));
 }
 
 #[test]
