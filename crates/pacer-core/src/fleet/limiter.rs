@@ -84,6 +84,15 @@ impl BuiltIn {
             _ => None,
         }
     }
+
+    /// The window the controller counts accepted units over: the Pacer controller's (the one it
+    /// learnt, or `QuotaWindow`); the others count none, and `QuotaWindow` stands for theirs.
+    fn counting_window(&self, options: &LimiterOptions) -> Duration {
+        match self {
+            BuiltIn::Pacer(c) => c.counting_window(),
+            _ => options.quota_window,
+        }
+    }
 }
 
 /// The fleet's limiter, on the store's clock: the rate of the whole budget (one controller for
@@ -106,7 +115,16 @@ pub(crate) struct FleetLimiter {
     light_members: u32,
     /// When the last tick ran (the store's clock).
     ticked_at: Option<Timestamp>,
+    /// When the controller last counted the members' accepted units (the store's clock): the
+    /// units of the next count were accepted since. (A state written before it was kept reads
+    /// as none: that count goes in at once, as all did then.)
+    #[serde(default)]
+    counted_at: Option<Timestamp>,
 }
+
+/// The steps a count of accepted units is spread in over a window ([`FleetLimiter::count`]): the
+/// slots of the controller's meter.
+const SPREAD_STEPS: u32 = 60;
 
 /// A member whose demand is below an even share takes its demand and this much more, so that it
 /// has room to show a growing demand; the rest of the fleet's rate goes to the others, evenly.
@@ -131,6 +149,7 @@ impl FleetLimiter {
             light: 0.0,
             light_members: 0,
             ticked_at: None,
+            counted_at: None,
         }
     }
 
@@ -202,6 +221,11 @@ impl FleetLimiter {
         self.controller.estimate()
     }
 
+    /// The window the controller counts accepted units over (see [`BuiltIn::counting_window`]).
+    pub(crate) fn counting_window(&self, options: &LimiterOptions) -> Duration {
+        self.controller.counting_window(options)
+    }
+
     fn context(&self, options: &LimiterOptions, now: Timestamp) -> ControllerContext {
         let bounds = (
             self.rate,
@@ -249,15 +273,50 @@ impl FleetLimiter {
         changed
     }
 
-    /// The controller counts `units` the members reported accepted, at `now`.
-    pub(crate) fn count(&mut self, units: f64, now: Timestamp) {
-        if units >= 1.0 {
+    /// The controller counts `units` the members reported accepted since the last count, at
+    /// `now`. They were accepted over that span, not at `now`: counted as one lump at each
+    /// commit, a window of a second held four periods' units or five, by where the commits fell,
+    /// and its estimate was a quarter off either way. So they are spread over the span (at most
+    /// a window back) in steps of the controller's slot, a sixtieth of the window it counts
+    /// over; a span of one slot or less (a period's, at the default `Period`, in any window of
+    /// 30 s or more) takes them in one step at `now`, as before.
+    pub(crate) fn count(&mut self, units: f64, options: &LimiterOptions, now: Timestamp) {
+        let from = self.counted_at.filter(|&at| at < now);
+        self.counted_at = Some(self.counted_at.map_or(now, |at| at.max(now)));
+        if units < 1.0 {
+            return;
+        }
+        let window = self.controller.counting_window(options);
+        let span = from.map_or(Duration::ZERO, |from| (now - from).min(window));
+        let slot = window / SPREAD_STEPS;
+        let steps = if slot.is_zero() {
+            1
+        } else {
+            span.as_nanos()
+                .div_ceil(slot.as_nanos())
+                .clamp(1, u128::from(SPREAD_STEPS)) as u32
+        };
+        let total = units.round();
+        let mut counted = 0.0;
+        for step in 1..=steps {
+            let upto = (total * f64::from(step) / f64::from(steps)).round();
+            let piece = upto - counted;
+            if piece < 1.0 {
+                continue;
+            }
+            counted = upto;
+            // The last step is `now` itself (not a sum that rounding moved off it).
+            let at = if step == steps {
+                now
+            } else {
+                now.saturating_sub(span.mul_f64(f64::from(steps - step) / f64::from(steps)))
+            };
             let accepted = Feedback {
-                units: units.round() as u64,
-                sent_at: now,
+                units: piece as u64,
+                sent_at: at,
                 signal: Signal::Success,
             };
-            self.controller.get().on_response(&accepted, now);
+            self.controller.get().on_response(&accepted, at);
         }
     }
 
@@ -306,10 +365,18 @@ impl FleetLimiter {
             self.rate = rate;
             changed = true;
         }
-        if self
+        // As a limiter of one process cuts: once per `DecreaseCooldown`, or again within it when
+        // the controller says the cut fell short (a window shorter than the cooldown that still
+        // refuses a request sent after the cut; a bucket's run of bare throttles).
+        let cuts = self
             .control
             .may_cut(sent_at, now, options.decrease_cooldown)
-        {
+            || (self.control.sent_after_cut(sent_at) && {
+                let mut cx = self.context(options, now);
+                cx.retry_after = retry_after;
+                self.controller.get().cuts_again(&cx, sent_at)
+            });
+        if cuts {
             let mut cx = self.context(options, now);
             cx.retry_after = retry_after;
             let proposed = self.controller.get().on_throttled(&cx);
@@ -368,7 +435,7 @@ mod tests {
     fn a_throttle_cuts_once_per_cooldown_and_never_for_a_request_sent_before_the_cut() {
         let o = options();
         let mut f = FleetLimiter::new(&o, at(0));
-        f.count(1_500.0, at(60));
+        f.count(1_500.0, &o, at(60));
         let busy = Totals {
             measured: 2_000.0,
             queued: 10.0,
@@ -389,6 +456,101 @@ mod tests {
         // Within the cooldown, not even a request sent after it.
         f.throttle(&o, at(62), None, BarePause::Take, at(63));
         assert_eq!(f.decreases(), 1);
+    }
+
+    /// A window of a second, with the Pacer controller.
+    fn second() -> LimiterOptions {
+        LimiterOptions {
+            quota_window: Duration::from_secs(1),
+            ..options()
+        }
+    }
+
+    fn ms(ms: u64) -> Timestamp {
+        Timestamp::ZERO + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn units_counted_at_a_commit_are_spread_over_the_span_they_were_accepted_in() {
+        let o = second();
+        let mut f = FleetLimiter::new(&o, ms(0));
+        // 200 units a second (12,000 a minute), reported every 250 ms ...
+        for t in (250..=9_000).step_by(250) {
+            f.count(50.0, &o, ms(t));
+        }
+        // ... then one commit late and one early: the window of the second before the throttle
+        // holds five commits, 250 units counted as lumps at their commits.
+        for (t, units) in [
+            (9_300, 60.0),
+            (9_500, 40.0),
+            (9_750, 50.0),
+            (10_000, 50.0),
+            (10_250, 50.0),
+        ] {
+            f.count(units, &o, ms(t));
+        }
+        f.throttle(
+            &o,
+            ms(10_250),
+            Some(Duration::from_secs(1)),
+            BarePause::Take,
+            ms(10_260),
+        );
+        let (estimate, _) = f.estimate().expect("an estimate");
+        assert!(
+            (estimate - 12_000.0).abs() <= 12_000.0 * 0.03,
+            "{estimate}: the lumps would say 15,000"
+        );
+        // A window of a minute counts a period's units at once, as before: one step of its
+        // meter is a second.
+        let o = options();
+        let mut f = FleetLimiter::new(&o, ms(0));
+        f.count(50.0, &o, ms(250));
+        f.count(50.0, &o, ms(500));
+        let mut lump = FleetLimiter::new(&o, ms(0));
+        lump.count(100.0, &o, ms(500));
+        f.throttle(&o, ms(500), None, BarePause::Take, ms(600));
+        lump.throttle(&o, ms(500), None, BarePause::Take, ms(600));
+        assert_eq!(f.estimate(), lump.estimate());
+    }
+
+    #[test]
+    fn a_cut_that_fell_short_in_a_short_window_cuts_again_as_one_process_would() {
+        let o = second();
+        let mut f = FleetLimiter::new(&o, ms(0));
+        let mut alone = crate::LimiterCore::new(o.clone(), ms(0)).expect("valid options");
+        for t in (250..=10_000).step_by(250) {
+            f.count(50.0, &o, ms(t));
+            for _ in 0..50 {
+                let _ = alone.on_response(
+                    Feedback {
+                        units: 1,
+                        sent_at: ms(t),
+                        signal: Signal::Success,
+                    },
+                    ms(t),
+                );
+            }
+        }
+        let ra = Some(Duration::from_secs(1));
+        let throttled = |sent: u64| Feedback {
+            units: 1,
+            sent_at: ms(sent),
+            signal: Signal::Throttled { retry_after: ra },
+        };
+        // The first throttle cuts; one for a request sent before that cut does not.
+        assert!(f.throttle(&o, ms(9_990), ra, BarePause::Take, ms(10_000)));
+        assert_eq!(f.decreases(), 1);
+        f.throttle(&o, ms(9_995), ra, BarePause::Take, ms(10_500));
+        assert_eq!(f.decreases(), 1);
+        // Sent a window after the cut and refused still, within `DecreaseCooldown` (5 s): the
+        // cut fell short, and the fleet cuts again, as the limiter of one process does.
+        f.throttle(&o, ms(11_100), ra, BarePause::Take, ms(11_200));
+        assert_eq!(f.decreases(), 2);
+        let _ = alone.on_response(throttled(9_990), ms(10_000));
+        let _ = alone.on_response(throttled(9_995), ms(10_500));
+        let _ = alone.on_response(throttled(11_100), ms(11_200));
+        assert_eq!(alone.snapshot(ms(11_200)).decreases, 2);
     }
 
     #[test]

@@ -18,6 +18,13 @@ pub enum FleetCall {
     Commit(CommitRequest),
 }
 
+/// A member syncs at least this many times in the window its fleet counts over
+/// ([`FleetMember::period`]).
+const PERIODS_PER_WINDOW: u32 = 10;
+
+/// The shortest period a short window brings a member's syncs down to.
+const LEAST_PERIOD: Duration = Duration::from_millis(50);
+
 /// A throttle one of this member's requests met, until the fleet's state has it.
 #[derive(Debug, Clone, Copy)]
 struct Throttle {
@@ -229,20 +236,21 @@ impl FleetMember {
         if now < self.next_sync && self.throttles.is_empty() {
             return None;
         }
+        let period = self.period();
         let mut request = SyncRequest::new(
             self.id.clone(),
             self.options.lease,
             self.fleet.as_ref().map_or(0, |(v, _)| *v),
         );
         request.gauges = Gauges {
-            demand: self.demand.sample(now, self.options.period),
+            demand: self.demand.sample(now, period),
             ..gauges
         };
         request.accepted = self.accepted;
-        request.claim = self.options.period;
+        request.claim = period;
         self.accepted_in_flight = std::mem::take(&mut self.accepted);
         self.in_flight = Some(now);
-        self.next_sync = now.saturating_add(self.options.period);
+        self.next_sync = now.saturating_add(period);
         Some(FleetCall::Sync(request))
     }
 
@@ -410,6 +418,24 @@ impl FleetMember {
         Some((limit * part * f64::from(self.members.max(1)), firm))
     }
 
+    /// How often this member syncs, and the fleet's controller ticks: `Period`, or a tenth of
+    /// the window the fleet's controller counts over when that is shorter (a window it learnt,
+    /// or `QuotaWindow`), but not under 50 ms. A fleet that shares a window of a
+    /// second sees it ten times a window; at the default 250 ms it saw it four times, and the
+    /// few units of a quarter of a window decided each estimate.
+    #[must_use]
+    pub fn period(&self) -> Duration {
+        let window = self
+            .fleet
+            .as_ref()
+            .map_or(self.limiter.quota_window, |(_, f)| {
+                f.counting_window(&self.limiter)
+            });
+        self.options
+            .period
+            .min((window / PERIODS_PER_WINDOW).max(LEAST_PERIOD))
+    }
+
     /// How many cuts the fleet's controller made.
     #[must_use]
     pub fn decreases(&self) -> u64 {
@@ -437,10 +463,11 @@ impl FleetMember {
 
     /// Applies the pending tick and throttles to the state held, and asks to write it.
     fn commit(&mut self, server_now: Timestamp) -> Option<FleetCall> {
+        let period = self.period();
         let (version, fleet) = self.fleet.as_mut()?;
         let mut request = CommitRequest::new(self.id.clone(), *version, Vec::new());
         // The units accepted so far first: a throttle's estimate counts them.
-        fleet.count(self.pending.accepted, server_now);
+        fleet.count(self.pending.accepted, &self.limiter, server_now);
         request.accepted = self.pending.accepted;
         if let Some((tick, at)) = &self.pending.tick {
             let totals = Totals {
@@ -451,7 +478,7 @@ impl FleetMember {
                 members: tick.gauges.len() as u32,
             };
             fleet.tick(&self.limiter, &totals, self.options.lease, server_now);
-            request.next_tick = Some(at.saturating_add(self.options.period));
+            request.next_tick = Some(at.saturating_add(period));
         }
         for t in &self.pending.throttles {
             let sent_at = Timestamp::from_nanos(

@@ -10,7 +10,10 @@ use std::time::Duration;
 pub struct FleetOptions {
     /// How often each member syncs (renews its lease, reports, reads the fleet's rate), and how
     /// often the fleet's controller ticks. Default 250 ms: a cut one member commits reaches the
-    /// others within it. A member also syncs at once when one of its requests is throttled.
+    /// others within it. A member also syncs at once when one of its requests is throttled. A
+    /// fleet whose window is short syncs more often: every tenth of the window its controller
+    /// counts over when that is shorter than `period`, but not under 50 ms
+    /// ([`FleetMember::period`](crate::FleetMember::period)).
     pub period: Duration,
     /// How long a member counts as alive without a sync: one that stops is gone from the
     /// count this long after its last sync. Default 3 s; at least twice `period`.

@@ -59,7 +59,7 @@ impl PacerController {
     }
 
     /// The window it counts over: the one it learnt, or `QuotaWindow`.
-    pub(super) fn counting_window(&self) -> Duration {
+    pub(crate) fn counting_window(&self) -> Duration {
         self.learnt
             .as_ref()
             .map_or_else(|| self.counts.quota_window(), |l| l.window)

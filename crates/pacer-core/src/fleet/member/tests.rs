@@ -195,3 +195,38 @@ fn a_store_that_lost_the_state_gets_the_member_s_back() {
     );
     assert_eq!(b.decreases(), 1);
 }
+
+#[test]
+fn a_member_syncs_ten_times_in_a_short_window_and_at_period_in_a_long_one() {
+    let with_window = |ms: u64| {
+        let limiter = LimiterOptions {
+            quota_window: Duration::from_millis(ms),
+            ..options()
+        };
+        FleetMember::new(KEY, "a", FleetOptions::default(), limiter, at(0))
+    };
+    // Before the fleet's state is read, the limiter's own `QuotaWindow` says.
+    assert_eq!(with_window(60_000).period(), Duration::from_millis(250));
+    assert_eq!(with_window(2_500).period(), Duration::from_millis(250));
+    assert_eq!(with_window(1_000).period(), Duration::from_millis(100));
+    assert_eq!(
+        with_window(200).period(),
+        Duration::from_millis(50),
+        "at least 50 ms"
+    );
+    // Syncs come a period apart, and the store hands out the tick as often.
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let mut a = with_window(1_000);
+    exchange(&mut a, &store, at(0));
+    assert_eq!(a.next_poll_at(), at(100));
+    assert!(a.poll(Gauges::default(), at(99)).is_none());
+    exchange(&mut a, &store, at(100));
+    assert_eq!(a.next_poll_at(), at(200));
+    // A `Period` shorter than a tenth of the window stays.
+    let short = FleetOptions {
+        period: Duration::from_millis(20),
+        ..FleetOptions::default()
+    };
+    let b = FleetMember::new(KEY, "b", short, options(), at(0));
+    assert_eq!(b.period(), Duration::from_millis(20));
+}
