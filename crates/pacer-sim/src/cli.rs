@@ -56,7 +56,7 @@ pub struct CompareArgs {
     pub story: String,
     /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers; or, named
     /// only, default, aimd-600, fleet (the instances share one learned rate through a store),
-    /// graphql (the API's numbers in a GraphQL cost body, as Shopify's GraphQL API sends them).
+    /// fleet-default (the same with the library's defaults), graphql (the API's numbers in a GraphQL cost body, as Shopify's GraphQL API sends them).
     /// Default: the first six.
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
     pub modes: Vec<String>,

@@ -266,14 +266,15 @@ pub struct PacerController {
     counts: StateCounts,
     /// As a [`Controller`]: a server's window shorter than `QuotaWindow`, learnt from a young
     /// throttle with a short `Retry-After`, or from the first success after a young throttle
-    /// without one, for the first `QuotaWindow` (not kept with a fleet's state).
-    #[serde(skip)]
+    /// without one, for the first `QuotaWindow`. Kept with a fleet's state, as the window's
+    /// ends below: a fleet that configured nothing meets a per-second quota as one process does.
+    #[serde(default)]
     learnt: Option<window::Learnt>,
     /// Whether it ever learnt one: a window is learnt once.
-    #[serde(skip)]
+    #[serde(default)]
     learnt_before: bool,
     /// As a [`Controller`]: the ends of the throttles' `Retry-After`s, which tell a fixed window.
-    #[serde(skip)]
+    #[serde(default)]
     boundaries: fixed::Boundaries,
 }
 

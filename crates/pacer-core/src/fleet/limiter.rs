@@ -120,6 +120,9 @@ pub(crate) struct FleetLimiter {
     /// as none: that count goes in at once, as all did then.)
     #[serde(default)]
     counted_at: Option<Timestamp>,
+    /// The units counted since the last tick: a tick with none is no success to learn from.
+    #[serde(default)]
+    counted_since_tick: f64,
 }
 
 /// The steps a count of accepted units is spread in over a window ([`FleetLimiter::count`]): the
@@ -150,6 +153,7 @@ impl FleetLimiter {
             light_members: 0,
             ticked_at: None,
             counted_at: None,
+            counted_since_tick: 0.0,
         }
     }
 
@@ -268,7 +272,12 @@ impl FleetLimiter {
             self.split(&totals.demands);
             return false;
         }
-        let changed = self.step(options, now);
+        // The controller hears of successes at the tick; a tick with no unit accepted since the
+        // last one brings none (a process alone hears nothing then either). After a young
+        // throttle without `Retry-After` the first success says the server's window is shorter
+        // than `QuotaWindow`: a tick while the server still refuses everything is not one.
+        let counted = std::mem::take(&mut self.counted_since_tick);
+        let changed = counted >= 1.0 && self.step(options, now);
         self.split(&totals.demands);
         changed
     }
@@ -286,6 +295,7 @@ impl FleetLimiter {
         if units < 1.0 {
             return;
         }
+        self.counted_since_tick += units;
         let window = self.controller.counting_window(options);
         let span = from.map_or(Duration::ZERO, |from| (now - from).min(window));
         let slot = window / SPREAD_STEPS;
@@ -551,6 +561,68 @@ mod tests {
         let _ = alone.on_response(throttled(9_995), ms(10_500));
         let _ = alone.on_response(throttled(11_100), ms(11_200));
         assert_eq!(alone.snapshot(ms(11_200)).decreases, 2);
+    }
+
+    /// What the store does to the state between two members: written, read back, adopted.
+    fn through_the_store(f: &FleetLimiter, o: &LimiterOptions, now: Timestamp) -> FleetLimiter {
+        let stored = serde_json::to_vec(f).expect("a fleet's state serializes");
+        let mut back: FleetLimiter = serde_json::from_slice(&stored).expect("and reads back");
+        back.adopt(o, now);
+        back
+    }
+
+    #[test]
+    fn a_window_learnt_from_a_short_retry_after_is_kept_with_the_fleet_s_state() {
+        // Nothing configured: `QuotaWindow` a minute. A throttle at 8 s asking for 3 s says the
+        // server counts over 11 s at most, and the controller counts over that from then on,
+        // whichever member reads the state next.
+        let o = LimiterOptions::default();
+        let mut f = FleetLimiter::new(&o, ms(0));
+        for t in (250..=8_000).step_by(250) {
+            f.count(20.0, &o, ms(t));
+        }
+        f.throttle(
+            &o,
+            ms(8_000),
+            Some(Duration::from_secs(3)),
+            BarePause::Take,
+            ms(8_000),
+        );
+        assert_eq!(f.counting_window(&o), Duration::from_secs(11));
+        let back = through_the_store(&f, &o, ms(8_100));
+        assert_eq!(back.counting_window(&o), Duration::from_secs(11));
+    }
+
+    #[test]
+    fn a_tick_with_no_unit_accepted_is_no_success() {
+        // A throttle without `Retry-After` at 10 s, a minute's window: if a success comes 2 s
+        // after the cut, the server's window is shorter than a minute (its first units have
+        // left it). Ticks while the server still refuses everything bring no success: the window
+        // is learnt at the first tick after units were accepted again.
+        let o = LimiterOptions::default();
+        let mut f = FleetLimiter::new(&o, ms(0));
+        let busy = Totals {
+            measured: 3_000.0,
+            queued: 50.0,
+            waited: true,
+            members: 2,
+            ..Totals::default()
+        };
+        for t in (250..=10_000).step_by(250) {
+            f.count(20.0, &o, ms(t));
+            f.tick(&o, &busy, Duration::from_secs(3), ms(t));
+        }
+        f.throttle(&o, ms(10_000), None, BarePause::Take, ms(10_000));
+        for t in (12_250..=14_000).step_by(250) {
+            f.count(0.0, &o, ms(t));
+            f.tick(&o, &busy, Duration::from_secs(3), ms(t));
+            assert_eq!(f.counting_window(&o), Duration::from_secs(60), "at {t} ms");
+        }
+        f.count(5.0, &o, ms(14_250));
+        f.tick(&o, &busy, Duration::from_secs(3), ms(14_250));
+        assert_eq!(f.counting_window(&o), Duration::from_millis(14_250));
+        let back = through_the_store(&f, &o, ms(14_300));
+        assert_eq!(back.counting_window(&o), Duration::from_millis(14_250));
     }
 
     #[test]

@@ -5,7 +5,8 @@ use super::limiter::signal_of;
 use super::{Client, ClientSetup, LimiterClient, Mode, ModeError, Response};
 use pacer_core::{
     Acquired, Changes, CommitReply, ControllerKind, Feedback, FleetCall, FleetFollower, FleetLink,
-    FleetMember, FleetOptions, Gauges, LimiterCore, RejectReason, SyncReply, Ticket, Timestamp,
+    FleetMember, FleetOptions, Gauges, LimiterCore, LimiterOptions, RejectReason, SyncReply,
+    Ticket, Timestamp,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,6 +28,8 @@ pub enum StoreAnswer {
 pub struct FleetMode {
     name: String,
     options: FleetOptions,
+    /// The limiter options of its members, if not the run's (`InstanceCount` is the run's).
+    limiter: Option<LimiterOptions>,
 }
 
 impl Default for FleetMode {
@@ -34,6 +37,7 @@ impl Default for FleetMode {
         FleetMode {
             name: "fleet".to_owned(),
             options: FleetOptions::default(),
+            limiter: None,
         }
     }
 }
@@ -45,6 +49,18 @@ impl FleetMode {
         FleetMode {
             name: name.into(),
             options,
+            limiter: None,
+        }
+    }
+
+    /// `fleet-default`: a fleet whose members have the library's defaults (as `default`'s
+    /// limiters): nothing configured, `QuotaWindow` a minute, an unlimited start.
+    #[must_use]
+    pub fn library_defaults() -> Self {
+        FleetMode {
+            name: "fleet-default".to_owned(),
+            options: FleetOptions::default(),
+            limiter: Some(LimiterOptions::default()),
         }
     }
 }
@@ -55,7 +71,14 @@ impl Mode for FleetMode {
     }
 
     fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError> {
-        let mut options = setup.limiter.clone();
+        let mut options = match &self.limiter {
+            Some(own) => {
+                let mut o = own.clone();
+                o.instance_count = setup.limiter.instance_count;
+                o
+            }
+            None => setup.limiter.clone(),
+        };
         options.controller = ControllerKind::Pacer;
         let invalid = |message: String| ModeError::InvalidOptions {
             name: self.name.clone(),

@@ -4,8 +4,18 @@ use super::{FleetMode, HeadersMode, LimiterMode, Mode, ModeError, NoLimiter};
 use pacer_core::ControllerKind;
 
 /// Every mode name the command line knows, in table order.
-pub const MODE_NAMES: [&str; 10] = [
-    "none", "fixed", "aimd", "cubic", "pacer", "headers", "default", "aimd-600", "fleet", "graphql",
+pub const MODE_NAMES: [&str; 11] = [
+    "none",
+    "fixed",
+    "aimd",
+    "cubic",
+    "pacer",
+    "headers",
+    "default",
+    "aimd-600",
+    "fleet",
+    "fleet-default",
+    "graphql",
 ];
 
 /// The mode with this name (case-insensitive).
@@ -20,6 +30,7 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
         "default" => Ok(Box::new(LimiterMode::library_defaults())),
         "aimd-600" => Ok(Box::new(LimiterMode::aimd_600())),
         "fleet" => Ok(Box::new(FleetMode::default())),
+        "fleet-default" => Ok(Box::new(FleetMode::library_defaults())),
         "graphql" => Ok(Box::new(HeadersMode::graphql())),
         _ => Err(ModeError::Unknown {
             name: name.to_owned(),
@@ -31,10 +42,12 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
 /// unlimited start (`aimd-600`): named on the command line, or run by the sweep.
 pub const LIBRARY_DEFAULT_MODES: [&str; 2] = ["default", "aimd-600"];
 
-/// The modes a comparison runs only when named: the library's defaults, `fleet` (the
-/// instances sharing one controller through a store; `docs/fleet.md`) and `graphql` (the API's
-/// numbers in a GraphQL cost body; `docs/headers.md`).
-pub const NAMED_ONLY_MODES: [&str; 4] = ["default", "aimd-600", "fleet", "graphql"];
+/// The modes a comparison runs only when named: the library's defaults, `fleet` and
+/// `fleet-default` (the instances sharing one controller through a store, with the run's
+/// options or the library's defaults; `docs/fleet.md`) and `graphql` (the API's numbers in a
+/// GraphQL cost body; `docs/headers.md`).
+pub const NAMED_ONLY_MODES: [&str; 5] =
+    ["default", "aimd-600", "fleet", "fleet-default", "graphql"];
 
 /// The modes a comparison runs when none is named: every mode that is available, but those of
 /// [`NAMED_ONLY_MODES`].
@@ -54,7 +67,16 @@ mod tests {
     #[test]
     fn every_name_resolves_and_every_mode_runs_by_default() {
         for name in [
-            "none", "fixed", "aimd", "CUBIC", "Pacer", "headers", "default", "AIMD-600", "Fleet",
+            "none",
+            "fixed",
+            "aimd",
+            "CUBIC",
+            "Pacer",
+            "headers",
+            "default",
+            "AIMD-600",
+            "Fleet",
+            "Fleet-Default",
             "GraphQL",
         ] {
             assert_eq!(
@@ -67,7 +89,7 @@ mod tests {
         assert!(!mode_by_name("pacer").unwrap().wants_headers());
         assert_eq!(
             mode_by_name("vegas").unwrap_err().to_string(),
-            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600, fleet, graphql"
+            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600, fleet, fleet-default, graphql"
         );
         let names: Vec<_> = default_modes()
             .iter()

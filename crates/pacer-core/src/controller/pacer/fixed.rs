@@ -32,7 +32,7 @@ fn telling(retry_after: Option<Duration>, window: Duration) -> Option<Duration> 
 
 /// The ends of the throttles' `Retry-After`s, and how many in a row fell a whole number of
 /// windows after the one before.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
 pub(super) struct Boundaries {
     last: Option<Timestamp>,
     aligned: u8,

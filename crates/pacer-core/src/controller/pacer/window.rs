@@ -9,7 +9,7 @@ use crate::limiter::accepted::QuotaWindowMeter;
 use std::time::Duration;
 
 /// The server's window, learnt, and the units accepted over it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(super) struct Learnt {
     window: Duration,
     accepted: QuotaWindowMeter,
