@@ -279,6 +279,23 @@ fn a_fleet_keeps_a_window_of_a_second() {
     }
 }
 
+/// A fleet of two with the library's defaults (`QuotaWindow` a minute, an unlimited start)
+/// against short windows (one-unit requests, seed 42): its controller learns the server's
+/// window from the first throttles, and the window is kept with the fleet's state (it was
+/// dropped at every write: 70.2 %, 79.8 % and 90.2 %, with 22, 41 and 13 429s). Pinned.
+#[test]
+fn a_fleet_with_the_library_s_defaults_learns_a_short_window() {
+    for (shape, window, share, throttled) in [
+        ("sliding", 10, 0.9652, 14),
+        ("fixed", 10, 0.9766, 29),
+        ("token-bucket", 1, 0.9951, 21),
+    ] {
+        let m = &free_run(shape, window, Costs::One, &["fleet-default"])[0];
+        let what = format!("{shape}, {window} s: {:.4} / {} 429s", m.share, m.throttled);
+        assert_pinned(m, share, throttled, &what);
+    }
+}
+
 /// The library's defaults (`QuotaWindow` a minute, nothing configured) against windows of 1 and
 /// 10 s that send `Retry-After`: seed 42, 2 instances. The first throttle comes within seconds
 /// with a `Retry-After` of a second or two, which a window of a minute filled by our own units
