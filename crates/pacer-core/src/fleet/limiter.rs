@@ -594,6 +594,31 @@ mod tests {
     }
 
     #[test]
+    fn a_state_written_without_the_newer_fields_reads_as_before() {
+        // A member of an older version wrote the state (a rolling deploy): what it did not
+        // know is read as none, and the next count goes in at once, as all did then.
+        let o = second();
+        let mut f = FleetLimiter::new(&o, ms(0));
+        f.count(50.0, &o, ms(250));
+        let mut value = serde_json::to_value(&f).expect("serializes");
+        let fields = value.as_object_mut().expect("an object");
+        for key in ["counted_at", "counted_since_tick"] {
+            assert!(fields.remove(key).is_some(), "{key}");
+        }
+        let controller = fields["controller"]["Pacer"]
+            .as_object_mut()
+            .expect("the Pacer controller's state");
+        for key in ["learnt", "learnt_before", "boundaries"] {
+            assert!(controller.remove(key).is_some(), "{key}");
+        }
+        let mut back: FleetLimiter = serde_json::from_value(value).expect("reads");
+        back.adopt(&o, ms(300));
+        assert_eq!(back.counting_window(&o), Duration::from_secs(1));
+        back.count(50.0, &o, ms(500));
+        assert_eq!(back.rate(), f.rate());
+    }
+
+    #[test]
     fn a_tick_with_no_unit_accepted_is_no_success() {
         // A throttle without `Retry-After` at 10 s, a minute's window: if a success comes 2 s
         // after the cut, the server's window is shorter than a minute (its first units have
