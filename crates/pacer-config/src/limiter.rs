@@ -214,7 +214,8 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     (p.count() == before).then_some(s)
 }
 
-/// The adaptive options: every [`LimiterOptions`] field by its seed name.
+/// The adaptive options: every [`LimiterOptions`] field by the name the .NET adaptive limiter
+/// gives it.
 fn read_options(
     p: &mut Collector,
     t: &mut TableReader<'_>,
