@@ -95,6 +95,15 @@ pub trait Controller: Send + fmt::Debug + 'static {
         let _ = (cx, sent_at);
         false
     }
+
+    /// The window the server counts over, as far as the controller knows: `None` (the default)
+    /// when it knows no more than `QuotaWindow`. The
+    /// [`PacerController`](crate::PacerController) learns a shorter one from its first
+    /// throttles. The limiter pauses a throttle without any `Retry-After` for at most a quarter
+    /// of it (`PauseWithoutRetryAfter` is the longest such pause).
+    fn server_window(&self) -> Option<Duration> {
+        None
+    }
 }
 
 impl<C: Controller + ?Sized> Controller for Box<C> {
@@ -120,6 +129,10 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
 
     fn cuts_again(&mut self, cx: &ControllerContext, sent_at: Timestamp) -> bool {
         (**self).cuts_again(cx, sent_at)
+    }
+
+    fn server_window(&self) -> Option<Duration> {
+        (**self).server_window()
     }
 }
 

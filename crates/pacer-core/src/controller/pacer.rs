@@ -446,6 +446,10 @@ impl Controller for PacerController {
         let cx = &self.seen(cx);
         self.cut_fell_short(cx, sent_at)
     }
+
+    fn server_window(&self) -> Option<Duration> {
+        self.learnt_window()
+    }
 }
 
 impl RateController for PacerController {

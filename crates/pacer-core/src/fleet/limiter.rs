@@ -389,7 +389,8 @@ impl FleetLimiter {
             changed = true;
         }
         self.control.restart_increase_clock(now);
-        if let Some(pause) = options.throttle_pause(retry_after, bare) {
+        let window = self.counting_window(options);
+        if let Some(pause) = options.throttle_pause(retry_after, bare, window) {
             // A bare throttle while a stop is on only lengthens it (the members' requests sent
             // before it, refused one after another): the commit carries it, but is not urgent,
             // or every refusal of a burst would be published to every member.

@@ -114,7 +114,11 @@ impl LimiterCore {
             }
         }
         self.control.restart_increase_clock(now);
-        if let Some(pause) = self.options.throttle_pause(retry_after, bare) {
+        let window = self
+            .controller
+            .server_window()
+            .unwrap_or(self.options.quota_window);
+        if let Some(pause) = self.options.throttle_pause(retry_after, bare, window) {
             self.extend_pause(now + pause, now, changes);
         }
         if changes.rate.is_some() || changes.paused_until.is_some() {

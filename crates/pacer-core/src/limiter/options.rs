@@ -160,6 +160,11 @@ pub struct LimiterOptions {
     pub pause_without_retry_after: Duration,
 }
 
+/// The most of the server's window a throttle without any `Retry-After` pauses for: a server
+/// whose window is a second gives room back within it, and a pause of the whole second was a
+/// whole window (docs/limiter.md, "A throttle without `Retry-After`").
+pub(crate) const BARE_PAUSE_PER_WINDOW: f64 = 0.25;
+
 impl Default for LimiterOptions {
     fn default() -> Self {
         LimiterOptions {
@@ -251,19 +256,29 @@ impl LimiterOptions {
 
     /// How long a throttle holds its endpoint back: the server's `Retry-After` (at most
     /// `MaxRetryAfter`), or `PauseWithoutRetryAfter` when it sent none and `bare` says to take
-    /// it; `None` for no pause.
+    /// it; `None` for no pause. A throttle with no `Retry-After` at all pauses at most
+    /// [`BARE_PAUSE_PER_WINDOW`] of `window`, the window the server counts over as far as the
+    /// controller knows.
     pub(crate) fn throttle_pause(
         &self,
         retry_after: Option<Duration>,
         bare: BarePause,
+        window: Duration,
     ) -> Option<Duration> {
         // A `Retry-After` of 0 on a throttle says only that the wait is under a second: servers
         // round it down (tower_governor does), and resending at once meets the same refusal.
         match (retry_after.filter(|r| !r.is_zero()), bare) {
             (Some(r), _) => Some(r.min(self.max_retry_after)),
             (None, BarePause::Take) => {
-                Some(self.pause_without_retry_after.min(self.max_retry_after))
-                    .filter(|p| !p.is_zero())
+                // With no `Retry-After` at all, a server whose window is a second gives room
+                // back within it: a pause of the whole second is a whole window.
+                let pause = match retry_after {
+                    None => self
+                        .pause_without_retry_after
+                        .min(window.mul_f64(BARE_PAUSE_PER_WINDOW)),
+                    Some(_) => self.pause_without_retry_after,
+                };
+                Some(pause.min(self.max_retry_after)).filter(|p| !p.is_zero())
             }
             (None, BarePause::ServerSaidWhen) => None,
         }

@@ -260,9 +260,10 @@ fn a_cold_start_against_a_window_of_seconds_learns_it_from_the_first_success() {
 /// the server accepts again soon after, so the young count is scaled to the window. Seed 42, 2
 /// instances: at least 90 % of what the server admits, more than AIMD. Taken as the estimate
 /// unscaled, the young count held `default` at 50 % (20 seeds, median). With the window learnt
-/// from that success kept for the whole run this seed meets two 429s more than AIMD (19 against
-/// 17; 96.0 % with 8 when it was counted over only in the first minute); over 20 seeds the
-/// median is 98.0 % with 17 against AIMD's 94.1 % with 18 (docs/controllers.md).
+/// from that success kept for the whole run, and a bare throttle's pause a quarter of it, this
+/// seed meets four 429s more than AIMD (23 against 19; 19 against 17 with a pause of a second,
+/// 96.0 % with 8 when the window was counted over only in the first minute); over 20 seeds the
+/// median is 97.7 % with 16 against AIMD's 94.2 % with 18 (docs/controllers.md).
 #[test]
 fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
     let options = SimOptions {
@@ -279,5 +280,5 @@ fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
         aimd.share
     );
     assert!(default.share >= 0.90, "{}", default.share);
-    assert_pinned("default cold-start, 1 s bucket", &default, 0.9687, 19);
+    assert_pinned("default cold-start, 1 s bucket", &default, 0.9662, 23);
 }

@@ -58,6 +58,11 @@ impl PacerController {
         }
     }
 
+    /// The window it learnt, if any.
+    pub(super) fn learnt_window(&self) -> Option<Duration> {
+        self.learnt.as_ref().map(|l| l.window)
+    }
+
     /// The window it counts over: the one it learnt, or `QuotaWindow`.
     pub(crate) fn counting_window(&self) -> Duration {
         self.learnt

@@ -225,6 +225,60 @@ fn a_throttle_without_retry_after_pauses_for_pause_without_retry_after() {
     }
 }
 
+/// A controller that knows the server's window (as the Pacer controller does once it learnt one).
+#[derive(Debug)]
+struct KnowsTheWindow(Duration);
+
+impl Controller for KnowsTheWindow {
+    fn on_throttled(&mut self, cx: &ControllerContext) -> f64 {
+        cx.rate
+    }
+
+    fn on_success(&mut self, _: &ControllerContext) -> Option<f64> {
+        None
+    }
+
+    fn server_window(&self) -> Option<Duration> {
+        Some(self.0)
+    }
+}
+
+/// A throttle with no `Retry-After` pauses at most a quarter of the window the server counts
+/// over: `QuotaWindow`, or the one the controller knows. A `Retry-After: 0` (a wait under a
+/// second, rounded down) takes the whole `PauseWithoutRetryAfter` whatever the window.
+#[test]
+fn a_bare_throttle_pauses_at_most_a_quarter_of_the_server_s_window() {
+    for (quota_window, retry_after, until) in [
+        (1, None, ms(1250)),
+        (2, None, ms(1500)),
+        (4, None, secs(2)),
+        (60, None, secs(2)),
+        (1, Some(Duration::ZERO), secs(2)),
+    ] {
+        let quota_window = Duration::from_secs(quota_window);
+        let mut c = core(LimiterOptions {
+            quota_window,
+            ..options()
+        });
+        let changes = c.on_response(throttled(secs(0), retry_after), secs(1));
+        assert_eq!(
+            changes.paused_until,
+            Some(until),
+            "{quota_window:?} {retry_after:?}"
+        );
+    }
+    for (known, until) in [(1, ms(1250)), (10, secs(2))] {
+        let mut c = LimiterCore::with_controller(
+            options(),
+            Box::new(KnowsTheWindow(Duration::from_secs(known))),
+            Timestamp::ZERO,
+        )
+        .unwrap();
+        let changes = c.on_response(throttled(secs(0), None), secs(1));
+        assert_eq!(changes.paused_until, Some(until), "{known:?}");
+    }
+}
+
 #[test]
 fn the_controller_is_not_asked_on_a_success_during_a_pause() {
     let (mut c, seen) = Recorder {

@@ -152,11 +152,17 @@ fn the_first_success_after_a_young_bare_throttle_teaches_the_window() {
     let (mut c, cut) = young_bare_throttle();
     assert_eq!(cut, 60.0, "a young throttle: the minimum rate");
     assert_eq!(c.counting_window(), Duration::from_secs(60));
+    assert_eq!(Controller::server_window(&c), None, "nothing learnt");
     // A response 1 s after the cut is to a request sent before it: nothing learnt yet.
     accept(&mut c, 1, 5_000, 5_100);
     let _ = succeed(&mut c, 5_000, 4_000, 60.0);
     assert_eq!(c.counting_window(), Duration::from_secs(60));
     first_success_at_10_s(&mut c);
+    assert_eq!(
+        Controller::server_window(&c),
+        Some(Duration::from_secs(10)),
+        "the limiter is told the window learnt"
+    );
     // 50 a second again; at 30 s the window is full: its count is 500 units over 10 s, 3,000 a
     // minute, where the minute since the start holds 1,201 (the meter's slots of a sixtieth of
     // the window cut a little off).
@@ -204,4 +210,5 @@ fn a_bucket_s_leak_unlearns_a_window_learnt_from_a_success() {
     accept(&mut c, 2, 40_000, 42_000);
     let _ = throttle_after(&mut c, 42_000, 40_000, 3_000.0, None);
     assert_eq!(c.counting_window(), Duration::from_secs(60));
+    assert_eq!(Controller::server_window(&c), None);
 }
