@@ -9,10 +9,12 @@
 //!
 //! For each bucket shape (`--server`, default: the token and the leaky bucket) and window (1, 10
 //! and 60 s) it runs a story (`--story`, default `free-run`) with 2 instances on seeds 1 to 20,
-//! as the `shapes` example does, in the modes `pacer` and `aimd`, and AIMD again with its
-//! `IncreaseStep` doubled and quadrupled (240 and 480 units a minute): the steeper AIMD climbs,
-//! the more of the quota it takes and the more 429s it meets. Each cell is the median share of
-//! the quota / the median 429s (the medians of the 429s in the first minute and after it).
+//! as the `shapes` example does, in the modes `pacer` and `aimd`, the Pacer controller again
+//! with its `HoldMargin` at 4 and 6 % (1.5 % by default), and AIMD again with its `IncreaseStep`
+//! doubled and quadrupled (240 and 480 units a minute): the further under its estimate the
+//! Pacer controller holds, the less it takes; the steeper AIMD climbs, the more of the quota it
+//! takes; and either meets more 429s the more it takes. Each cell is the median share of the
+//! quota / the median 429s (the medians of the 429s in the first minute and after it).
 
 use pacer_core::ControllerKind;
 use pacer_sim::{LimiterMode, Mode, SimOptions, Story, compare, mode_by_name};
@@ -22,6 +24,9 @@ const WINDOWS: [u64; 3] = [1, 10, 60];
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=20;
 /// AIMD's increase steps beside its default (120 units a minute).
 const STEPS: [f64; 2] = [240.0, 480.0];
+/// The Pacer controller's `HoldMargin`s beside its default (1.5 %): the further under its
+/// estimate it holds, the less of the quota it takes and the fewer 429s it meets.
+const HOLD_MARGINS: [f64; 2] = [0.04, 0.06];
 
 /// The median of `values`: the mean of the two middle ones for an even count.
 fn median(mut values: Vec<f64>) -> f64 {
@@ -54,6 +59,15 @@ fn main() {
         .iter()
         .map(|n| mode_by_name(n).expect("a built-in mode"))
         .collect();
+    for margin in HOLD_MARGINS {
+        modes.push(Box::new(LimiterMode::adjusted(
+            format!("Pacer controller, hold {:.0} %", margin * 100.0),
+            move |o| {
+                o.controller = ControllerKind::Pacer;
+                o.pacer.hold_margin = margin;
+            },
+        )));
+    }
     for step in STEPS {
         modes.push(Box::new(LimiterMode::adjusted(
             format!("AIMD, step {step}"),
