@@ -19,7 +19,9 @@ impl LimiterCore {
     ///   is the first throttle, or the request was sent after the last cut and either
     ///   `DecreaseCooldown` has passed since it or the controller says the cut fell short
     ///   ([`Controller::cuts_again`](crate::Controller::cuts_again)); pauses for `Retry-After`
-    ///   (at most `MaxRetryAfter`), or for `PauseWithoutRetryAfter` when the server sent none.
+    ///   (at most `MaxRetryAfter`), or for `PauseWithoutRetryAfter` when the server sent none
+    ///   (with no `Retry-After` at all, for at most a quarter of the server's window:
+    ///   `QuotaWindow`, or [`Controller::server_window`](crate::Controller::server_window)).
     ///   Waiting requests that can no longer make their deadline are refused.
     /// - **Neutral**: nothing more.
     ///

@@ -151,7 +151,11 @@ pub struct LimiterOptions {
     /// 429 or 503, one whose `Retry-After` could not be read, or a `Retry-After: 0`, which says
     /// only that the wait is under a second, rounded down) holds every request of its endpoint
     /// back, as a `Retry-After` of that length would. Default 1 s (the first wait of
-    /// the usual retry loops); 0 sends on at once at the cut rate. Capped by `MaxRetryAfter`.
+    /// the usual retry loops); 0 sends on at once at the cut rate. Capped by `MaxRetryAfter`,
+    /// and, for a throttle with no `Retry-After` at all, by a quarter of the window the server
+    /// counts over (`QuotaWindow`, or the one the controller learnt,
+    /// [`Controller::server_window`](crate::Controller::server_window)): against a window of a
+    /// second, a pause of the whole second is a whole window.
     ///
     /// Without it, the requests sent in the second after a bare throttle meet the same full
     /// window or bucket: a server that does not say when to come back (nginx's `limit_req`, a
