@@ -152,8 +152,8 @@ pub struct LimiterOptions {
     /// only that the wait is under a second, rounded down) holds every request of its endpoint
     /// back, as a `Retry-After` of that length would. Default 1 s (the first wait of
     /// the usual retry loops); 0 sends on at once at the cut rate. Capped by `MaxRetryAfter`,
-    /// and, for a throttle with no `Retry-After` at all, by a quarter of the window the server
-    /// counts over (`QuotaWindow`, or the one the controller learnt,
+    /// and, for a throttle with no `Retry-After` or one that could not be read (not a
+    /// `Retry-After: 0`), by a quarter of the window the server counts over (`QuotaWindow`, or the one the controller learnt,
     /// [`Controller::server_window`](crate::Controller::server_window)): against a window of a
     /// second, a pause of the whole second is a whole window.
     ///
@@ -260,7 +260,8 @@ impl LimiterOptions {
 
     /// How long a throttle holds its endpoint back: the server's `Retry-After` (at most
     /// `MaxRetryAfter`), or `PauseWithoutRetryAfter` when it sent none and `bare` says to take
-    /// it; `None` for no pause. A throttle with no `Retry-After` at all pauses at most
+    /// it; `None` for no pause. A throttle with no `Retry-After` (or one that could not be
+    /// read: `retry_after` is `None`, not zero) pauses at most
     /// [`BARE_PAUSE_PER_WINDOW`] of `window`, the window the server counts over as far as the
     /// controller knows.
     pub(crate) fn throttle_pause(
