@@ -4,13 +4,18 @@ use super::limiter::BuiltIn;
 use crate::{Controller, ControllerContext, Feedback, LimiterOptions, Timestamp};
 use parking_lot::Mutex;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 /// What a fleet member's driver tells its limiter's [`FleetFollower`]: whether the fleet's rate
-/// is in force, and the fleet's estimate to start from when it is not.
+/// is in force, the window the fleet's controller learnt, and the fleet's estimate to start
+/// from when it is not.
 #[derive(Debug, Default)]
 pub struct FleetLink {
     following: AtomicBool,
+    /// The fleet's [`server_window`](crate::FleetMember::server_window) in nanoseconds; 0 for
+    /// none.
+    server_window: AtomicU64,
     seed: Mutex<Option<(f64, bool)>>,
 }
 
@@ -39,6 +44,23 @@ impl FleetLink {
     #[must_use]
     pub fn is_following(&self) -> bool {
         self.following.load(Ordering::Relaxed)
+    }
+
+    /// The window the fleet's controller learnt
+    /// ([`FleetMember::server_window`](crate::FleetMember::server_window)): while the fleet's
+    /// rate is in force, the limiter's pause after a bare throttle is at most a quarter of it.
+    pub fn set_server_window(&self, window: Option<Duration>) {
+        let nanos = window.map_or(0, |w| u64::try_from(w.as_nanos()).unwrap_or(u64::MAX));
+        self.server_window.store(nanos, Ordering::Relaxed);
+    }
+
+    /// The window set by [`set_server_window`](Self::set_server_window).
+    #[must_use]
+    pub fn server_window(&self) -> Option<Duration> {
+        match self.server_window.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
+        }
     }
 }
 
@@ -101,5 +123,14 @@ impl Controller for FleetFollower {
             return None;
         }
         self.own().on_success(cx)
+    }
+
+    /// The fleet's window while its rate is in force, else the member's own controller's.
+    fn server_window(&self) -> Option<Duration> {
+        if self.link.is_following() {
+            self.link.server_window()
+        } else {
+            self.inner.server_window()
+        }
     }
 }

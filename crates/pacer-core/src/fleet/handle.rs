@@ -55,7 +55,10 @@ impl FleetMember {
     /// `*counted`, which it then becomes), the member's share of the fleet's rate (and `link`
     /// follows), or, when the store has been quiet for `fallback_after`, that the limiter's own
     /// controller runs (`link` falls back, with its part of the fleet's estimate,
-    /// [`fallback_estimate`](Self::fallback_estimate)); and the fleet's stop.
+    /// [`fallback_estimate`](Self::fallback_estimate)); and the fleet's stop. While the fleet's
+    /// rate is in force, `link` also carries the window the fleet's controller learnt
+    /// ([`server_window`](Self::server_window)), which caps the limiter's pause after a bare
+    /// throttle.
     pub fn steer(
         &self,
         link: &FleetLink,
@@ -72,6 +75,7 @@ impl FleetMember {
         match self.share(now) {
             Some(share) => {
                 link.follow();
+                link.set_server_window(self.server_window());
                 changes.merge(limiter.steer_share(share, now));
             }
             None if !self.is_in_force(now) => link.fall_back(self.fallback_estimate()),

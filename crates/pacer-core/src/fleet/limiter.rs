@@ -85,6 +85,15 @@ impl BuiltIn {
         }
     }
 
+    /// The window the server counts over, as far as the controller knows
+    /// ([`Controller::server_window`]).
+    pub(crate) fn server_window(&self) -> Option<Duration> {
+        match self {
+            BuiltIn::Pacer(c) => c.server_window(),
+            _ => None,
+        }
+    }
+
     /// The window the controller counts accepted units over: the Pacer controller's (the one it
     /// learnt, or `QuotaWindow`); the others count none, and `QuotaWindow` stands for theirs.
     fn counting_window(&self, options: &LimiterOptions) -> Duration {
@@ -230,6 +239,12 @@ impl FleetLimiter {
         self.controller.counting_window(options)
     }
 
+    /// The window the server counts over, as far as the fleet's controller knows
+    /// ([`Controller::server_window`]).
+    pub(crate) fn server_window(&self) -> Option<Duration> {
+        self.controller.server_window()
+    }
+
     fn context(&self, options: &LimiterOptions, now: Timestamp) -> ControllerContext {
         let bounds = (
             self.rate,
@@ -347,7 +362,8 @@ impl FleetLimiter {
     /// A member's request sent at `sent_at` was throttled, the server asking for `retry_after`:
     /// an unlimited start ends at the members' measured send rate; the controller cuts if the
     /// contract allows (once per `DecreaseCooldown`, never for a request sent before the last
-    /// cut); a `Retry-After` (or `PauseWithoutRetryAfter` without one) stops every member. True if
+    /// cut); a `Retry-After` (or `PauseWithoutRetryAfter` without one, at most a quarter of the
+    /// window the controller counts over) stops every member. True if
     /// anything changed.
     pub(crate) fn throttle(
         &mut self,

@@ -436,6 +436,16 @@ impl FleetMember {
             .min((window / PERIODS_PER_WINDOW).max(LEAST_PERIOD))
     }
 
+    /// The window the server counts over, as far as the fleet's controller knows: the one it
+    /// learnt from its first throttles, `None` before that or before the fleet's state is read
+    /// ([`Controller::server_window`](crate::Controller::server_window)). A member's limiter
+    /// pauses a bare throttle for at most a quarter of it while the fleet's rate is in force
+    /// ([`steer`](Self::steer) hands it to the [`FleetLink`](crate::FleetLink)).
+    #[must_use]
+    pub fn server_window(&self) -> Option<Duration> {
+        self.fleet.as_ref().and_then(|(_, f)| f.server_window())
+    }
+
     /// How many cuts the fleet's controller made.
     #[must_use]
     pub fn decreases(&self) -> u64 {

@@ -230,3 +230,55 @@ fn a_member_syncs_ten_times_in_a_short_window_and_at_period_in_a_long_one() {
     let b = FleetMember::new(KEY, "b", short, options(), at(0));
     assert_eq!(b.period(), Duration::from_millis(20));
 }
+
+/// The window the fleet's controller learnt reaches each member's own limiter through its link
+/// while the fleet's rate is in force: a bare throttle there pauses for a quarter of it, not for
+/// `PauseWithoutRetryAfter`'s second, as the fleet's own stop does.
+#[test]
+fn the_window_the_fleet_learnt_caps_a_member_s_pause_after_a_bare_throttle() {
+    use crate::{Controller, FleetFollower, FleetLink, LimiterCore};
+    use std::sync::Arc;
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    // `QuotaWindow` a minute, as configured by nobody.
+    let own = options();
+    let link = FleetLink::new();
+    let follower = || Box::new(FleetFollower::new(&own, Arc::clone(&link)));
+    let mut core = LimiterCore::with_controller(own.clone(), follower(), at(0)).unwrap();
+    let mut a = member("a");
+    exchange(&mut a, &store, at(0));
+    assert_eq!(a.server_window(), None);
+    for t in (100..=1_000).step_by(100) {
+        let ok = Feedback {
+            units: 1,
+            sent_at: at(t),
+            signal: Signal::Success,
+        };
+        a.on_response(&ok, at(t));
+    }
+    // A throttle 1 s after the start asking for 1 s: the server counts over 2 s at most.
+    let short = Feedback {
+        units: 1,
+        sent_at: at(1_000),
+        signal: Signal::Throttled {
+            retry_after: Some(Duration::from_secs(1)),
+        },
+    };
+    a.on_response(&short, at(1_000));
+    exchange(&mut a, &store, at(1_000));
+    assert_eq!(a.server_window(), Some(Duration::from_secs(2)));
+    assert_eq!(
+        Controller::server_window(&*follower()),
+        None,
+        "not following yet: the member's own controller learnt nothing"
+    );
+    let mut counted = 0;
+    let _ = a.steer(&link, &mut counted, &mut core, at(1_050));
+    assert!(link.is_following());
+    assert_eq!(
+        Controller::server_window(&*follower()),
+        Some(Duration::from_secs(2))
+    );
+    // The fleet's stop ended at 2 s; a bare throttle at 3 s pauses the member for 500 ms.
+    let changes = core.on_response(throttled(at(3_000)), at(3_000));
+    assert_eq!(changes.paused_until, Some(at(3_500)));
+}
