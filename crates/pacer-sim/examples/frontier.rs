@@ -11,10 +11,10 @@
 //! and 60 s) it runs a story (`--story`, default `free-run`) with 2 instances on seeds 1 to 20,
 //! as the `shapes` example does, in the modes `pacer` and `aimd`, the Pacer controller again
 //! with its `HoldMargin` at 4 and 6 % (1.5 % by default), and AIMD again with its `IncreaseStep`
-//! doubled and quadrupled (240 and 480 units a minute): the further under its estimate the
-//! Pacer controller holds, the less it takes; the steeper AIMD climbs, the more of the quota it
-//! takes; and either meets more 429s the more it takes. Each cell is the median share of the
-//! quota / the median 429s (the medians of the 429s in the first minute and after it).
+//! doubled and quadrupled (240 and 480 units a minute): the steeper AIMD climbs, the more of the
+//! quota it takes and the more 429s it meets; a wider margin mostly trades a little of the Pacer
+//! controller's share for fewer 429s. Each cell is the median share of the quota / the median
+//! 429s (the medians of the 429s in the first minute and after it).
 
 use pacer_core::ControllerKind;
 use pacer_sim::{LimiterMode, Mode, SimOptions, Story, compare, mode_by_name};
@@ -24,8 +24,8 @@ const WINDOWS: [u64; 3] = [1, 10, 60];
 const SEEDS: std::ops::RangeInclusive<u64> = 1..=20;
 /// AIMD's increase steps beside its default (120 units a minute).
 const STEPS: [f64; 2] = [240.0, 480.0];
-/// The Pacer controller's `HoldMargin`s beside its default (1.5 %): the further under its
-/// estimate it holds, the less of the quota it takes and the fewer 429s it meets.
+/// The Pacer controller's `HoldMargin`s beside its default (1.5 %): how far under its estimate
+/// it holds.
 const HOLD_MARGINS: [f64; 2] = [0.04, 0.06];
 
 /// The median of `values`: the mean of the two middle ones for an even count.

@@ -215,7 +215,7 @@ mod tests {
     }
 
     #[test]
-    fn no_arguments_is_the_seed_s_comparison() {
+    fn no_arguments_is_the_dotnet_limiter_s_comparison() {
         let cli = parse(&[]).unwrap();
         assert!(cli.command.is_none());
         let a = &cli.compare;

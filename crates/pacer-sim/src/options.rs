@@ -159,7 +159,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_defaults_are_the_seed_run_and_valid() {
+    fn the_defaults_are_the_dotnet_limiter_s_run_and_valid() {
         let o = SimOptions::default();
         o.validate().unwrap();
         assert_eq!(

@@ -420,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn the_table_looks_like_the_seed_s() {
+    fn the_table_looks_like_the_dotnet_limiter_s() {
         let t = table(&comparison());
         assert!(t.starts_with("noisy-neighbour: another client takes half"));
         assert!(

@@ -122,13 +122,13 @@ fn one_call_from_a_file_to_a_ready_middleware() {
 }
 
 #[test]
-fn the_seeds_example_loads_unchanged() {
+fn the_dotnet_limiter_s_example_loads_unchanged() {
     // The configuration page's example, verbatim.
-    let seed = r#"{ "AdaptiveRateLimiting": { "Limiters": { "orders-api": {
+    let example = r#"{ "AdaptiveRateLimiting": { "Limiters": { "orders-api": {
     "InitialUnitsPerMinute": 600, "MinUnitsPerMinute": 60, "MaxUnitsPerMinute": 1200,
     "DecreaseCooldown": "00:00:05", "Controller": "Aimd",
     "Aimd": { "IncreaseStep": 60, "IncreaseInterval": "00:00:10" } } } } }"#;
-    let s = json(seed).unwrap();
+    let s = json(example).unwrap();
     let o = &s.limiter("orders-api").unwrap().options;
     assert_eq!(o.max_units_per_minute, 1200.0);
     assert_eq!(o.aimd.increase_interval, Duration::from_secs(10));

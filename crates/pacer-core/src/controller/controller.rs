@@ -23,7 +23,9 @@ use std::time::Duration;
 /// - [`on_success`](Self::on_success) on a success while it limits, outside a pause and while
 ///   the rate does not follow the server's numbers. A `Some`, even of the same rate, restarts
 ///   the increase clock and clears the `waited` flag; the answer is kept within
-///   `[min_rate, max_rate]`.
+///   `[min_rate, max_rate]`;
+/// - [`server_window`](Self::server_window) on every throttle, after any cut: the window that
+///   caps the pause of a throttle with no readable `Retry-After`.
 ///
 /// The built-in controllers ([`Aimd`](crate::Aimd), [`Cubic`](crate::Cubic),
 /// [`PacerController`](crate::PacerController)) implement it. A controller written against the
@@ -97,10 +99,17 @@ pub trait Controller: Send + fmt::Debug + 'static {
     }
 
     /// The window the server counts over, as far as the controller knows: `None` (the default)
-    /// when it knows no more than `QuotaWindow`. The
+    /// when it knows no more than
+    /// [`QuotaWindow`](crate::LimiterOptions::quota_window). The
     /// [`PacerController`](crate::PacerController) learns a shorter one from its first
-    /// throttles. The limiter pauses a throttle without any `Retry-After` for at most a quarter
-    /// of it (`PauseWithoutRetryAfter` is the longest such pause).
+    /// throttles, and forgets it when they turn out to be a bucket's.
+    ///
+    /// The limiter asks on every throttle, after any cut (so a window learnt in that
+    /// [`on_throttled`](Self::on_throttled) counts), and pauses a throttle with no
+    /// `Retry-After`, or one that cannot be read, for at most a quarter of it;
+    /// [`PauseWithoutRetryAfter`](crate::LimiterOptions::pause_without_retry_after) is the
+    /// longest such pause, and a `Retry-After: 0` takes all of it. `Some` of a zero window is
+    /// taken as `None`.
     fn server_window(&self) -> Option<Duration> {
         None
     }

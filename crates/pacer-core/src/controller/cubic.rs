@@ -238,7 +238,7 @@ mod tests {
     }
 
     #[test]
-    fn k_is_about_four_seconds_after_a_cut_at_the_seed_maximum() {
+    fn k_is_about_four_seconds_after_a_cut_at_the_dotnet_limiter_s_maximum() {
         // One of 2 instances, MaxUnitsPerMinute 5,625 → 2,812.5 per instance; C = 0.4 / 2.
         let mut cubic = Cubic::default();
         let mut s = waited(2812.5, 30.0, 2812.5);

@@ -8,15 +8,15 @@ use std::time::Duration;
 
 const DAY: u64 = 24 * 60 * 60;
 
-/// The longest reset a policy can report: 365 days (RateLimitHeaders' `MaxResetSeconds`,
-/// research notes seed-projects §2.3). Later resets are clamped to it.
+/// The longest reset a policy can report: 365 days (RateLimitHeaders' `MaxResetSeconds`).
+/// Later resets are clamped to it.
 pub(crate) const MAX_RESET_AFTER: Duration = Duration::from_secs(365 * DAY);
 
 /// The longest window a policy can report: 365 days, like resets.
 pub(crate) const MAX_WINDOW: Duration = Duration::from_secs(365 * DAY);
 
 /// The longest `Retry-After` the parser keeps: 30 days (RateLimitHeaders'
-/// `MaxRetryAfterDelay`, research notes seed-projects §2.4). Longer ones are clamped to it.
+/// `MaxRetryAfterDelay`). Longer ones are clamped to it.
 pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(30 * DAY);
 
 /// Integer resets below this many seconds (48 h) are delta seconds; from here up to

@@ -13,7 +13,7 @@ use super::bounds::{MAX_RESET_AFTER, MAX_WINDOW};
 
 /// The reset assumed for an exhausted policy that names neither a reset nor a window.
 ///
-/// RateLimitHeaders' `MinimumExhaustedDelay` (research notes, seed-projects §2.5).
+/// RateLimitHeaders' `MinimumExhaustedDelay`.
 pub(crate) const EXHAUSTED_FALLBACK_RESET: Duration = Duration::from_secs(1);
 
 /// What a quota counts.

@@ -12,7 +12,7 @@
 //! 7. a known limit beats none, and the smaller wins (this orders quota-only policies);
 //! 8. the policy name (named first), for a deterministic order.
 //!
-//! This follows RateLimitHeaders' comparator (research notes seed-projects §2.2) with one change:
+//! This follows RateLimitHeaders' comparator with one change:
 //! there, the raw remaining count is compared before the fraction. Raw counts in different units
 //! do not compare (OpenAI's 59 requests left of 60 are scarcer than 149 984 tokens left of
 //! 150 000, yet 100 tokens left of 150 000 are scarcer than 5 requests of 10), so the fraction
@@ -194,7 +194,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_multi_policy_example_picks_burst() {
+    fn rate_limit_headers_multi_policy_example_picks_burst() {
         let burst = p("burst").with_remaining(50).with_limit(100);
         let daily = p("daily").with_remaining(900).with_limit(1000);
         assert_eq!(compare(&burst, &daily), Ordering::Less);

@@ -19,9 +19,10 @@ impl LimiterCore {
     ///   is the first throttle, or the request was sent after the last cut and either
     ///   `DecreaseCooldown` has passed since it or the controller says the cut fell short
     ///   ([`Controller::cuts_again`](crate::Controller::cuts_again)); pauses for `Retry-After`
-    ///   (at most `MaxRetryAfter`), or for `PauseWithoutRetryAfter` when the server sent none
-    ///   (with no `Retry-After` at all, for at most a quarter of the server's window:
-    ///   `QuotaWindow`, or [`Controller::server_window`](crate::Controller::server_window)).
+    ///   (at most `MaxRetryAfter`); for `PauseWithoutRetryAfter` on a `Retry-After: 0`; and on
+    ///   none, or one that cannot be read, for `PauseWithoutRetryAfter` or a quarter of the
+    ///   server's window if that is shorter (`QuotaWindow`, or
+    ///   [`Controller::server_window`](crate::Controller::server_window)).
     ///   Waiting requests that can no longer make their deadline are refused.
     /// - **Neutral**: nothing more.
     ///
@@ -119,6 +120,7 @@ impl LimiterCore {
         let window = self
             .controller
             .server_window()
+            .filter(|w| !w.is_zero())
             .unwrap_or(self.options.quota_window);
         if let Some(pause) = self.options.throttle_pause(retry_after, bare, window) {
             self.extend_pause(now + pause, now, changes);

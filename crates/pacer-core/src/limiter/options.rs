@@ -153,7 +153,8 @@ pub struct LimiterOptions {
     /// back, as a `Retry-After` of that length would. Default 1 s (the first wait of
     /// the usual retry loops); 0 sends on at once at the cut rate. Capped by `MaxRetryAfter`,
     /// and, for a throttle with no `Retry-After` or one that could not be read (not a
-    /// `Retry-After: 0`), by a quarter of the window the server counts over (`QuotaWindow`, or the one the controller learnt,
+    /// `Retry-After: 0`), by a quarter of the window the server counts over (`QuotaWindow`, or
+    /// the one the controller learnt,
     /// [`Controller::server_window`](crate::Controller::server_window)): against a window of a
     /// second, a pause of the whole second is a whole window.
     ///
@@ -164,7 +165,7 @@ pub struct LimiterOptions {
     pub pause_without_retry_after: Duration,
 }
 
-/// The most of the server's window a throttle without any `Retry-After` pauses for: a server
+/// The most of the server's window a throttle with no readable `Retry-After` pauses for: a server
 /// whose window is a second gives room back within it, and a pause of the whole second was a
 /// whole window (docs/limiter.md, "A throttle without `Retry-After`").
 pub(crate) const BARE_PAUSE_PER_WINDOW: f64 = 0.25;

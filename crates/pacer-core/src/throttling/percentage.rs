@@ -224,7 +224,7 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_worked_delays_and_edges() {
+    fn rate_limit_headers_worked_delays_and_edges() {
         let ms = Duration::from_millis;
         let cases = [
             // (remaining, limit, reset s) -> delay

@@ -22,7 +22,7 @@ fn default_table() -> Vec<RunMetrics> {
 }
 
 #[test]
-fn the_default_table_has_the_seed_s_shape() {
+fn the_default_table_has_the_dotnet_limiter_s_shape() {
     let t = default_table();
     let [none, fixed, aimd, cubic] = [&t[0], &t[1], &t[2], &t[3]];
 

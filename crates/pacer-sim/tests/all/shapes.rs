@@ -202,7 +202,8 @@ fn an_even_pace_of_more_than_about_92_percent_overfills_a_one_second_window_when
 /// second throttle corrects the first estimate instead of taking it for a limit that fell (at
 /// 1 s: 99.2 % with 36 429s before). And a bare throttle pauses for a second, where the rate
 /// cut went on sending into the full bucket (20 / 63 / 24 429s before, AIMD 37 / 21 / 19); at
-/// 1 s, for a quarter of the window (96.4 % with 22 429s with the whole second). Pinned, with
+/// 1 s the pause is a quarter of the window (a pause of the whole second took 96.4 % with 22
+/// 429s). Pinned, with
 /// AIMD's for scale: at 10 s the controller's 429s stay above AIMD's at this seed, at 1 s they
 /// are as many (docs/controllers.md).
 #[test]
