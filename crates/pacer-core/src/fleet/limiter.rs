@@ -62,6 +62,14 @@ impl BuiltIn {
         }
     }
 
+    fn get_ref(&self) -> &dyn Controller {
+        match self {
+            BuiltIn::Aimd(c) => c,
+            BuiltIn::Cubic(c) => c,
+            BuiltIn::Pacer(c) => &**c,
+        }
+    }
+
     /// The time since the last tick was not seen (see [`PacerController::restart_hold`]).
     fn restart_hold(&mut self) {
         if let BuiltIn::Pacer(c) = self {
@@ -88,10 +96,7 @@ impl BuiltIn {
     /// The window the server counts over, as far as the controller knows
     /// ([`Controller::server_window`]).
     pub(crate) fn server_window(&self) -> Option<Duration> {
-        match self {
-            BuiltIn::Pacer(c) => c.server_window(),
-            _ => None,
-        }
+        self.get_ref().server_window()
     }
 
     /// The window the controller counts accepted units over: the Pacer controller's (the one it

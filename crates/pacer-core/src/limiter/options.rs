@@ -271,23 +271,20 @@ impl LimiterOptions {
         bare: BarePause,
         window: Duration,
     ) -> Option<Duration> {
-        // A `Retry-After` of 0 on a throttle says only that the wait is under a second: servers
-        // round it down (tower_governor does), and resending at once meets the same refusal.
-        match (retry_after.filter(|r| !r.is_zero()), bare) {
-            (Some(r), _) => Some(r.min(self.max_retry_after)),
-            (None, BarePause::Take) => {
-                // With no `Retry-After` at all, a server whose window is a second gives room
-                // back within it: a pause of the whole second is a whole window.
-                let pause = match retry_after {
-                    None => self
-                        .pause_without_retry_after
-                        .min(window.mul_f64(BARE_PAUSE_PER_WINDOW)),
-                    Some(_) => self.pause_without_retry_after,
-                };
-                Some(pause.min(self.max_retry_after)).filter(|p| !p.is_zero())
-            }
-            (None, BarePause::ServerSaidWhen) => None,
-        }
+        let pause = match (retry_after, bare) {
+            (Some(r), _) if !r.is_zero() => return Some(r.min(self.max_retry_after)),
+            (_, BarePause::ServerSaidWhen) => return None,
+            // A `Retry-After` of 0 on a throttle says only that the wait is under a second:
+            // servers round it down (tower_governor does), and resending at once meets the same
+            // refusal.
+            (Some(_), BarePause::Take) => self.pause_without_retry_after,
+            // With none at all, a server whose window is a second gives room back within it: a
+            // pause of the whole second is a whole window.
+            (None, BarePause::Take) => self
+                .pause_without_retry_after
+                .min(window.mul_f64(BARE_PAUSE_PER_WINDOW)),
+        };
+        Some(pause.min(self.max_retry_after)).filter(|p| !p.is_zero())
     }
 
     /// The share of one process of a whole-budget rate.

@@ -29,7 +29,7 @@ impl PacerController {
 
     /// The window it counts over at `cx`: the one it learnt, or `QuotaWindow`.
     pub(super) fn window_of(&self, cx: &ControllerContext) -> Duration {
-        self.learnt.as_ref().map_or(cx.quota_window, |l| l.window)
+        self.learnt_window().unwrap_or(cx.quota_window)
     }
 
     /// The state at `cx` (as [`seen`](Self::seen)): the units accepted over the window it
@@ -65,9 +65,8 @@ impl PacerController {
 
     /// The window it counts over: the one it learnt, or `QuotaWindow`.
     pub(crate) fn counting_window(&self) -> Duration {
-        self.learnt
-            .as_ref()
-            .map_or_else(|| self.counts.quota_window(), |l| l.window)
+        self.learnt_window()
+            .unwrap_or_else(|| self.counts.quota_window())
     }
 
     /// `units` accepted at `now`, counted over the window learnt.
