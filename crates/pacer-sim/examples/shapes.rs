@@ -16,8 +16,11 @@
 //! runs it with every request costing 1 unit instead of SharePoint's 1, 2 or 5,
 //! `-- --story cold-start` another story than the free run, and `-- --forward 0.5` puts half of
 //! each round trip on the way to the server (the server decides a request 25 to 100 ms after it
-//! is sent, instead of at the send). `-- --evenness` prints, instead of the share and the 429s,
-//! the median (and the lowest) evenness of each: the units the server accepted from the
+//! is sent, instead of at the send). `-- --window 10 --phase 3` starts the run 3 s into the
+//! fixed window's current window, so its first boundary comes 7 s in (the phase is taken modulo
+//! each window; 0 unless set, the windows starting with the run; the other shapes have no
+//! boundary). `-- --evenness` prints, instead of the share and the 429s, the median (and the
+//! lowest) evenness of each: the units the server accepted from the
 //! instance that got the fewest over those of the one that got the most.
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
@@ -72,6 +75,9 @@ fn main() {
     let forward: f64 = chosen(&args, "--forward", &["0"])[0]
         .parse()
         .unwrap_or_else(|_| panic!("--forward takes a share of the round trip, from 0 to 1"));
+    let phase: f64 = chosen(&args, "--phase", &["0"])[0]
+        .parse()
+        .unwrap_or_else(|_| panic!("--phase takes seconds, less than the window"));
     let evenness = args.iter().any(|a| a == "--evenness");
     let header: Vec<&str> = mode_names
         .iter()
@@ -95,6 +101,7 @@ fn main() {
                     server: shape.parse().expect("a known shape"),
                     costs,
                     forward,
+                    phase: Duration::from_secs_f64(phase % window as f64),
                     ..SimOptions::default()
                 }
                 .with_window(Duration::from_secs(window));

@@ -10,7 +10,7 @@
 //! (the running instances' sum, units a minute), the units the API accepted, the units accepted
 //! over the last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows
 //! how to read it. It takes `compare`'s `--story`, `--instances`, `--seed`, `--demand`,
-//! `--quota`, `--window`, `--server`, `--costs`, `--forward` and `--minutes`, and `--config FILE
+//! `--quota`, `--window`, `--server`, `--costs`, `--forward`, `--phase` and `--minutes`, and `--config FILE
 //! --limiter NAME` runs a limiter of a configuration file as one more mode, as `compare` does.
 
 use pacer_sim::model::STORY_NAMES;
@@ -52,6 +52,14 @@ fn run() -> Result<(), String> {
             "--costs" => options.costs = value.parse()?,
             // Its range is checked with the other options when the run starts.
             "--forward" => options.forward = value.parse().map_err(|_| bad())?,
+            "--phase" => {
+                options.phase = value
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| (0.0..=60.0).contains(s))
+                    .map(std::time::Duration::from_secs_f64)
+                    .ok_or_else(bad)?;
+            }
             "--minutes" => options.minutes = value.parse().map_err(|_| bad())?,
             "--mode" => modes.push(mode_by_name(&value).map_err(|e| e.to_string())?),
             "--config" => config = Some(std::path::PathBuf::from(value)),
@@ -61,7 +69,7 @@ fn run() -> Result<(), String> {
             other => {
                 return Err(format!(
                     "unknown flag {other}: --story S --instances N --seed S --demand D --quota Q \
-                     --window SECONDS --server SHAPE --costs COSTS --forward SHARE --minutes M --mode M (repeat) --config FILE --limiter NAME --from \
+                     --window SECONDS --server SHAPE --costs COSTS --forward SHARE --phase SECONDS --minutes M --mode M (repeat) --config FILE --limiter NAME --from \
                      SECOND --to SECOND"
                 ));
             }

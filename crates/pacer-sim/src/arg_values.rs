@@ -65,6 +65,20 @@ pub(crate) fn share(s: &str) -> Result<f64, String> {
     }
 }
 
+/// A fixed window's phase (`--phase`): seconds, from 0 to 60 (the longest window); the run
+/// checks it against `--window`.
+pub(crate) fn seconds(s: &str) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| "expected a number of seconds, from 0 to 60".to_owned())?;
+    if (0.0..=60.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err("must be from 0 to 60 seconds".to_owned())
+    }
+}
+
 /// One story by name, for `serve` and `live` (which cannot take `all`).
 pub(crate) fn one_story(s: &str) -> Result<String, String> {
     if let Some(story) = Story::by_name(s) {

@@ -4,7 +4,7 @@
 //! ([`crate::serve`]), and `live` drives real reqwest clients with the middleware against it or
 //! any URL ([`crate::live`]).
 
-use crate::arg_values::{demand, share, whole};
+use crate::arg_values::{demand, seconds, share, whole};
 use crate::live::LiveArgs;
 use crate::model::{Costs, DEFAULT_STORY, ServerShape, Story};
 use crate::modes::LimiterMode;
@@ -102,6 +102,11 @@ pub struct CompareArgs {
     /// even pace reaches it uneven). 0: it decides at the send.
     #[arg(long, value_name = "SHARE", default_value_t = 0.0, allow_negative_numbers = true, value_parser = share)]
     pub forward: f64,
+    /// How far into its current window a fixed window (`--server fixed`) was when the run
+    /// began, in seconds, less than `--window`: its first boundary comes `window − phase` in.
+    /// 0: its windows start with the run.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0.0, allow_negative_numbers = true, value_parser = seconds)]
+    pub phase: f64,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
     pub format: Format,
@@ -144,6 +149,7 @@ impl CompareArgs {
             server: self.server,
             costs: self.costs,
             forward: self.forward,
+            phase: Duration::from_secs_f64(self.phase),
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))

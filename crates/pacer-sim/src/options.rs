@@ -70,6 +70,11 @@ pub struct SimOptions {
     /// Round trips vary from 50 to 200 ms, so at 0.5 the arrivals are 25 to 100 ms after the
     /// sends, and an even pace reaches the server uneven.
     pub forward: f64,
+    /// How far into its current window the `fixed` server was when the run began (`--phase`):
+    /// its first boundary comes `window − phase` in, then every `window`. Less than the window;
+    /// 0 unless set, the windows starting with the run. A real server's windows do not start
+    /// when a client does. The other shapes have no boundary and ignore it.
+    pub phase: Duration,
 }
 
 impl Default for SimOptions {
@@ -86,6 +91,7 @@ impl Default for SimOptions {
             costs: Costs::SharePoint,
             max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
             forward: 0.0,
+            phase: Duration::ZERO,
         }
     }
 }
@@ -130,6 +136,13 @@ impl SimOptions {
         }
         if !(0.0..=1.0).contains(&self.forward) {
             return Err(format!("--forward {}: must be from 0 to 1", self.forward));
+        }
+        if self.phase >= w {
+            return Err(format!(
+                "--phase {}: must be less than --window {}",
+                self.phase.as_secs_f64(),
+                w.as_secs()
+            ));
         }
         if window_units(self.quota as f64, w).round() < 1.0 {
             return Err(format!(
@@ -209,6 +222,19 @@ mod tests {
             .unwrap_err();
             assert!(e.contains("must be from 0 to 1"), "{e}");
         }
+        let phased = SimOptions {
+            phase: Duration::from_millis(9_500),
+            ..SimOptions::default()
+        }
+        .with_window(Duration::from_secs(10));
+        phased.validate().unwrap();
+        let e = SimOptions {
+            phase: Duration::from_secs(10),
+            ..phased
+        }
+        .validate()
+        .unwrap_err();
+        assert_eq!(e, "--phase 10: must be less than --window 10");
         let tiny = SimOptions {
             quota: 20,
             ..SimOptions::default()

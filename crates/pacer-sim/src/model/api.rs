@@ -15,7 +15,7 @@
 //! The API knows nothing of modes or virtual time beyond the `now` it is given, so the future
 //! `serve` command can put it behind a real HTTP server on the real clock unchanged.
 
-use super::{Meter, ModelHeaders, ServerShape, Story};
+use super::{FixedWindow, Meter, ModelHeaders, ServerShape, Story};
 use pacer_core::Timestamp;
 use std::time::Duration;
 
@@ -83,6 +83,17 @@ impl ModelApi {
             shape,
             window: Meter::new(shape, window),
         }
+    }
+
+    /// The same API whose fixed window was `phase` into its current window when the run began
+    /// (its first boundary comes `window − phase` in; see [`FixedWindow::with_phase`]). Other
+    /// shapes have no boundary, and are left as they are.
+    #[must_use]
+    pub fn with_phase(mut self, phase: Duration) -> Self {
+        if let Meter::Fixed(w) = &self.window {
+            self.window = Meter::Fixed(FixedWindow::with_phase(w.span(), phase));
+        }
+        self
     }
 
     /// The shape of the quota.

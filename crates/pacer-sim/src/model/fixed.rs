@@ -2,7 +2,8 @@
 //!
 //! Many servers count this way (a counter per `floor(now / window)` key, as express-rate-limit
 //! and most Redis `INCR` + `EXPIRE` limiters do): cheap, and it lets a client send up to twice
-//! the limit across a boundary. The windows start at time 0 of the run.
+//! the limit across a boundary. The windows start at time 0 of the run, or a phase before it
+//! (a server's windows do not start when a client does).
 
 use super::at_nanos;
 use pacer_core::Timestamp;
@@ -12,7 +13,10 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub struct FixedWindow {
     span: Duration,
-    /// The index of the current window: `floor(now / span)`.
+    /// How far into its current window the server was at time 0, in nanoseconds (less than
+    /// `span`).
+    phase: u128,
+    /// The index of the current window: `floor((now + phase) / span)`.
     index: u128,
     used: u64,
 }
@@ -21,8 +25,16 @@ impl FixedWindow {
     /// An empty window of `span`; windows are `[k × span, (k + 1) × span)`.
     #[must_use]
     pub fn new(span: Duration) -> Self {
+        FixedWindow::with_phase(span, Duration::ZERO)
+    }
+
+    /// An empty window of `span` that was `phase` into its current window at time 0: the first
+    /// boundary comes at `span − phase`, then every `span` (`phase` is taken modulo `span`).
+    #[must_use]
+    pub fn with_phase(span: Duration, phase: Duration) -> Self {
         FixedWindow {
             span,
+            phase: phase.as_nanos() % span.as_nanos().max(1),
             index: 0,
             used: 0,
         }
@@ -35,7 +47,7 @@ impl FixedWindow {
     }
 
     fn roll(&mut self, now: Timestamp) {
-        let index = now.as_duration().as_nanos() / self.span.as_nanos().max(1);
+        let index = (now.as_duration().as_nanos() + self.phase) / self.span.as_nanos().max(1);
         if index != self.index {
             self.index = index;
             self.used = 0;
@@ -45,7 +57,7 @@ impl FixedWindow {
     /// The end of the window `now` is in: when the count starts again from zero.
     pub fn boundary(&mut self, now: Timestamp) -> Timestamp {
         self.roll(now);
-        let nanos = (self.index + 1) * self.span.as_nanos();
+        let nanos = (self.index + 1) * self.span.as_nanos() - self.phase;
         at_nanos(nanos)
     }
 
@@ -95,5 +107,20 @@ mod tests {
         w.push(5, at(10_000));
         assert_eq!(w.fits_at(1, 5, at(10_001)), Some(at(20_000)));
         assert_eq!(w.fits_at(6, 5, at(10_001)), None);
+    }
+
+    #[test]
+    fn a_phase_moves_every_boundary_earlier_by_it() {
+        // The server was 7 s into a window of 10 s when the run began: its boundaries fall at
+        // 3 s, 13 s, 23 s, …
+        let mut w = FixedWindow::with_phase(Duration::from_secs(10), Duration::from_secs(7));
+        assert_eq!(w.boundary(at(0)), at(3_000));
+        w.push(5, at(2_999));
+        assert_eq!(w.fits_at(1, 5, at(2_999)), Some(at(3_000)));
+        assert_eq!(w.used(at(3_000)), 0);
+        assert_eq!(w.boundary(at(3_000)), at(13_000));
+        // Taken modulo the window: 17 s is 7 s.
+        let mut same = FixedWindow::with_phase(Duration::from_secs(10), Duration::from_secs(17));
+        assert_eq!(same.boundary(at(12_999)), at(13_000));
     }
 }
