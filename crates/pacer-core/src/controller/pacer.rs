@@ -156,7 +156,7 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   leak (a bucket has no window: the count is over `QuotaWindow` again). (Only as a
 ///   [`Controller`].)
 /// - **A young throttle with a short Retry-After.** A throttle before the limiter is a
-///   `QuotaWindow` old whose `Retry-After` ends within a quarter of a window from our start
+///   `QuotaWindow` old whose `Retry-After` ends within two fifths of a window from our start
 ///   says the server's window lets units go that soon: it counts over a shorter window (a
 ///   per-second quota), or others' units fill it. Either way the units accepted since the start
 ///   were the server's pace over that span, not a window's quota, and the estimate is that pace

@@ -16,9 +16,12 @@ const YOUNG_SCALE: f64 = 0.6;
 /// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
 /// part of the window, counted from the start, measured the server's pace: our own first units
 /// could not leave a window that long so soon. A minute's window filled alone ends the span at
-/// the window. Of 0.25 and 0.5, tried against the simulator's 1 s and 10 s windows, the smaller
-/// (docs/controllers.md).
-const YOUNG_PACE_SPAN: f64 = 0.25;
+/// the window. A fixed window's `Retry-After` ends at its boundary, which may come late in its
+/// window: with a quarter, a fixed window of 10 s whose boundary fell past the first quarter
+/// minute was read as a minute's, its first seconds' count as the limit. Of 0.25, 0.33, 0.4 and
+/// 0.5, the least that reads a fixed window of 10 s as short at every phase
+/// (docs/controllers.md, "A fixed window's boundary").
+const YOUNG_PACE_SPAN: f64 = 0.4;
 
 impl PacerController {
     /// After a young throttle, on a success: accepted again past any round trip since the cut

@@ -101,10 +101,11 @@ fn a_young_throttle_with_a_short_retry_after_teaches_the_window_and_keeps_no_est
 fn a_retry_after_longer_than_the_learnt_window_counts_over_quota_window_again() {
     let mut c = per_second_start();
     accept(&mut c, 5, 1_500, 10_000);
-    // Eight seconds to wait: the server's window is longer than 1.5 s after all. The count is
+    // Fifteen seconds to wait: the server's window is longer than 1.5 s after all. The count is
     // the configured minute's again, which holds every unit since the start: 50 + 85 × 5 (kept
-    // as the window's learnt, the wait would be a stop longer than it, keeping no estimate).
-    let _ = throttle(&mut c, 10_000, 500, 3400.0, 8);
+    // as the window's learnt, the wait would be a stop longer than it, keeping no estimate; a
+    // span of 25 s is past two fifths of the minute, and measures no pace).
+    let _ = throttle(&mut c, 10_000, 500, 3400.0, 15);
     assert_eq!(c.limit_estimate(1), Some(475.0));
     // A window is learnt once: a young throttle with a short span after that keeps its count.
     accept(&mut c, 5, 10_000, 12_000);
@@ -113,12 +114,12 @@ fn a_retry_after_longer_than_the_learnt_window_counts_over_quota_window_again() 
 }
 
 #[test]
-fn a_young_throttle_whose_span_is_a_quarter_window_or_more_teaches_nothing() {
+fn a_young_throttle_whose_span_is_two_fifths_of_the_window_or_more_teaches_nothing() {
     let mut c = PacerController::default();
     Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
     accept(&mut c, 10, 0, 10_000);
-    // At 10 s, "wait 6 s": a span of 16 s, over a quarter of the minute.
-    let _ = throttle(&mut c, 10_000, 0, 1e9, 6);
+    // At 10 s, "wait 15 s": a span of 25 s, over two fifths of the minute.
+    let _ = throttle(&mut c, 10_000, 0, 1e9, 15);
     assert_eq!(c.limit_estimate(1), Some(1000.0), "the young count, kept");
 }
 
