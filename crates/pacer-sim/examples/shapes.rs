@@ -77,7 +77,9 @@ fn main() {
         .unwrap_or_else(|_| panic!("--forward takes a share of the round trip, from 0 to 1"));
     let phase: f64 = chosen(&args, "--phase", &["0"])[0]
         .parse()
-        .unwrap_or_else(|_| panic!("--phase takes seconds, less than the window"));
+        .ok()
+        .filter(|p: &f64| (0.0..60.0).contains(p))
+        .unwrap_or_else(|| panic!("--phase takes seconds, at least 0 and under 60"));
     let evenness = args.iter().any(|a| a == "--evenness");
     let header: Vec<&str> = mode_names
         .iter()

@@ -56,7 +56,7 @@ fn run() -> Result<(), String> {
                 options.phase = value
                     .parse()
                     .ok()
-                    .filter(|s: &f64| (0.0..=60.0).contains(s))
+                    .filter(|s: &f64| (0.0..60.0).contains(s))
                     .map(std::time::Duration::from_secs_f64)
                     .ok_or_else(bad)?;
             }

@@ -65,17 +65,17 @@ pub(crate) fn share(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A fixed window's phase (`--phase`): seconds, from 0 to 60 (the longest window); the run
-/// checks it against `--window`.
+/// A fixed window's phase (`--phase`): seconds, at least 0 and under 60 (the longest window);
+/// the run checks it against `--window`.
 pub(crate) fn seconds(s: &str) -> Result<f64, String> {
     let x: f64 = s
         .trim()
         .parse()
-        .map_err(|_| "expected a number of seconds, from 0 to 60".to_owned())?;
-    if (0.0..=60.0).contains(&x) {
+        .map_err(|_| "expected a number of seconds, at least 0 and under 60".to_owned())?;
+    if (0.0..60.0).contains(&x) {
         Ok(x)
     } else {
-        Err("must be from 0 to 60 seconds".to_owned())
+        Err("must be at least 0 and under 60 seconds".to_owned())
     }
 }
 

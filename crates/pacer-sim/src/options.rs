@@ -71,9 +71,10 @@ pub struct SimOptions {
     /// sends, and an even pace reaches the server uneven.
     pub forward: f64,
     /// How far into its current window the `fixed` server was when the run began (`--phase`):
-    /// its first boundary comes `window − phase` in, then every `window`. Less than the window;
-    /// 0 unless set, the windows starting with the run. A real server's windows do not start
-    /// when a client does. The other shapes have no boundary and ignore it.
+    /// its first boundary comes `window − phase` in, then every `window`. Less than the window
+    /// (checked whatever the shape); 0 unless set, the windows starting with the run. A real
+    /// server's windows do not start when a client does. The other shapes have no boundary and
+    /// ignore it.
     pub phase: Duration,
 }
 

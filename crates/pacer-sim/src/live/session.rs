@@ -104,6 +104,7 @@ impl LiveSession {
             max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
             // A live run's network is the real one.
             forward: 0.0,
+            // A live server's windows are its own.
             phase: Duration::ZERO,
         };
         let check = SimOptions {

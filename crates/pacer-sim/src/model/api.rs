@@ -87,7 +87,8 @@ impl ModelApi {
 
     /// The same API whose fixed window was `phase` into its current window when the run began
     /// (its first boundary comes `window − phase` in; see [`FixedWindow::with_phase`]). Other
-    /// shapes have no boundary, and are left as they are.
+    /// shapes have no boundary, and are left as they are. Call it on a fresh API: a fixed
+    /// window's count starts again from zero.
     #[must_use]
     pub fn with_phase(mut self, phase: Duration) -> Self {
         if let Meter::Fixed(w) = &self.window {

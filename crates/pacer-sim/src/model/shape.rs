@@ -28,7 +28,8 @@ pub enum ServerShape {
     /// An exact sliding window: each accepted unit counts for one window after it.
     #[default]
     Sliding,
-    /// A fixed window that counts from zero on each boundary (`k × window`).
+    /// A fixed window that counts from zero on each boundary (`k × window`, less the run's
+    /// phase).
     Fixed,
     /// A token bucket of the window's quota, refilled continuously at the quota's pace.
     TokenBucket,

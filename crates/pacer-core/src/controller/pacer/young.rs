@@ -16,9 +16,9 @@ const YOUNG_SCALE: f64 = 0.6;
 /// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
 /// part of the window, counted from the start, measured the server's pace: our own first units
 /// could not leave a window that long so soon. A minute's window filled alone ends the span at
-/// the window. A fixed window's `Retry-After` ends at its boundary, which may come late in its
-/// window: with a quarter, a fixed window of 10 s whose boundary fell past the first quarter
-/// minute was read as a minute's, its first seconds' count as the limit. Of 0.25, 0.33, 0.4 and
+/// the window. A fixed window's `Retry-After` ends at a boundary, and a throttle that comes
+/// after its first boundary may end a span past a quarter of a minute: with a quarter, a fixed
+/// window of 10 s was read at some phases as a minute's, its first seconds' count as the limit. Of 0.25, 0.33, 0.4 and
 /// 0.5, the least that reads a fixed window of 10 s as short at every phase
 /// (docs/controllers.md, "A fixed window's boundary").
 const YOUNG_PACE_SPAN: f64 = 0.4;

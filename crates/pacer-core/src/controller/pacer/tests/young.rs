@@ -26,9 +26,9 @@ fn a_young_throttle_with_a_short_retry_after_measures_the_server_s_pace() {
     assert_eq!(young_throttle(0.5, 1.0, 25.0, 600.0), Some(600.0));
     // Ten seconds of a 10 s window: 7.5 s of sending, then 2.5 s to wait: 250 over 10 s.
     assert_eq!(young_throttle(7.5, 2.5, 250.0, 2000.0), Some(1500.0));
-    // A fixed window of 10 s whose boundary came 8 s after the start: its first 8 s held 300
-    // units, the next window 450 by 14 s, then "wait 6 s" to its boundary at 20 s. The span, 20
-    // s, is within two fifths of the minute: 750 over 20 s, not 750 a minute.
+    // A fixed window of 10 s whose first boundary came 10 s after the start: the first window
+    // held 300 units, the next 450 by 14 s, then "wait 6 s" to its boundary at 20 s. The span,
+    // 20 s, is within two fifths of the minute: 750 over 20 s, not 750 a minute.
     assert_eq!(young_throttle(14.0, 6.0, 750.0, 4000.0), Some(2250.0));
 }
 
