@@ -9,14 +9,19 @@
 # figures ("Against real server-side limiters").
 #
 #   scripts/real-limiters/run.sh [nginx] [haproxy] [express-1s] [express-10s] [express-60s]
-#                                [express-1s-bare] [express-10s-bare] [express-60s-bare] [flask-10s]
-#                                [flask-10s-counter] [flask-60s] [flask-10s-bare]
-#                                [governor-10s] [governor-10s-fields]
+#                                [express-1s-bare] [express-10s-bare] [express-10s-bare-500]
+#                                [express-60s-bare] [flask-10s] [flask-10s-counter] [flask-60s]
+#                                [flask-10s-bare] [governor-10s] [governor-10s-fields]
 #
 # The express -bare cases run express-rate-limit without its fields: only `Retry-After` on a
-# 429; flask-10s-bare runs Flask-Limiter with none at all (a bare 429). The governor cases'
+# 429 (express-10s-bare-500: 500 per 10 s, a quota of 3,000 a minute, twice the clients' start
+# rate, so their first throttle comes 15-20 s in, as in the simulator); flask-10s-bare runs Flask-Limiter with none at all (a bare 429). The governor cases'
 # 429 has a `Retry-After` in whole seconds rounded down (0 while the wait is under a second);
 # governor-10s-fields adds its x-ratelimit-limit and -remaining (no reset).
+#
+# PHASE=SECONDS sends one request to each freshly started server and waits that long before
+# the clients start: a server that starts its window at a key's first request (express-rate-
+# limit's) is then that far into it, and its first boundary comes a window less PHASE in.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -104,6 +109,10 @@ run_case() { # $1 name, then the server's start command, --, URL and quota a min
   echo "== $name"
   for mode in $MODES; do
     "${start[@]}"
+    if [ -n "${PHASE:-}" ]; then
+      curl -s -o /dev/null "$url"
+      sleep "$PHASE"
+    fi
     "$SIM" live --target "$url" --instances 2 --duration "$DURATION" --speed 1 --costs one \
       --quota "$quota" --mode "$mode" --quiet | grep -E "^\| ($mode|Mode|---)" | \
       { if [ "$mode" = "${MODES%% *}" ]; then cat; else grep -E "^\| $mode"; fi; }
@@ -123,6 +132,7 @@ for c in "${CASES[@]}"; do
     express-60s) run_case "express-rate-limit, 600 per 60 s" start_express 60000 600 -- http://127.0.0.1:8082/ 600 ;;
     express-1s-bare) run_case "express-rate-limit, 10 per 1 s, no fields" start_express 1000 10 none -- http://127.0.0.1:8082/ 600 ;;
     express-10s-bare) run_case "express-rate-limit, 100 per 10 s, no fields" start_express 10000 100 none -- http://127.0.0.1:8082/ 600 ;;
+    express-10s-bare-500) run_case "express-rate-limit, 500 per 10 s, no fields" start_express 10000 500 none -- http://127.0.0.1:8082/ 3000 ;;
     express-60s-bare) run_case "express-rate-limit, 600 per 60 s, no fields" start_express 60000 600 none -- http://127.0.0.1:8082/ 600 ;;
     flask-10s) run_case "Flask-Limiter, 100 per 10 s, moving window" start_flask 10 100 moving-window -- http://127.0.0.1:8084/ 600 ;;
     flask-10s-counter) run_case "Flask-Limiter, 100 per 10 s, sliding-window counter" start_flask 10 100 sliding-window-counter -- http://127.0.0.1:8084/ 600 ;;
