@@ -51,7 +51,8 @@ pub struct CompareArgs {
     /// The story: free-run, noisy-neighbour, quota-cut, scale-out, top-of-hour,
     /// long-retry-after, or all (those six); or cold-start, autoscale (the instances double at
     /// minutes 3 and 6 and halve at 9 and 12, with a static InstanceCount), store-outage (a
-    /// fleet's store is down from minute 5 to 7).
+    /// fleet's store is down from minute 5 to 7), restart (every instance restarts at minute 5,
+    /// a deploy).
     #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
     pub story: String,
     /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers; or, named

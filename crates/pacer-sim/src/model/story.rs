@@ -140,7 +140,7 @@ pub const STORY_NAMES: [&str; 6] = [
 
 /// Stories that `--story NAME` runs but `--story all` does not: `all` stays the .NET adaptive
 /// limiter's six, whose figures are pinned.
-pub const MORE_STORY_NAMES: [&str; 3] = ["cold-start", "autoscale", "store-outage"];
+pub const MORE_STORY_NAMES: [&str; 4] = ["cold-start", "autoscale", "store-outage", "restart"];
 
 /// The default story: the .NET adaptive limiter's comparison table.
 pub const DEFAULT_STORY: &str = "noisy-neighbour";
@@ -279,6 +279,23 @@ impl Story {
                     "store-outage",
                     "a fleet's store (Redis) is down from minute 5 to minute 7: the quota stays \
                      as it is",
+                )
+            },
+            "restart" => Story {
+                // Every process stops at minute 5 and a fresh one takes its place 100 ms later.
+                leaves: vec![Leave {
+                    at: minutes(5),
+                    instances: 1,
+                }],
+                joins: vec![Join {
+                    at: minutes(5) + Duration::from_millis(100),
+                    instances: 1,
+                }],
+                per_base: true,
+                ..Story::empty(
+                    "restart",
+                    "every instance restarts at minute 5 (a deploy): fresh limiters, with the \
+                     server's window still full of the old processes' units",
                 )
             },
             _ => return None,
@@ -565,6 +582,22 @@ mod tests {
         assert!(Story::by_name("free-run").unwrap().retry_after);
         assert_eq!(s.demand_factor(secs(0)), 1.5);
         assert_eq!(s.demand_factor(secs(3600)), 1.5);
+        assert_eq!(s.quota_drop(), None);
+    }
+
+    #[test]
+    fn a_restart_replaces_every_instance_at_minute_5() {
+        let s = Story::by_name("restart").unwrap();
+        let restarted = secs(300) + Duration::from_millis(100);
+        for i in 0..2 {
+            assert_eq!(s.stop_of(2, i), Some(secs(300)), "instance {i} stops");
+            assert_eq!(s.start_of(2, i + 2), restarted, "its successor starts");
+            assert_eq!(s.stop_of(2, i + 2), None);
+        }
+        assert_eq!(s.running_at(2, secs(299)), 2);
+        assert_eq!(s.running_at(2, secs(300)), 0);
+        assert_eq!(s.running_at(2, restarted), 2);
+        assert_eq!(s.instances_at(2, restarted), 4, "two started, two stopped");
         assert_eq!(s.quota_drop(), None);
     }
 }
