@@ -194,9 +194,13 @@ impl LiveSession {
         for r in &arrivals.requests {
             while let Some(join) = joins.next_if(|j| j.at <= r.at.as_duration()) {
                 ctx.sleep_until(join.at).await;
-                let count = self.story.instances_at(self.sim.instances, join.at);
-                for i in instances.iter().filter(|i| i.start < join.at) {
-                    i.set_instance_count(count);
+                // As `compare` does: the running instances are told the new count only in a
+                // story that announces it.
+                if self.story.announces {
+                    let count = self.story.instance_count_at(self.sim.instances, join.at);
+                    for i in instances.iter().filter(|i| i.start < join.at) {
+                        i.set_instance_count(count);
+                    }
                 }
             }
             ctx.sleep_until(r.at.as_duration()).await;
@@ -271,7 +275,7 @@ impl LiveSession {
                 None => None,
                 Some(o) => {
                     let mut real = self.speed.limiter_options(o);
-                    real.instance_count = self.story.instances_at(base, start);
+                    real.instance_count = self.story.instance_count_at(base, start);
                     let config = limiter_config(mode, real, self.speed)?;
                     Some(match &fleet {
                         Some(store) => config.fleet(Arc::clone(store), FleetOptions::default()),

@@ -394,6 +394,18 @@ impl Story {
         self.instances_at(base, t).saturating_sub(stopped)
     }
 
+    /// The `InstanceCount` an instance that starts at `t` is given, and the one the running
+    /// instances are told at a join at `t`: the instances running then in a story that
+    /// announces the count, else the count at the start (each keeps the one it started with).
+    #[must_use]
+    pub fn instance_count_at(&self, base: u32, t: Duration) -> u32 {
+        if self.announces {
+            self.running_at(base, t)
+        } else {
+            base
+        }
+    }
+
     /// When instance `instance` (counting from 0) starts, with `base` instances at the start: at
     /// once for the first `base`, else at the join that adds it (never, past the last join).
     #[must_use]
@@ -598,6 +610,15 @@ mod tests {
         assert_eq!(s.running_at(2, secs(300)), 0);
         assert_eq!(s.running_at(2, restarted), 2);
         assert_eq!(s.instances_at(2, restarted), 4, "two started, two stopped");
+        assert_eq!(s.instance_count_at(2, restarted), 2, "the two running");
+        let scale_out = Story::by_name("scale-out").unwrap();
+        assert_eq!(scale_out.instance_count_at(2, secs(300)), 3);
+        let autoscale = Story::by_name("autoscale").unwrap();
+        assert_eq!(
+            autoscale.instance_count_at(2, secs(400)),
+            2,
+            "not announced"
+        );
         assert_eq!(s.quota_drop(), None);
     }
 }
