@@ -505,18 +505,19 @@ impl Engine<'_> {
     fn add_instances(&mut self, count: u32, now: Timestamp) -> Result<(), ModeError> {
         let before = self.clients.len() as u32;
         let total = before + count;
-        let count = self
+        let instance_count = self
             .story
             .instance_count_at(self.options.instances, now.as_duration());
         if self.story.announces {
             for instance in 0..before {
-                let changes = self.clients[instance as usize].set_instance_count(count, now);
+                let changes =
+                    self.clients[instance as usize].set_instance_count(instance_count, now);
                 self.apply(instance, changes);
                 self.arm(instance, now, now);
             }
         }
         let mut limiter = self.options.limiter.clone();
-        limiter.instance_count = count;
+        limiter.instance_count = instance_count;
         for instance in before..total {
             let setup = ClientSetup {
                 instance,

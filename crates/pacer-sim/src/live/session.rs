@@ -90,6 +90,13 @@ impl LiveSession {
             ),
         };
         let story = Story::by_name(&story).ok_or(SimError::UnknownStory(story))?;
+        if !story.leaves.is_empty() {
+            // Its instances only join: one that stopped would still send what its limiter holds.
+            return Err(SimError::Options(format!(
+                "--story {}: its instances stop, which live does not do; run it with compare",
+                story.name
+            )));
+        }
         let sim = SimOptions {
             instances: options.instances,
             quota: quota.unwrap_or(0),

@@ -1,5 +1,5 @@
 //! The six stories of the .NET adaptive limiter's simulator, as data: what changes, and when,
-//! and a seventh of Pacer's own ([`MORE_STORY_NAMES`]).
+//! and four more of Pacer's own ([`MORE_STORY_NAMES`]).
 //!
 //! A story changes the hidden quota, lets another client use part of it, stops the server, adds
 //! instances, or raises the demand, at fixed minutes of the run, and says whether the server's

@@ -143,6 +143,27 @@ async fn bad_targets_are_refused_before_anything_is_sent() {
     assert!(e.contains("cannot reach --target"), "{e}");
 }
 
+/// A story whose instances stop (`autoscale`, `restart`) is refused: live's instances only join.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_story_whose_instances_stop_is_refused() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let app = Router::new().fallback(any(|| async { "ok" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    for story in ["autoscale", "restart"] {
+        let mut o = options(&url, 1, &[LiveMode::Aimd]);
+        o.story = Some(story.to_owned());
+        let e = run_live(&o).await.unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!(
+                "--story {story}: its instances stop, which live does not do; run it with compare"
+            )
+        );
+    }
+}
+
 /// A target that is not a `pacer-sim serve` (it accepts everything and has no `/stats`): the
 /// run takes the options, and the share is unknown.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
