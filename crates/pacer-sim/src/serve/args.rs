@@ -23,7 +23,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "none")]
     pub headers: HeaderDialect,
     /// The story to play from the server's start: free-run, noisy-neighbour, quota-cut,
-    /// scale-out, top-of-hour or long-retry-after.
+    /// scale-out, top-of-hour or long-retry-after; or cold-start (429s without Retry-After), or
+    /// autoscale, store-outage or restart (what changes in them is the clients: the server
+    /// plays free-run's quota).
     #[arg(long, default_value = "free-run", value_parser = one_story)]
     pub story: String,
     /// Story time runs this many times faster than the real clock: the 60 s window lasts 60/K
