@@ -143,14 +143,21 @@ async fn bad_targets_are_refused_before_anything_is_sent() {
     assert!(e.contains("cannot reach --target"), "{e}");
 }
 
+/// A target that is not a `pacer-sim serve`: it accepts everything at every path and has no
+/// `/stats`. Its URL with `path`.
+async fn anyone_s_target(path: &str) -> String {
+    let app = Router::new().fallback(any(|| async { "ok" }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}{path}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
 /// A story whose instances stop (`autoscale`, `restart`) is refused: live's instances only join.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_story_whose_instances_stop_is_refused() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let app = Router::new().fallback(any(|| async { "ok" }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = anyone_s_target("/").await;
     for story in ["autoscale", "restart"] {
         let mut o = options(&url, 1, &[LiveMode::Aimd]);
         o.story = Some(story.to_owned());
@@ -169,10 +176,7 @@ async fn a_story_whose_instances_stop_is_refused() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anyone_s_target_has_no_share() {
     let _one = ONE_AT_A_TIME.lock().await;
-    let app = Router::new().fallback(any(|| async { "ok" }));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/v1/items", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = anyone_s_target("/v1/items").await;
     let mut o = options(&url, 1, &[LiveMode::Fixed]);
     o.speed = Some(Speed::new(30.0).unwrap());
     let run = run_live(&o).await.unwrap();
