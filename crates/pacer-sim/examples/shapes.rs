@@ -19,7 +19,8 @@
 //! is sent, instead of at the send). `-- --window 10 --phase 3` starts the run 3 s into the
 //! fixed window's current window, so its first boundary comes 7 s in (the phase is taken modulo
 //! each window; 0 unless set, the windows starting with the run; the other shapes have no
-//! boundary). `-- --evenness` prints, instead of the share and the 429s, the median (and the
+//! boundary). `-- --no-retry-after` has every server answer its 429s bare, in every story.
+//! `-- --evenness` prints, instead of the share and the 429s, the median (and the
 //! lowest) evenness of each: the units the server accepted from the
 //! instance that got the fewest over those of the one that got the most.
 
@@ -81,6 +82,7 @@ fn main() {
         .filter(|p: &f64| (0.0..60.0).contains(p))
         .unwrap_or_else(|| panic!("--phase takes seconds, at least 0 and under 60"));
     let evenness = args.iter().any(|a| a == "--evenness");
+    let retry_after = !args.iter().any(|a| a == "--no-retry-after");
     let header: Vec<&str> = mode_names
         .iter()
         .map(|m| match m.as_str() {
@@ -104,6 +106,7 @@ fn main() {
                     costs,
                     forward,
                     phase: Duration::from_secs_f64(phase % window as f64),
+                    retry_after,
                     ..SimOptions::default()
                 }
                 .with_window(Duration::from_secs(window));

@@ -6,6 +6,7 @@
 //! cargo run --release -p pacer-sim --example sweep -- --instances 2 --seeds 5
 //! cargo run --release -p pacer-sim --example sweep -- --instances 1 --demand 4000
 //! cargo run --release -p pacer-sim --example sweep -- --story cold-start
+//! cargo run --release -p pacer-sim --example sweep -- --no-retry-after
 //! ```
 //!
 //! For each instance count (1, 2 and 4 by default), it runs every story with every default mode
@@ -29,6 +30,8 @@ struct Args {
     window: std::time::Duration,
     /// The stories (`--story NAME`; every one of `--story all` unless given).
     stories: Vec<Story>,
+    /// Whether the server says `Retry-After` where the story does (`--no-retry-after`: never).
+    retry_after: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -38,9 +41,14 @@ fn args() -> Result<Args, String> {
         demand: SimOptions::default().demand,
         window: SimOptions::default().window,
         stories: Story::all(),
+        retry_after: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--no-retry-after" {
+            out.retry_after = false;
+            continue;
+        }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         match flag.as_str() {
             "--instances" => {
@@ -71,7 +79,7 @@ fn args() -> Result<Args, String> {
             other => {
                 return Err(format!(
                     "unknown flag {other}: --instances 1,2,4 --seeds 20 --demand 2000 --window 60 \
-                     --story all"
+                     --story all --no-retry-after"
                 ));
             }
         }
@@ -109,6 +117,7 @@ fn main() {
                 seed,
                 instances,
                 demand: args.demand,
+                retry_after: args.retry_after,
                 ..SimOptions::default()
             }
             .with_window(args.window);

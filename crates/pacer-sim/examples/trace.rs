@@ -10,8 +10,9 @@
 //! (the running instances' sum, units a minute), the units the API accepted, the units accepted
 //! over the last 60 s, and its 429s ([`pacer_sim::report::trace`]); `docs/simulation.md` shows
 //! how to read it. It takes `compare`'s `--story`, `--instances`, `--seed`, `--demand`,
-//! `--quota`, `--window`, `--server`, `--costs`, `--forward`, `--phase` and `--minutes`, and `--config FILE
-//! --limiter NAME` runs a limiter of a configuration file as one more mode, as `compare` does.
+//! `--quota`, `--window`, `--server`, `--costs`, `--forward`, `--phase`, `--no-retry-after`
+//! and `--minutes`, and `--config FILE --limiter NAME` runs a limiter of a configuration file
+//! as one more mode, as `compare` does.
 
 use pacer_sim::model::STORY_NAMES;
 use pacer_sim::report::trace;
@@ -32,6 +33,10 @@ fn run() -> Result<(), String> {
     let (mut config, mut limiter) = (None, None);
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
+        if flag == "--no-retry-after" {
+            options.retry_after = false;
+            continue;
+        }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
         let bad = || format!("{flag} {value}");
         match flag.as_str() {
@@ -69,8 +74,8 @@ fn run() -> Result<(), String> {
             other => {
                 return Err(format!(
                     "unknown flag {other}: --story S --instances N --seed S --demand D --quota Q \
-                     --window SECONDS --server SHAPE --costs COSTS --forward SHARE --phase SECONDS --minutes M --mode M (repeat) --config FILE --limiter NAME --from \
-                     SECOND --to SECOND"
+                     --window SECONDS --server SHAPE --costs COSTS --forward SHARE --phase SECONDS --no-retry-after --minutes M --mode M (repeat) --config FILE \
+                     --limiter NAME --from SECOND --to SECOND"
                 ));
             }
         }

@@ -108,6 +108,10 @@ pub struct CompareArgs {
     /// 0: its windows start with the run.
     #[arg(long, value_name = "SECONDS", default_value_t = 0.0, allow_negative_numbers = true, value_parser = seconds)]
     pub phase: f64,
+    /// The server answers every 429 without Retry-After (a bare 429, as nginx's limit_req and
+    /// HAProxy's counter do), whatever the story and the shape would say.
+    #[arg(long)]
+    pub no_retry_after: bool,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
     pub format: Format,
@@ -151,6 +155,7 @@ impl CompareArgs {
             costs: self.costs,
             forward: self.forward,
             phase: Duration::from_secs_f64(self.phase),
+            retry_after: !self.no_retry_after,
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))

@@ -76,6 +76,12 @@ pub struct SimOptions {
     /// server's windows do not start when a client does. The other shapes have no boundary and
     /// ignore it.
     pub phase: Duration,
+    /// Whether the server says `Retry-After` with its 429s where its shape and the story do
+    /// (`--no-retry-after` sets it false). False answers every 429 bare, as nginx's
+    /// `limit_req`, HAProxy's counter and many APIs do, in every story: a rule that reads a run
+    /// of bare throttles meets them against a sliding or fixed window too, not only at a cold
+    /// start. True unless set.
+    pub retry_after: bool,
 }
 
 impl Default for SimOptions {
@@ -93,6 +99,7 @@ impl Default for SimOptions {
             max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
             forward: 0.0,
             phase: Duration::ZERO,
+            retry_after: true,
         }
     }
 }

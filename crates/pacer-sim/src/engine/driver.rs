@@ -79,8 +79,16 @@ pub fn run(
         mode,
         wants_headers: mode.wants_headers() && options.server.sends_fields(),
         max_attempts: options.max_attempts.get(),
-        api: ModelApi::with_shape(options.quota, story.clone(), options.window, options.server)
-            .with_phase(options.phase),
+        api: ModelApi::with_shape(
+            options.quota,
+            Story {
+                retry_after: story.retry_after && options.retry_after,
+                ..story.clone()
+            },
+            options.window,
+            options.server,
+        )
+        .with_phase(options.phase),
         clients: Vec::new(),
         waiting: Vec::new(),
         armed: Vec::new(),

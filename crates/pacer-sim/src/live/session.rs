@@ -113,6 +113,8 @@ impl LiveSession {
             forward: 0.0,
             // A live server's windows are its own.
             phase: Duration::ZERO,
+            // And so is what it says with a 429.
+            retry_after: true,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),

@@ -95,3 +95,27 @@ fn scale_out_tells_every_limiter_the_new_count() {
     let alone = run(&short(8), "free-run", &["fixed"]);
     assert!(c.rows[0].metrics.requests > alone.rows[0].metrics.requests);
 }
+
+/// `SimOptions::retry_after` false (`--no-retry-after`) answers every 429 of any story bare:
+/// a run with it is the run of the same story made without `Retry-After`, not the run with it.
+#[test]
+fn no_retry_after_answers_every_story_s_429s_bare() {
+    let with = short(5);
+    let without = SimOptions {
+        retry_after: false,
+        ..with.clone()
+    };
+    let story = Story::by_name("noisy-neighbour").expect("a story");
+    let bare = Story {
+        retry_after: false,
+        ..story.clone()
+    };
+    let modes = [pacer_sim::mode_by_name("pacer").expect("a mode")];
+    let metrics = |options: &SimOptions, story: &Story| {
+        let c = pacer_sim::compare(options, std::slice::from_ref(story), &modes).expect("runs");
+        c.rows.into_iter().next().expect("a row").metrics
+    };
+    let flagged = metrics(&without, &story);
+    assert_eq!(flagged, metrics(&with, &bare));
+    assert_ne!(flagged, metrics(&with, &story));
+}
