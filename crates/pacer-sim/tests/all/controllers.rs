@@ -309,3 +309,36 @@ fn a_restart_mid_window_keeps_the_share() {
         headers.throttled
     );
 }
+
+/// A neighbour against a sliding window of a minute that never says `Retry-After`
+/// (`--no-retry-after`): seed 1, 4 instances. The neighbour's units fill the window, and a run
+/// of bare throttles then accepts next to nothing. Read as a bucket's slack, each run set the
+/// estimate to its pace with nothing to probe back toward, and the processes held a third of the
+/// quota for minutes after the neighbour left. A pace a fifth or more under a level held a
+/// minute is now a fall from it, remembered and probed back toward (`pacer` 60.9 % before,
+/// `default` 63.9 %). AIMD, whose cuts do not measure the window, still takes more here.
+/// Pinned.
+#[test]
+fn a_neighbour_without_retry_after_is_a_fall_not_a_bucket_s_slack() {
+    let options = SimOptions {
+        seed: 1,
+        instances: 4,
+        retry_after: false,
+        ..SimOptions::default()
+    };
+    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    let story = Story::by_name("noisy-neighbour").expect("a story");
+    let c = compare(&options, &[story], &modes).expect("runs");
+    let [aimd, pacer, default] = std::array::from_fn(|i| c.rows[i].metrics.clone());
+    assert_pinned("aimd, a neighbour, no Retry-After", &aimd, 0.8237, 112);
+    assert_pinned("pacer, a neighbour, no Retry-After", &pacer, 0.7480, 106);
+    assert_pinned(
+        "default, a neighbour, no Retry-After",
+        &default,
+        0.6993,
+        148,
+    );
+}

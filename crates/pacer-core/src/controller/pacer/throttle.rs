@@ -58,11 +58,25 @@ impl PacerController {
         }
         // A run of bare throttles that took less than a sliding window gives back: the server
         // leaks at its pace, and the window's count held the slack a bucket let through as it
-        // filled. Slack, not a limit that fell: nothing to probe back toward.
+        // filled. Slack, not a limit that fell: no new limit to probe back toward (one
+        // remembered from a fall stays: probing back toward it while the quota is still cut
+        // meets such runs too). But a pace a fifth or more under a level the limit held for
+        // `PEAK_HELD` is no bucket's slack: a bucket does not leak that much slower than it let
+        // us send for a minute unless its rate was cut, and a sliding window that a neighbour
+        // or a cut filled accepts next to nothing until it turns over. That is a fall from the
+        // level, measured below.
         let slack = match self.bare_pace.take() {
+            Some(pace)
+                if pace < estimate
+                    && self
+                        .peak
+                        .is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND)) =>
+            {
+                estimate = pace;
+                false
+            }
             Some(pace) if pace < estimate => {
                 estimate = pace;
-                self.ceiling = None;
                 self.peak = None;
                 true
             }

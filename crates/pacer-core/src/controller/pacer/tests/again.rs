@@ -160,3 +160,65 @@ fn a_bare_run_s_pace_is_the_estimate_only_if_it_is_a_leak() {
     let estimate = estimate_after_a_bare_run(0);
     assert!(estimate > 2500.0, "{estimate}");
 }
+
+/// Held for 200 s under a firm estimate of 3,000 a minute (a level), the window a minute back
+/// holding `earlier` units a second: a throttle at 200 s (the level ends there), then the
+/// server accepts `per_second` units a second until a bare throttle at 204 s. The controller
+/// then.
+fn after_a_level_and_a_bare_run(earlier: u64, per_second: u64) -> PacerController {
+    let w = Duration::from_secs(60);
+    let mut c = controller(w);
+    accept(&mut c, earlier, 0, 200_000);
+    c.limit = Some(3_000.0);
+    c.firm = true;
+    let _ = Controller::on_throttled(&mut c, &context(200_000, 3000.0, 0, w));
+    assert!(c.peak.is_some(), "the level is a peak");
+    accept(&mut c, per_second, 200_000, 204_000);
+    let _ = Controller::on_throttled(&mut c, &context(204_000, 3000.0, 200_000, w));
+    c
+}
+
+#[test]
+fn a_bare_run_far_under_a_level_held_a_minute_is_a_fall_not_slack() {
+    // 20 a second (1,200 a minute) after a minute at 50: less than a sliding window gives back,
+    // but more than a fifth under the level a minute held. A neighbour or a cut filled the
+    // window: the estimate is the pace, and the level is remembered, to probe back toward.
+    let c = after_a_level_and_a_bare_run(50, 20);
+    assert!((c.limit_estimate(1).expect("an estimate") - 1_200.0).abs() < 1.0);
+    assert!(
+        c.ceiling.is_some_and(|x| x.limit >= 3_000.0),
+        "{:?}",
+        c.ceiling
+    );
+    // 50 a second (3,000 a minute) after a window at 70 (a bucket's first window, let through
+    // on top of its pace): a quarter under what a sliding window gives back, and within a
+    // fifth of the level: a bucket's slack, nothing to probe back toward.
+    let c = after_a_level_and_a_bare_run(70, 50);
+    let e = c.limit_estimate(1).expect("an estimate");
+    assert!((e - 3_000.0).abs() < 1.0, "{e}");
+    assert!(c.ceiling.is_none(), "{:?}", c.ceiling);
+}
+
+#[test]
+fn a_bucket_s_slack_keeps_a_limit_remembered_from_a_fall() {
+    // While probing back toward a limit a cut took (remembered: 6,000 a minute), the quota is
+    // still cut: a run of bare throttles measures the cut quota's pace. The limit it remembers
+    // stays, for when the quota comes back.
+    let w = Duration::from_secs(10);
+    let mut c = controller(w);
+    accept(&mut c, 80, 0, 30_000);
+    c.ceiling = Some(crate::controller::pacer::memory::Ceiling {
+        limit: 6_000.0,
+        firm: true,
+        at: Duration::from_secs(20),
+    });
+    let _ = Controller::on_throttled(&mut c, &context(30_000, 4800.0, 0, w));
+    accept(&mut c, 50, 30_000, 32_000);
+    let _ = Controller::on_throttled(&mut c, &context(32_000, 4800.0, 30_000, w));
+    assert!((c.limit_estimate(1).expect("an estimate") - 3_000.0).abs() < 1.0);
+    assert!(
+        c.ceiling.is_some_and(|x| x.limit >= 6_000.0),
+        "{:?}",
+        c.ceiling
+    );
+}
