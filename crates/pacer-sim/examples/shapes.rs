@@ -82,7 +82,7 @@ fn main() {
         .filter(|p: &f64| (0.0..60.0).contains(p))
         .unwrap_or_else(|| panic!("--phase takes seconds, at least 0 and under 60"));
     let evenness = args.iter().any(|a| a == "--evenness");
-    let retry_after = !args.iter().any(|a| a == "--no-retry-after");
+    let sends_retry_after = !args.iter().any(|a| a == "--no-retry-after");
     let header: Vec<&str> = mode_names
         .iter()
         .map(|m| match m.as_str() {
@@ -106,7 +106,7 @@ fn main() {
                     costs,
                     forward,
                     phase: Duration::from_secs_f64(phase % window as f64),
-                    retry_after,
+                    sends_retry_after,
                     ..SimOptions::default()
                 }
                 .with_window(Duration::from_secs(window));

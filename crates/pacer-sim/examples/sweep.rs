@@ -31,7 +31,7 @@ struct Args {
     /// The stories (`--story NAME`; every one of `--story all` unless given).
     stories: Vec<Story>,
     /// Whether the server says `Retry-After` where the story does (`--no-retry-after`: never).
-    retry_after: bool,
+    sends_retry_after: bool,
 }
 
 fn args() -> Result<Args, String> {
@@ -41,12 +41,12 @@ fn args() -> Result<Args, String> {
         demand: SimOptions::default().demand,
         window: SimOptions::default().window,
         stories: Story::all(),
-        retry_after: true,
+        sends_retry_after: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--no-retry-after" {
-            out.retry_after = false;
+            out.sends_retry_after = false;
             continue;
         }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;
@@ -117,7 +117,7 @@ fn main() {
                 seed,
                 instances,
                 demand: args.demand,
-                retry_after: args.retry_after,
+                sends_retry_after: args.sends_retry_after,
                 ..SimOptions::default()
             }
             .with_window(args.window);

@@ -34,7 +34,7 @@ fn run() -> Result<(), String> {
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
         if flag == "--no-retry-after" {
-            options.retry_after = false;
+            options.sends_retry_after = false;
             continue;
         }
         let value = it.next().ok_or(format!("{flag} needs a value"))?;

@@ -155,7 +155,7 @@ impl CompareArgs {
             costs: self.costs,
             forward: self.forward,
             phase: Duration::from_secs_f64(self.phase),
-            retry_after: !self.no_retry_after,
+            sends_retry_after: !self.no_retry_after,
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))

@@ -81,7 +81,7 @@ pub struct SimOptions {
     /// `limit_req`, HAProxy's counter and many APIs do, in every story: a rule that reads a run
     /// of bare throttles meets them against a sliding or fixed window too, not only at a cold
     /// start. True unless set.
-    pub retry_after: bool,
+    pub sends_retry_after: bool,
 }
 
 impl Default for SimOptions {
@@ -99,7 +99,7 @@ impl Default for SimOptions {
             max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
             forward: 0.0,
             phase: Duration::ZERO,
-            retry_after: true,
+            sends_retry_after: true,
         }
     }
 }

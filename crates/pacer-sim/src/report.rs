@@ -237,7 +237,7 @@ struct JsonOptions {
     window_s: u64,
     forward: f64,
     phase_s: f64,
-    retry_after: bool,
+    sends_retry_after: bool,
     initial_units_per_minute: f64,
     min_units_per_minute: f64,
     max_units_per_minute: f64,
@@ -280,7 +280,7 @@ pub fn json(c: &Comparison) -> String {
             window_s: o.window.as_secs(),
             forward: o.forward,
             phase_s: o.phase.as_secs_f64(),
-            retry_after: o.retry_after,
+            sends_retry_after: o.sends_retry_after,
             initial_units_per_minute: o.limiter.rate_at_start(),
             min_units_per_minute: o.limiter.min_units_per_minute,
             max_units_per_minute: o.limiter.max_units_per_minute,
@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(v["options"]["window_s"], 60);
         assert_eq!(v["options"]["forward"], 0.0);
         assert_eq!(v["options"]["phase_s"], 0.0);
-        assert_eq!(v["options"]["retry_after"], true);
+        assert_eq!(v["options"]["sends_retry_after"], true);
         assert_eq!(v["rows"][0]["share"], 0.9052);
         assert_eq!(v["rows"][0]["evenness"], 0.912);
         assert_eq!(v["rows"][0]["recovery_s"], 8);

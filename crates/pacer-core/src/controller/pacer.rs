@@ -127,9 +127,10 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   window's count also held what the bucket let through while it filled. The estimate is at
 ///   most that pace, and is not a fall; a limit remembered from a fall stays. But a pace a fifth
 ///   or more under a level the limit held for a minute (a firm estimate a throttle confirmed)
-///   is a fall from that level: a bucket does not leak that much slower than it let us send for
-///   a minute unless its rate was cut, and a sliding window that a neighbour or a cut filled
-///   accepts next to nothing until it turns over. (Only as a [`Controller`]: the pure
+///   is no bucket's slack: a bucket does not leak that much slower than it let us send for a
+///   minute unless its rate was cut, and a sliding window that a neighbour or a cut filled
+///   accepts a fraction of what it let through until it turns over. The estimate is then the
+///   run's pace, and a fall is measured as at any throttle. (Only as a [`Controller`]: the pure
 ///   contract's state holds no history.)
 /// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and

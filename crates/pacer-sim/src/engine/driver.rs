@@ -82,7 +82,7 @@ pub fn run(
         api: ModelApi::with_shape(
             options.quota,
             Story {
-                retry_after: story.retry_after && options.retry_after,
+                retry_after: story.retry_after && options.sends_retry_after,
                 ..story.clone()
             },
             options.window,

@@ -114,7 +114,7 @@ impl LiveSession {
             // A live server's windows are its own.
             phase: Duration::ZERO,
             // And so is what it says with a 429.
-            retry_after: true,
+            sends_retry_after: true,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),

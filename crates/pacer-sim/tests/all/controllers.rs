@@ -323,7 +323,7 @@ fn a_neighbour_without_retry_after_is_a_fall_not_a_bucket_s_slack() {
     let options = SimOptions {
         seed: 1,
         instances: 4,
-        retry_after: false,
+        sends_retry_after: false,
         ..SimOptions::default()
     };
     let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]

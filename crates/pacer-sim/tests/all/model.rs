@@ -96,13 +96,13 @@ fn scale_out_tells_every_limiter_the_new_count() {
     assert!(c.rows[0].metrics.requests > alone.rows[0].metrics.requests);
 }
 
-/// `SimOptions::retry_after` false (`--no-retry-after`) answers every 429 of any story bare:
+/// `SimOptions::sends_retry_after` false (`--no-retry-after`) answers every 429 of any story bare:
 /// a run with it is the run of the same story made without `Retry-After`, not the run with it.
 #[test]
 fn no_retry_after_answers_every_story_s_429s_bare() {
     let with = short(5);
     let without = SimOptions {
-        retry_after: false,
+        sends_retry_after: false,
         ..with.clone()
     };
     let story = Story::by_name("noisy-neighbour").expect("a story");

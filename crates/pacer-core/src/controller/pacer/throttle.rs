@@ -63,8 +63,8 @@ impl PacerController {
         // meets such runs too). But a pace a fifth or more under a level the limit held for
         // `PEAK_HELD` is no bucket's slack: a bucket does not leak that much slower than it let
         // us send for a minute unless its rate was cut, and a sliding window that a neighbour
-        // or a cut filled accepts next to nothing until it turns over. That is a fall from the
-        // level, measured below.
+        // or a cut filled accepts a fraction of what it let through until it turns over. The
+        // estimate is then the run's pace, and a fall is measured below as at any throttle.
         let slack = match self.bare_pace.take() {
             Some(pace)
                 if pace < estimate
