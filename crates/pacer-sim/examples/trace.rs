@@ -57,13 +57,11 @@ fn run() -> Result<(), String> {
             "--costs" => options.costs = value.parse()?,
             // Its range is checked with the other options when the run starts.
             "--forward" => options.forward = value.parse().map_err(|_| bad())?,
+            // Under `--window`: checked with the other options when the run starts.
             "--phase" => {
-                options.phase = value
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| (0.0..60.0).contains(s))
-                    .map(std::time::Duration::from_secs_f64)
-                    .ok_or_else(bad)?;
+                options.phase =
+                    std::time::Duration::try_from_secs_f64(value.parse().map_err(|_| bad())?)
+                        .map_err(|_| bad())?;
             }
             "--minutes" => options.minutes = value.parse().map_err(|_| bad())?,
             "--mode" => modes.push(mode_by_name(&value).map_err(|e| e.to_string())?),

@@ -66,19 +66,15 @@ impl PacerController {
         // or a cut filled accepts a fraction of what it let through until it turns over. The
         // estimate is then the run's pace, and a fall is measured below as at any throttle.
         let slack = match self.bare_pace.take() {
-            Some(pace)
-                if pace < estimate
-                    && self
-                        .peak
-                        .is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND)) =>
-            {
-                estimate = pace;
-                false
-            }
             Some(pace) if pace < estimate => {
                 estimate = pace;
-                self.peak = None;
-                true
+                let under_level = self
+                    .peak
+                    .is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND));
+                if !under_level {
+                    self.peak = None;
+                }
+                !under_level
             }
             _ => false,
         };

@@ -18,9 +18,9 @@ const YOUNG_SCALE: f64 = 0.6;
 /// could not leave a window that long so soon. A minute's window filled alone ends the span at
 /// the window. A fixed window's `Retry-After` ends at a boundary, and a throttle that comes
 /// after its first boundary may end a span past a quarter of a minute: with a quarter, a fixed
-/// window of 10 s was read at some phases as a minute's, its first seconds' count as the limit. Of 0.25, 0.33, 0.4 and
-/// 0.5, the least that reads a fixed window of 10 s as short at every phase
-/// (docs/controllers.md, "A fixed window's boundary").
+/// window of 10 s was read at some phases as a minute's, its first seconds' count as the limit.
+/// Of 0.25, 0.33, 0.4 and 0.5, the least that reads a fixed window of 10 s as short at every
+/// phase (docs/controllers.md, "A fixed window's boundary").
 const YOUNG_PACE_SPAN: f64 = 0.4;
 
 impl PacerController {
