@@ -35,7 +35,8 @@ pub(super) struct Ceiling {
     pub(super) at: Duration,
 }
 
-/// A level the limit held, from which a fall in steps is measured.
+/// A level the limit held: a fall in steps is measured from it, and a run of bare throttles
+/// far under it is a fall, not a bucket's slack.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(super) struct Peak {
     /// The level (whole budget): a firm estimate a throttle confirmed and that held a minute.

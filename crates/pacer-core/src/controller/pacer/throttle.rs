@@ -65,16 +65,14 @@ impl PacerController {
         // us send for a minute unless its rate was cut, and a sliding window that a neighbour
         // or a cut filled accepts a fraction of what it let through until it turns over. The
         // estimate is then the run's pace, and a fall is measured below as at any throttle.
+        // The level outlives a run within a fifth of it: a neighbour's units fill a window as
+        // it comes, and the first run may take most of what the level did, the next far less.
         let slack = match self.bare_pace.take() {
             Some(pace) if pace < estimate => {
                 estimate = pace;
-                let under_level = self
+                !self
                     .peak
-                    .is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND));
-                if !under_level {
-                    self.peak = None;
-                }
-                !under_level
+                    .is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND))
             }
             _ => false,
         };
@@ -117,17 +115,16 @@ impl PacerController {
             .instances
             .filter(|&(now, before, _)| now != before)
             .map_or(Duration::ZERO, |(_, _, at)| at + memory);
-        let peak = self
+        // The level, while it counts, one throttle older; a fall in steps is measured from it
+        // only when it is above the reference.
+        let level = self
             .peak
-            .filter(|p| {
-                p.at >= changed
-                    && self.age_at_cut.saturating_sub(p.at) <= stepped_span
-                    && p.limit > reference
-            })
+            .filter(|p| p.at >= changed && self.age_at_cut.saturating_sub(p.at) <= stepped_span)
             .map(|p| Peak {
                 steps: p.steps + 1,
                 ..p
             });
+        let peak = level.filter(|p| p.limit > reference);
         let t = Throttle {
             estimate,
             previous,
@@ -177,15 +174,17 @@ impl PacerController {
                 at: t.age,
             });
         }
-        self.peak = if t.fell || slack {
+        self.peak = if t.fell {
             None
-        } else if peak.is_some() {
-            peak
+        } else if slack || peak.is_some() {
+            level
         } else {
             // A firm estimate that a throttle confirmed and that held for `PEAK_HELD`: a young
             // burst's, a bucket's first window's or our demand's is no level the limit fell
             // from, nor one two processes of a bucket trade back and forth between throttles.
-            previous
+            // Or the level before, if higher: a probe's estimate above it is not yet one (a
+            // neighbour that comes within the minute after a probe meets the level as it was).
+            let held = previous
                 .filter(|_| {
                     self.firm && !unconfirmed && state.since_last_decrease >= self.timing(PEAK_HELD)
                 })
@@ -193,7 +192,11 @@ impl PacerController {
                     limit: l * n,
                     at: t.age,
                     steps: 0,
-                })
+                });
+            match (held, level) {
+                (Some(h), Some(l)) if l.limit > h.limit => Some(l),
+                (held, level) => held.or(level),
+            }
         };
         if let (Some(p), Some(limit)) = (previous, self.limit)
             && t.long_pause

@@ -222,3 +222,60 @@ fn a_bucket_s_slack_keeps_a_limit_remembered_from_a_fall() {
         c.ceiling
     );
 }
+
+#[test]
+fn a_level_outlives_a_bare_run_within_a_fifth_of_it() {
+    // A neighbour's units fill the window as it comes: the first run of bare throttles takes
+    // 50 a second (within a fifth of the level of 3,000 a minute: a bucket's slack, as far as
+    // it shows), the same run 8 s on only 10. That is a fall from the level, remembered.
+    let w = Duration::from_secs(60);
+    let mut c = after_a_level_and_a_bare_run(70, 50);
+    assert!(c.ceiling.is_none(), "{:?}", c.ceiling);
+    assert!(c.peak.is_some(), "the level outlives the slack");
+    accept(&mut c, 10, 204_000, 212_000);
+    let _ = Controller::on_throttled(&mut c, &context(212_000, 3000.0, 204_000, w));
+    let e = c.limit_estimate(1).expect("an estimate");
+    assert!(e < 2_400.0, "the run's pace: {e}");
+    assert!(
+        c.ceiling.is_some_and(|x| x.limit >= 3_000.0),
+        "{:?}",
+        c.ceiling
+    );
+}
+
+#[test]
+fn a_probe_s_estimate_above_the_level_keeps_the_level() {
+    // A level of 3,000 a minute, held from the start to a throttle at 200 s.
+    let w = Duration::from_secs(60);
+    let mut c = controller(w);
+    accept(&mut c, 50, 0, 200_000);
+    c.limit = Some(3_000.0);
+    c.firm = true;
+    let _ = Controller::on_throttled(&mut c, &context(200_000, 3000.0, 0, w));
+    assert!(c.peak.is_some(), "the level is a peak");
+    // A probe finds room at 3,600 a minute (its throttle with a `Retry-After`); 6 s later a
+    // bare throttle at the new hold.
+    accept(&mut c, 60, 200_000, 260_000);
+    c.probing = true;
+    let mut cx = context(260_000, 3600.0, 200_000, w);
+    cx.retry_after = Some(Duration::from_secs(1));
+    let _ = Controller::on_throttled(&mut c, &cx);
+    accept(&mut c, 58, 260_000, 266_000);
+    let _ = Controller::on_throttled(&mut c, &context(266_000, 3500.0, 260_000, w));
+    assert!(c.limit_estimate(1).is_some_and(|e| e > 3_300.0));
+    // The probe's estimate has not held a minute: the level before it is still the level.
+    assert!(
+        c.peak.is_some_and(|p| (p.limit - 3_000.0).abs() < 1.0),
+        "{:?}",
+        c.peak
+    );
+    // A neighbour comes: a run of bare throttles at 20 a second, far under the level, is a
+    // fall from it.
+    accept(&mut c, 20, 266_000, 276_000);
+    let _ = Controller::on_throttled(&mut c, &context(276_000, 3500.0, 266_000, w));
+    assert!(
+        c.ceiling.is_some_and(|x| x.limit >= 3_000.0),
+        "{:?}",
+        c.ceiling
+    );
+}
