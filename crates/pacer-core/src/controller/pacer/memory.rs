@@ -36,7 +36,7 @@ pub(super) struct Ceiling {
 }
 
 /// A level the limit held: a fall in steps is measured from it, and a run of bare throttles
-/// far under it is a fall, not a bucket's slack.
+/// far under it is no bucket's slack (a fall is then measured as at any throttle).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(super) struct Peak {
     /// The level (whole budget): a firm estimate a throttle confirmed and that held a minute.

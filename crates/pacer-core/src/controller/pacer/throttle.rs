@@ -56,6 +56,24 @@ impl PacerController {
         if let Some(pace) = young_pace(state, self.age_at_cut) {
             estimate = estimate.max(pace);
         }
+        // A limit that fell in steps, each under `FALL_BAND` (a crowd that grew a few processes
+        // at a time), fell all the same: measured from the highest level a throttle found held,
+        // within `STEPPED_FALL_WINDOWS` windows and at least `STEPPED_FALL_STEPS` throttles
+        // after the one that ended it (a crowd's units fill the server's window as it comes, a
+        // few percent a throttle; a slower slide, or one in a swing or two, is two processes'
+        // shares of a bucket trading places). Not from one held before a change of the instance
+        // count, nor in `CEILING_MEMORY` after it: a count over a window of the old share, times
+        // the new count, is no level the whole budget held.
+        let memory = self.timing(CEILING_MEMORY);
+        let stepped_span = memory.min(state.quota_window * STEPPED_FALL_WINDOWS);
+        let changed = self
+            .instances
+            .filter(|&(now, before, _)| now != before)
+            .map_or(Duration::ZERO, |(_, _, at)| at + memory);
+        // The level, while it counts (a run of bare throttles, below, is read against it too).
+        let level = self
+            .peak
+            .filter(|p| p.at >= changed && self.age_at_cut.saturating_sub(p.at) <= stepped_span);
         // A run of bare throttles that took less than a sliding window gives back: the server
         // leaks at its pace, and the window's count held the slack a bucket let through as it
         // filled. Slack, not a limit that fell: no new limit to probe back toward (one
@@ -70,9 +88,7 @@ impl PacerController {
         let slack = match self.bare_pace.take() {
             Some(pace) if pace < estimate => {
                 estimate = pace;
-                !self
-                    .peak
-                    .is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND))
+                !level.is_some_and(|p| pace * n < p.limit * (1.0 - FALL_BAND))
             }
             _ => false,
         };
@@ -101,30 +117,12 @@ impl PacerController {
             .map_or(0.0, |l| l * n)
             .max(demonstrated)
             .max(set_aside);
-        // A limit that fell in steps, each under `FALL_BAND` (a crowd that grew a few processes
-        // at a time), fell all the same: measured from the highest level a throttle found held,
-        // within `STEPPED_FALL_WINDOWS` windows and at least `STEPPED_FALL_STEPS` throttles
-        // after the one that ended it (a crowd's units fill the server's window as it comes, a
-        // few percent a throttle; a slower slide, or one in a swing or two, is two processes'
-        // shares of a bucket trading places). Not from one held before a change of the instance
-        // count, nor in `CEILING_MEMORY` after it: a count over a window of the old share, times
-        // the new count, is no level the whole budget held.
-        let memory = self.timing(CEILING_MEMORY);
-        let stepped_span = memory.min(state.quota_window * STEPPED_FALL_WINDOWS);
-        let changed = self
-            .instances
-            .filter(|&(now, before, _)| now != before)
-            .map_or(Duration::ZERO, |(_, _, at)| at + memory);
-        // The level, while it counts, one throttle older; a fall in steps is measured from it
-        // only when it is above the reference.
-        let level = self
-            .peak
-            .filter(|p| p.at >= changed && self.age_at_cut.saturating_sub(p.at) <= stepped_span)
-            .map(|p| Peak {
-                steps: p.steps + 1,
-                ..p
-            });
-        let peak = level.filter(|p| p.limit > reference);
+        // A fall in steps is measured from the level only when it is above the reference, one
+        // throttle older.
+        let peak = level.filter(|p| p.limit > reference).map(|p| Peak {
+            steps: p.steps + 1,
+            ..p
+        });
         let t = Throttle {
             estimate,
             previous,
@@ -176,14 +174,17 @@ impl PacerController {
         }
         self.peak = if t.fell {
             None
-        } else if slack || peak.is_some() {
+        } else if peak.is_some() {
+            peak
+        } else if slack {
             level
         } else {
             // A firm estimate that a throttle confirmed and that held for `PEAK_HELD`: a young
             // burst's, a bucket's first window's or our demand's is no level the limit fell
             // from, nor one two processes of a bucket trade back and forth between throttles.
-            // Or the level before, if higher: a probe's estimate above it is not yet one (a
-            // neighbour that comes within the minute after a probe meets the level as it was).
+            // Else the level kept, if there is none or it is higher: a probe's estimate above the
+            // level is not one until it has held a minute (a neighbour that comes within that
+            // minute meets the level as it was).
             let held = previous
                 .filter(|_| {
                     self.firm && !unconfirmed && state.since_last_decrease >= self.timing(PEAK_HELD)

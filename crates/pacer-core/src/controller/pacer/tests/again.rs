@@ -227,7 +227,8 @@ fn a_bucket_s_slack_keeps_a_limit_remembered_from_a_fall() {
 fn a_level_outlives_a_bare_run_within_a_fifth_of_it() {
     // A neighbour's units fill the window as it comes: the first run of bare throttles takes
     // 50 a second (within a fifth of the level of 3,000 a minute: a bucket's slack, as far as
-    // it shows), the same run 8 s on only 10. That is a fall from the level, remembered.
+    // it shows), the same run 8 s on only 10. The level outlives the first, so the second is
+    // no slack: the estimate is its pace, and the fall from the estimate before is remembered.
     let w = Duration::from_secs(60);
     let mut c = after_a_level_and_a_bare_run(70, 50);
     assert!(c.ceiling.is_none(), "{:?}", c.ceiling);
@@ -269,10 +270,12 @@ fn a_probe_s_estimate_above_the_level_keeps_the_level() {
         "{:?}",
         c.peak
     );
-    // A neighbour comes: a run of bare throttles at 20 a second, far under the level, is a
-    // fall from it.
+    // A neighbour comes: a run of bare throttles at 20 a second, far under the level, is no
+    // slack: the estimate is its pace, and the fall from the estimate before is remembered.
     accept(&mut c, 20, 266_000, 276_000);
     let _ = Controller::on_throttled(&mut c, &context(276_000, 3500.0, 266_000, w));
+    let e = c.limit_estimate(1).expect("an estimate");
+    assert!((e - 1_200.0).abs() < 1.0, "the run's pace: {e}");
     assert!(
         c.ceiling.is_some_and(|x| x.limit >= 3_000.0),
         "{:?}",
