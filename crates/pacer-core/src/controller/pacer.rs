@@ -90,7 +90,8 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   windows when there are several processes and the refusal has a `Retry-After`: the others,
 ///   climbing too, meet their own throttles in between), or a run of bare throttles measures the
 ///   server's pace under the rate less `CutMargin` but at least a quarter of what was sent (a
-///   bucket's leak, below; a spent window accepts next to nothing). (Only as a [`Controller`]:
+///   bucket's leak, below: now and at the run's first throttle; a spent window accepts next to
+///   nothing). (Only as a [`Controller`]:
 ///   see [`Controller::cuts_again`].)
 /// - **The hold.** The rate holds at the estimate less `HoldMargin` (1.5 %).
 /// - **The probe.** After `ProbeAfter` (2 min × instances) at the hold with requests waiting
@@ -122,8 +123,9 @@ const STEPPED_FALL_STEPS: u32 = 3;
 /// - **A bucket's slack.** On a run of throttles without `Retry-After` (each within a window of
 ///   the last), once it spans 5 % of `QuotaWindow` (at least a second): if the server accepted a
 ///   quarter less over the run than a sliding window would have given back (what it accepted a
-///   window earlier), and at least a quarter of what was sent (a spent window accepts next to
-///   nothing until it resets, which is no pace), it is a bucket leaking at its pace, and the
+///   window earlier), and at least a quarter of what was sent, now and at the run's first
+///   throttle (a spent window accepts next to nothing until it resets or drains, which is no
+///   pace), it is a bucket leaking at its pace, and the
 ///   window's count also held what the bucket let through while it filled. The estimate is at
 ///   most that pace, and is not a fall; a limit remembered from a fall stays. But a pace a fifth
 ///   or more under a level the limit held for a minute (a firm estimate a throttle confirmed)

@@ -3,11 +3,6 @@
 use super::{PacerController, sent_rate};
 use crate::{ControllerContext, Timestamp};
 
-/// Within the cooldown, a run of bare throttles whose pace is under the rate cuts again only if
-/// the server still accepted at least this fraction of what was sent: a bucket's leak, not a
-/// spent window.
-const LEAK_FLOOR: f64 = 0.25;
-
 /// A cut within this many windows of the controller's start is a cold start's: every process
 /// may be climbing.
 const COLD_WINDOWS: u32 = 10;
@@ -48,7 +43,6 @@ impl PacerController {
     pub(super) fn leak(&mut self, cx: &ControllerContext) -> Option<f64> {
         let sent = sent_rate(cx.rate, cx.measured_send_rate);
         self.bare
-            .throttled(cx.now, cx.quota_window, cx.retry_after)
-            .filter(|pace| *pace >= sent * LEAK_FLOOR)
+            .throttled(cx.now, cx.quota_window, cx.retry_after, sent)
     }
 }

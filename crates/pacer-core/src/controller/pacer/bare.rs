@@ -13,6 +13,10 @@ const LEAST_SPAN: Duration = Duration::from_secs(1);
 const BAND: f64 = 0.25;
 /// Samples of the running count per window.
 const SAMPLES_PER_WINDOW: u32 = 40;
+/// A run's pace is a leak only if the server still accepted at least this fraction of what was
+/// sent, now and at the run's first throttle: a bucket accepts its leak, a spent window next to
+/// nothing until units leave it or it resets.
+const LEAK_FLOOR: f64 = 0.25;
 
 /// The units accepted over time, and the current run of bare throttles.
 ///
@@ -38,6 +42,8 @@ struct Run {
     last: Timestamp,
     /// The total at the run's first throttle.
     at_start: f64,
+    /// The send rate at the run's first throttle, units per minute.
+    sent: f64,
 }
 
 impl BareRuns {
@@ -67,14 +73,18 @@ impl BareRuns {
         }
     }
 
-    /// A throttle at `now`: with no `Retry-After`, it starts or extends a run; once the run
-    /// spans enough and took clearly less than a sliding window would have given back, the
-    /// server's pace, units per minute (this process's).
+    /// A throttle at `now`, while `sent` units a minute go out: with no `Retry-After`, it starts
+    /// or extends a run; once the run spans enough and took clearly less than a sliding window
+    /// would have given back, but at least [`LEAK_FLOOR`] of what was sent (at the run's first
+    /// throttle too: the run's cuts and pauses lower the send rate, and a floor that followed it
+    /// down would take a spent window's trickle for a leak), the server's pace, units per minute
+    /// (this process's).
     pub(super) fn throttled(
         &mut self,
         now: Timestamp,
         window: Duration,
         retry_after: Option<Duration>,
+        sent: f64,
     ) -> Option<f64> {
         if retry_after.is_some() {
             return None;
@@ -85,6 +95,7 @@ impl BareRuns {
                 start: now,
                 last: now,
                 at_start: self.total,
+                sent,
             },
         };
         self.run = Some(run);
@@ -97,8 +108,11 @@ impl BareRuns {
         let from = self.total_at(before(run.start, window)?)?;
         let to = self.total_at(before(now, window)?)?;
         let given_back = to - from;
-        (taken > 0.0 && taken < given_back * (1.0 - BAND))
-            .then(|| taken * 60.0 / span.as_secs_f64())
+        let pace = taken * 60.0 / span.as_secs_f64();
+        (taken > 0.0
+            && taken < given_back * (1.0 - BAND)
+            && pace >= sent.max(run.sent) * LEAK_FLOOR)
+            .then_some(pace)
     }
 
     /// The total at `at`: the last sample at or before it (`None` before the history).
@@ -143,9 +157,13 @@ mod tests {
         let mut runs = BareRuns::default();
         // 80 a second while the bucket fills, then its leak of 50 as it refuses the rest.
         accept(&mut runs, 80.0, 0, 30_000);
-        assert_eq!(runs.throttled(at(30_000), W, None), None, "a run starts");
+        assert_eq!(
+            runs.throttled(at(30_000), W, None, 0.0),
+            None,
+            "a run starts"
+        );
         accept(&mut runs, 50.0, 30_000, 32_000);
-        let pace = runs.throttled(at(32_000), W, None).expect("a bucket");
+        let pace = runs.throttled(at(32_000), W, None, 0.0).expect("a bucket");
         assert!((pace - 3_000.0).abs() < 100.0, "{pace}");
     }
 
@@ -156,28 +174,48 @@ mod tests {
         // the window gives back the 20s it took a window earlier, and that is what it accepts.
         accept(&mut runs, 20.0, 0, 5_000);
         accept(&mut runs, 40.0, 5_000, 10_000);
-        assert_eq!(runs.throttled(at(10_000), W, None), None);
+        assert_eq!(runs.throttled(at(10_000), W, None, 0.0), None);
         accept(&mut runs, 20.0, 10_000, 12_000);
-        assert_eq!(runs.throttled(at(12_000), W, None), None);
+        assert_eq!(runs.throttled(at(12_000), W, None, 0.0), None);
+    }
+
+    #[test]
+    fn a_trickle_under_a_quarter_of_what_the_run_began_sending_is_no_leak() {
+        // 50 a second (3,000 a minute) into a sliding window that a cut left full: its first
+        // refusal, then 2 a second as units leave it, while the cuts and pauses bring what is
+        // sent down to 200 a minute. A quarter of that (50) the trickle passes; a quarter of
+        // the 3,000 sent at the run's start it does not.
+        let mut runs = BareRuns::default();
+        accept(&mut runs, 50.0, 0, 30_000);
+        assert_eq!(runs.throttled(at(30_000), W, None, 3_000.0), None);
+        accept(&mut runs, 2.0, 30_000, 34_000);
+        assert_eq!(runs.throttled(at(34_000), W, None, 200.0), None);
+        // A bucket's leak is a quarter or more of it: a pace.
+        let mut runs = BareRuns::default();
+        accept(&mut runs, 50.0, 0, 30_000);
+        assert_eq!(runs.throttled(at(30_000), W, None, 3_000.0), None);
+        accept(&mut runs, 20.0, 30_000, 34_000);
+        let pace = runs.throttled(at(34_000), W, None, 200.0).expect("a leak");
+        assert!((pace - 1_200.0).abs() < 100.0, "{pace}");
     }
 
     #[test]
     fn a_retry_after_or_a_young_history_says_nothing() {
         let mut runs = BareRuns::default();
         accept(&mut runs, 80.0, 0, 5_000);
-        assert_eq!(runs.throttled(at(5_000), W, None), None);
+        assert_eq!(runs.throttled(at(5_000), W, None, 0.0), None);
         accept(&mut runs, 50.0, 5_000, 7_000);
         assert_eq!(
-            runs.throttled(at(7_000), W, None),
+            runs.throttled(at(7_000), W, None, 0.0),
             None,
             "no window back yet"
         );
         let mut runs = BareRuns::default();
         accept(&mut runs, 80.0, 0, 30_000);
-        runs.throttled(at(30_000), W, None);
+        runs.throttled(at(30_000), W, None, 0.0);
         accept(&mut runs, 50.0, 30_000, 32_000);
         assert_eq!(
-            runs.throttled(at(32_000), W, Some(Duration::from_secs(1))),
+            runs.throttled(at(32_000), W, Some(Duration::from_secs(1)), 0.0),
             None
         );
     }
