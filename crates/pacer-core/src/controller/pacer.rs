@@ -89,10 +89,9 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   the cooldown, a per-second quota; two windows after a cut in the controller's first ten
 ///   windows when there are several processes and the refusal has a `Retry-After`: the others,
 ///   climbing too, meet their own throttles in between), or a run of bare throttles measures the
-///   server's pace under the rate less `CutMargin` but at least a quarter of what was sent (a
-///   bucket's leak, below: now and at the run's first throttle; a spent window accepts next to
-///   nothing). (Only as a [`Controller`]:
-///   see [`Controller::cuts_again`].)
+///   server's pace under the rate less `CutMargin` but at least a quarter of what was sent, now
+///   and at the run's first throttle (a bucket's leak, below; a spent window accepts next to
+///   nothing). (Only as a [`Controller`]: see [`Controller::cuts_again`].)
 /// - **The hold.** The rate holds at the estimate less `HoldMargin` (1.5 %).
 /// - **The probe.** After `ProbeAfter` (2 min × instances) at the hold with requests waiting
 ///   and no throttle, the rate probes above: 2 % at first, the step doubling every 15 s. A probe
@@ -125,15 +124,15 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   quarter less over the run than a sliding window would have given back (what it accepted a
 ///   window earlier), and at least a quarter of what was sent, now and at the run's first
 ///   throttle (a spent window accepts next to nothing until it resets or drains, which is no
-///   pace), it is a bucket leaking at its pace, and the
-///   window's count also held what the bucket let through while it filled. The estimate is at
-///   most that pace, and is not a fall; a limit remembered from a fall stays. But a pace a fifth
-///   or more under a level the limit held for a minute (a firm estimate a throttle confirmed)
-///   is no bucket's slack: a bucket does not leak that much slower than it let us send for a
-///   minute unless its rate was cut, and a sliding window that a neighbour or a cut filled
-///   accepts a fraction of what it let through until it turns over. The estimate is then the
-///   run's pace, and a fall is measured as at any throttle. (Only as a [`Controller`]: the pure
-///   contract's state holds no history.)
+///   pace), it is a bucket leaking at its pace, and the window's count also held what the
+///   bucket let through while it filled. The estimate is at most that pace, and is not a fall;
+///   a limit remembered from a fall stays. But a pace a fifth or more under a level the limit
+///   held for a minute (a firm estimate a throttle confirmed) is no bucket's slack: a bucket
+///   does not leak that much slower than it let us send for a minute unless its rate was cut,
+///   and a sliding window that a neighbour or a cut filled accepts a fraction of what it let
+///   through until it turns over. The estimate is then the run's pace, and a fall is measured
+///   as at any throttle. (Only as a [`Controller`]: the pure contract's state holds no
+///   history.)
 /// - **A stop.** A `Retry-After` longer than `QuotaWindow` cannot be our own units leaving the
 ///   server's window (they would be gone before it ends): it is maintenance or a penalty, and
 ///   says nothing of the limit. The estimate stays, and the rate comes back at the hold (or

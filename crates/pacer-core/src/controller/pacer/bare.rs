@@ -190,7 +190,8 @@ mod tests {
         assert_eq!(runs.throttled(at(30_000), W, None, 3_000.0), None);
         accept(&mut runs, 2.0, 30_000, 34_000);
         assert_eq!(runs.throttled(at(34_000), W, None, 200.0), None);
-        // A bucket's leak is a quarter or more of it: a pace.
+        // A leak of 20 a second (1,200 a minute) is more than a quarter of the 3,000 sent at the
+        // run's start: a pace.
         let mut runs = BareRuns::default();
         accept(&mut runs, 50.0, 0, 30_000);
         assert_eq!(runs.throttled(at(30_000), W, None, 3_000.0), None);
