@@ -374,3 +374,33 @@ fn a_cut_window_s_trickle_is_no_leak() {
     assert_pinned("default, a cut, no Retry-After", &default, 0.7420, 31);
     assert!(pacer.share > aimd.share && default.share > aimd.share);
 }
+
+/// A neighbour against a sliding window of 10 s that never says `Retry-After`, two processes,
+/// seed 14. The first estimate (made at 12 s) was still unconfirmed when the probes' throttles
+/// came at 300 s and found about as much, so no level was kept, and the neighbour's runs of
+/// bare throttles 10 s later read as a bucket's slack: the estimate fell run after run and
+/// never came back (`pacer` 55.9 %). A throttle that finds no fall from a first estimate
+/// confirms it as a level. Pinned: the Pacer controller and the library's defaults take more
+/// than AIMD.
+#[test]
+fn a_first_estimate_the_next_throttle_confirms_is_a_level() {
+    let options = SimOptions {
+        seed: 14,
+        instances: 2,
+        sends_retry_after: false,
+        ..SimOptions::default()
+    }
+    .with_window(std::time::Duration::from_secs(10));
+    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
+        .iter()
+        .map(|m| mode_by_name(m).expect("a mode"))
+        .collect();
+    let story = Story::by_name("noisy-neighbour").expect("a story");
+    let c = compare(&options, &[story], &modes).expect("runs");
+    let [aimd, pacer, default] = std::array::from_fn(|i| c.rows[i].metrics.clone());
+    assert_pinned("aimd, 10 s, no Retry-After", &aimd, 0.8447, 38);
+    assert_pinned("pacer, 10 s, no Retry-After", &pacer, 0.9025, 33);
+    assert_pinned("default, 10 s, no Retry-After", &default, 0.8819, 52);
+    assert!(pacer.share > aimd.share && pacer.throttled < aimd.throttled);
+    assert!(default.share > aimd.share);
+}

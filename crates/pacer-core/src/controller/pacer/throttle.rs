@@ -182,15 +182,20 @@ impl PacerController {
             // A firm estimate that a throttle confirmed and that held for `PEAK_HELD`: a young
             // burst's, a bucket's first window's or our demand's is no level the limit fell
             // from, nor one two processes of a bucket trade back and forth between throttles.
+            // A first estimate is confirmed by a throttle that finds no fall from it (a
+            // bucket's first window, on top of its pace, is found a fifth or more too high):
+            // the level is then the lower of the two.
             // Else the level kept, if there is none or it is higher: a probe's estimate above the
             // level is not one until it has held a minute (a neighbour that comes within that
             // minute meets the level as it was).
             let held = previous
-                .filter(|_| {
-                    self.firm && !unconfirmed && state.since_last_decrease >= self.timing(PEAK_HELD)
+                .filter(|&l| {
+                    self.firm
+                        && (!unconfirmed || estimate >= l * (1.0 - FALL_BAND))
+                        && state.since_last_decrease >= self.timing(PEAK_HELD)
                 })
                 .map(|l| Peak {
-                    limit: l * n,
+                    limit: if unconfirmed { l.min(estimate) } else { l } * n,
                     at: t.age,
                     steps: 0,
                 });

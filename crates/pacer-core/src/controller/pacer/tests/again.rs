@@ -282,3 +282,38 @@ fn a_probe_s_estimate_above_the_level_keeps_the_level() {
         c.ceiling
     );
 }
+
+#[test]
+fn a_first_estimate_that_the_next_throttle_finds_no_fall_from_is_a_level() {
+    // A window of 10 s: a first estimate of about 6,000 a minute at 12 s (requests waiting),
+    // held until a throttle at 300 s. One that finds about 5,400 confirms it: a level (the
+    // lower of the two), so a later run of bare throttles far under it is a fall, not a
+    // bucket's slack.
+    let w = Duration::from_secs(10);
+    let after = |per_second: u64| {
+        let mut c = controller(w);
+        accept(&mut c, 100, 0, 12_000);
+        let mut cx = context(12_000, 7200.0, 0, w);
+        cx.queued_units = 10.0;
+        let _ = Controller::on_throttled(&mut c, &cx);
+        let first = c.limit_estimate(1).expect("a first estimate");
+        accept(&mut c, per_second, 12_000, 300_000);
+        let mut cx = context(300_000, 6000.0, 12_000, w);
+        cx.queued_units = 10.0;
+        let _ = Controller::on_throttled(&mut c, &cx);
+        let second = c.limit_estimate(1).expect("an estimate");
+        (c, first, second)
+    };
+    let (c, first, second) = after(90);
+    assert!(second < first && second >= first * 0.8, "{first} {second}");
+    assert!(
+        c.peak.is_some_and(|p| (p.limit - second).abs() < 1.0),
+        "{:?}",
+        c.peak
+    );
+    // One that finds about 3,600, a fifth or more under it, corrects it (a bucket's first
+    // window shows its size on top of its pace): no level.
+    let (c, first, second) = after(60);
+    assert!(second < first * 0.8, "{first} {second}");
+    assert!(c.peak.is_none(), "{:?}", c.peak);
+}
