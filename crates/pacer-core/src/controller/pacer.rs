@@ -105,7 +105,8 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   estimate is only what the window held at that moment (a bucket that starts full holds a
 ///   window's quota more): the next throttle corrects it, and a fall is not measured from it
 ///   nor from what the server accepted before it, unless a long Retry-After came with either
-///   (the limit moved). The old limit is remembered for 10 minutes; the
+///   (the limit moved). A next throttle that finds no fall from it confirms it instead: the
+///   lower of the two is then a level (below) once it held a minute. The old limit is remembered for 10 minutes; the
 ///   controller probes back toward it every `RecoveryProbeAfter`
 ///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
 ///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
@@ -127,7 +128,8 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   pace), it is a bucket leaking at its pace, and the window's count also held what the
 ///   bucket let through while it filled. The estimate is at most that pace, and is not a fall;
 ///   a limit remembered from a fall stays. But a pace a fifth or more under a level the limit
-///   held for a minute (a firm estimate a throttle confirmed) is no bucket's slack: a bucket
+///   held for a minute (a firm estimate a throttle confirmed, or a first estimate and the
+///   throttle that found no fall from it, the lower of the two) is no bucket's slack: a bucket
 ///   does not leak that much slower than it let us send for a minute unless its rate was cut,
 ///   and a sliding window that a neighbour or a cut filled accepts a fraction of what it let
 ///   through until it turns over. The estimate is then the run's pace, and a fall is measured
@@ -231,8 +233,10 @@ pub struct PacerController {
     /// A higher limit (whole budget) seen before the limit fell, whether it was firm, and the
     /// limiter's age when it fell.
     ceiling: Option<Ceiling>,
-    /// The highest firm estimate that held a minute without a throttle: a limit that fell from
-    /// it in steps, each under a fifth, within 4 windows, fell all the same.
+    /// The highest firm estimate that held a minute without a throttle (or the lower of a first
+    /// estimate and the throttle that found no fall from it): a limit that fell from it in
+    /// steps, each under a fifth, within 4 windows, fell all the same, and a run of bare
+    /// throttles far under it is no bucket's slack.
     #[serde(default)]
     peak: Option<Peak>,
     /// `since_last_decrease` when the rate reached the hold after the last cut.

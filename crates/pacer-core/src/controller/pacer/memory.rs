@@ -39,7 +39,8 @@ pub(super) struct Ceiling {
 /// far under it is no bucket's slack (a fall is then measured as at any throttle).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub(super) struct Peak {
-    /// The level (whole budget): a firm estimate a throttle confirmed and that held a minute.
+    /// The level (whole budget): a firm estimate a throttle confirmed and that held a minute,
+    /// or the lower of a first estimate and the throttle that found no fall from it.
     pub(super) limit: f64,
     /// The limiter's age at the throttle that ended it.
     pub(super) at: Duration,
