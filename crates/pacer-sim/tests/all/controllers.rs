@@ -172,13 +172,17 @@ fn one_process_pushing_the_quota_keeps_the_issue_s_figures() {
     assert_table("one instance, demand 4,000", &table, &pinned);
 }
 
-/// The `cold-start` story's metrics of each of `modes`, in order.
-fn cold_start<const N: usize>(options: &SimOptions, modes: [&str; N]) -> [RunMetrics; N] {
+/// The metrics of each of `modes` in `story`, in order.
+fn run_story<const N: usize>(
+    options: &SimOptions,
+    story: &str,
+    modes: [&str; N],
+) -> [RunMetrics; N] {
     let modes: Vec<Box<dyn Mode>> = modes
         .iter()
         .map(|m| mode_by_name(m).expect("a mode"))
         .collect();
-    let story = Story::by_name("cold-start").expect("a story");
+    let story = Story::by_name(story).expect("a story");
     let c = compare(options, &[story], &modes).expect("runs");
     std::array::from_fn(|i| c.rows[i].metrics.clone())
 }
@@ -197,7 +201,7 @@ fn a_cold_start_without_retry_after_keeps_the_share() {
         seed: 42,
         ..SimOptions::default()
     };
-    let [aimd, pacer, default] = cold_start(&options, ["aimd", "pacer", "default"]);
+    let [aimd, pacer, default] = run_story(&options, "cold-start", ["aimd", "pacer", "default"]);
     assert!(pacer.share >= 0.90, "{}", pacer.share);
     assert!(pacer.share > aimd.share, "{} {}", pacer.share, aimd.share);
     assert_pinned("aimd cold-start", &aimd, 0.9043, 21);
@@ -220,7 +224,7 @@ fn a_cold_start_against_a_fixed_window_takes_no_spent_window_for_a_leak() {
         server: "fixed".parse().expect("a shape"),
         ..SimOptions::default()
     };
-    let [aimd, pacer, default] = cold_start(&options, ["aimd", "pacer", "default"]);
+    let [aimd, pacer, default] = run_story(&options, "cold-start", ["aimd", "pacer", "default"]);
     assert_beats_aimd("cold-start, fixed", &aimd, &pacer, "seed 42, pacer");
     assert_beats_aimd("cold-start, fixed", &aimd, &default, "seed 42, default");
     assert_pinned("pacer cold-start, fixed", &pacer, 0.9704, 96);
@@ -244,14 +248,14 @@ fn a_cold_start_against_a_window_of_seconds_learns_it_from_the_first_success() {
         ..SimOptions::default()
     }
     .with_window(std::time::Duration::from_secs(10));
-    let [aimd, default] = cold_start(&options, ["aimd", "default"]);
+    let [aimd, default] = run_story(&options, "cold-start", ["aimd", "default"]);
     assert_beats_aimd("cold-start, fixed 10 s", &aimd, &default, "seed 3, default");
     assert_pinned("default cold-start, fixed 10 s", &default, 0.9670, 26);
     let sliding = SimOptions {
         server: "sliding".parse().expect("a shape"),
         ..options
     };
-    let [default] = cold_start(&sliding, ["default"]);
+    let [default] = run_story(&sliding, "cold-start", ["default"]);
     assert_pinned("default cold-start, sliding 10 s", &default, 0.9459, 22);
 }
 
@@ -273,7 +277,7 @@ fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
         ..SimOptions::default()
     }
     .with_window(std::time::Duration::from_secs(1));
-    let [aimd, default] = cold_start(&options, ["aimd", "default"]);
+    let [aimd, default] = run_story(&options, "cold-start", ["aimd", "default"]);
     assert!(
         default.share > aimd.share,
         "{} against {}",
@@ -329,13 +333,8 @@ fn a_neighbour_without_retry_after_is_a_fall_not_a_bucket_s_slack() {
         sends_retry_after: false,
         ..SimOptions::default()
     };
-    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
-        .iter()
-        .map(|m| mode_by_name(m).expect("a mode"))
-        .collect();
-    let story = Story::by_name("noisy-neighbour").expect("a story");
-    let c = compare(&options, &[story], &modes).expect("runs");
-    let [aimd, pacer, default] = std::array::from_fn(|i| c.rows[i].metrics.clone());
+    let [aimd, pacer, default] =
+        run_story(&options, "noisy-neighbour", ["aimd", "pacer", "default"]);
     assert_pinned("aimd, a neighbour, no Retry-After", &aimd, 0.8237, 112);
     assert_pinned("pacer, a neighbour, no Retry-After", &pacer, 0.8895, 100);
     assert_pinned(
@@ -362,13 +361,7 @@ fn a_cut_window_s_trickle_is_no_leak() {
         sends_retry_after: false,
         ..SimOptions::default()
     };
-    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
-        .iter()
-        .map(|m| mode_by_name(m).expect("a mode"))
-        .collect();
-    let story = Story::by_name("quota-cut").expect("a story");
-    let c = compare(&options, &[story], &modes).expect("runs");
-    let [aimd, pacer, default] = std::array::from_fn(|i| c.rows[i].metrics.clone());
+    let [aimd, pacer, default] = run_story(&options, "quota-cut", ["aimd", "pacer", "default"]);
     assert_pinned("aimd, a cut, no Retry-After", &aimd, 0.7102, 30);
     assert_pinned("pacer, a cut, no Retry-After", &pacer, 0.7366, 21);
     assert_pinned("default, a cut, no Retry-After", &default, 0.7420, 31);
@@ -391,13 +384,8 @@ fn a_first_estimate_the_next_throttle_confirms_is_a_level() {
         ..SimOptions::default()
     }
     .with_window(std::time::Duration::from_secs(10));
-    let modes: Vec<Box<dyn Mode>> = ["aimd", "pacer", "default"]
-        .iter()
-        .map(|m| mode_by_name(m).expect("a mode"))
-        .collect();
-    let story = Story::by_name("noisy-neighbour").expect("a story");
-    let c = compare(&options, &[story], &modes).expect("runs");
-    let [aimd, pacer, default] = std::array::from_fn(|i| c.rows[i].metrics.clone());
+    let [aimd, pacer, default] =
+        run_story(&options, "noisy-neighbour", ["aimd", "pacer", "default"]);
     assert_pinned("aimd, 10 s, no Retry-After", &aimd, 0.8447, 38);
     assert_pinned("pacer, 10 s, no Retry-After", &pacer, 0.9025, 33);
     assert_pinned("default, 10 s, no Retry-After", &default, 0.8819, 52);
