@@ -106,11 +106,11 @@ const STEPPED_FALL_STEPS: u32 = 3;
 ///   window's quota more): the next throttle corrects it, and a fall is not measured from it
 ///   nor from what the server accepted before it, unless a long Retry-After came with either
 ///   (the limit moved). A next throttle that finds no fall from it confirms it instead: the
-///   lower of the two is then a level (below) once it held a minute. The old limit is remembered for 10 minutes; the
-///   controller probes back toward it every `RecoveryProbeAfter`
-///   (40 s × √n), reaching it in `RecoveryTime` if nothing throttles. Reached without a
-///   throttle, it is the estimate again (if it was ever a real limit, not just our demand),
-///   and the next probe waits `ProbeAfter`, as at any estimate.
+///   lower of the two is then a level (below) once it held a minute. The old limit is
+///   remembered for 10 minutes; the controller probes back toward it every
+///   `RecoveryProbeAfter` (40 s × √n), reaching it in `RecoveryTime` if nothing throttles.
+///   Reached without a throttle, it is the estimate again (if it was ever a real limit, not
+///   just our demand), and the next probe waits `ProbeAfter`, as at any estimate.
 /// - **A fall in steps.** A limit that fell in steps, each under a fifth (a crowd that grew a
 ///   few processes at a time: an autoscaled deployment whose `InstanceCount` stays as it
 ///   started), fell all the same once a throttle's estimate is 30 % or more under the highest

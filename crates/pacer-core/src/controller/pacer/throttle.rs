@@ -184,10 +184,9 @@ impl PacerController {
             // from, nor one two processes of a bucket trade back and forth between throttles.
             // A first estimate is confirmed by a throttle that finds no fall from it (a
             // bucket's first window, on top of its pace, is found a fifth or more too high):
-            // the level is then the lower of the two.
-            // Else the level kept, if there is none or it is higher: a probe's estimate above the
-            // level is not one until it has held a minute (a neighbour that comes within that
-            // minute meets the level as it was).
+            // the level is then the lower of the two. The level kept stays if it is higher: a
+            // probe's estimate above it is none until it has held a minute (a neighbour that
+            // comes within that minute meets the level as it was).
             let held = previous
                 .filter(|&l| {
                     self.firm
