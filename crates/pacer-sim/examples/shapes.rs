@@ -22,7 +22,10 @@
 //! boundary). `-- --no-retry-after` has every server answer its 429s bare, in every story.
 //! `-- --evenness` prints, instead of the share and the 429s, the median (and the
 //! lowest) evenness of each: the units the server accepted from the
-//! instance that got the fewest over those of the one that got the most.
+//! instance that got the fewest over those of the one that got the most. `-- --lowest` adds
+//! the lowest seed's share to each cell, and how many seeds took less than 95 %:
+//! `median % (lowest %, n under 95 %) / 429s`. `-- --mode pacer-buckets` runs the Pacer
+//! controller with the profile for buckets (docs/controllers.md).
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
@@ -83,6 +86,7 @@ fn main() {
         .filter(|p: &f64| p.is_finite() && *p >= 0.0)
         .unwrap_or_else(|| panic!("--phase takes seconds, at least 0"));
     let evenness = args.iter().any(|a| a == "--evenness");
+    let lowest = args.iter().any(|a| a == "--lowest");
     let sends_retry_after = !args.iter().any(|a| a == "--no-retry-after");
     let header: Vec<&str> = mode_names
         .iter()
@@ -90,6 +94,7 @@ fn main() {
             "aimd" => "AIMD",
             "pacer" => "Pacer controller",
             "headers" => "following draft-11 headers",
+            "pacer-buckets" => "Pacer controller, bucket profile",
             other => other,
         })
         .collect();
@@ -125,6 +130,14 @@ fn main() {
                     if evenness {
                         let lowest = even.iter().copied().fold(f64::INFINITY, f64::min);
                         format!("{:.2} ({lowest:.2})", median(even))
+                    } else if lowest {
+                        let least = share.iter().copied().fold(f64::INFINITY, f64::min);
+                        let under = share.iter().filter(|s| **s < 95.0).count();
+                        format!(
+                            "{:.1} % ({least:.1} %, {under} under 95 %) / {}",
+                            median(share),
+                            median(throttled)
+                        )
                     } else {
                         format!("{:.1} % / {}", median(share), median(throttled))
                     }

@@ -56,7 +56,8 @@ pub struct CompareArgs {
     #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
     pub story: String,
     /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers; or, named
-    /// only, default, aimd-600, fleet (the instances share one learned rate through a store),
+    /// only, default, aimd-600, pacer-buckets (the Pacer controller with the profile for
+    /// buckets), fleet (the instances share one learned rate through a store),
     /// fleet-default (the same with the library's defaults), graphql (the API's numbers in a GraphQL cost body, as Shopify's GraphQL API sends them).
     /// Default: the first six.
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]

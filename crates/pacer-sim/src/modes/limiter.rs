@@ -13,6 +13,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The bucket profile's `ProbeAfter`, `Lead` and `CutMargin` ([`LimiterMode::pacer_buckets`]).
+const BUCKET_PROFILE_PROBE_AFTER: Duration = Duration::from_secs(8 * 60);
+const BUCKET_PROFILE_LEAD: f64 = 1.08;
+const BUCKET_PROFILE_CUT_MARGIN: f64 = 0.25;
+
 /// Turns the run's limiter options into this mode's.
 pub type OptionsAdjust = Arc<dyn Fn(&mut LimiterOptions) + Send + Sync>;
 
@@ -75,6 +80,20 @@ impl LimiterMode {
         o.initial_units_per_minute = Some(600.0);
         o.max_units_per_minute = 6000.0;
         LimiterMode::with_options("aimd-600", o)
+    }
+
+    /// `pacer-buckets`: the Pacer controller with the profile for servers that count in buckets
+    /// when every 429 costs (docs/controllers.md, "When every 429 costs: a profile for
+    /// buckets"): `ProbeAfter` 8 minutes, `Lead` 1.08, `CutMargin` 0.25, the run's options
+    /// otherwise.
+    #[must_use]
+    pub fn pacer_buckets() -> Self {
+        LimiterMode::adjusted("pacer-buckets", |o| {
+            o.controller = ControllerKind::Pacer;
+            o.pacer.probe_after = BUCKET_PROFILE_PROBE_AFTER;
+            o.pacer.lead = BUCKET_PROFILE_LEAD;
+            o.pacer.cut_margin = BUCKET_PROFILE_CUT_MARGIN;
+        })
     }
 
     /// A mode that changes the run's limiter options with `adjust`.

@@ -4,7 +4,7 @@ use super::{FleetMode, HeadersMode, LimiterMode, Mode, ModeError, NoLimiter};
 use pacer_core::ControllerKind;
 
 /// Every mode name the command line knows, in table order.
-pub const MODE_NAMES: [&str; 11] = [
+pub const MODE_NAMES: [&str; 12] = [
     "none",
     "fixed",
     "aimd",
@@ -13,6 +13,7 @@ pub const MODE_NAMES: [&str; 11] = [
     "headers",
     "default",
     "aimd-600",
+    "pacer-buckets",
     "fleet",
     "fleet-default",
     "graphql",
@@ -29,6 +30,7 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
         "headers" => Ok(Box::new(HeadersMode::default())),
         "default" => Ok(Box::new(LimiterMode::library_defaults())),
         "aimd-600" => Ok(Box::new(LimiterMode::aimd_600())),
+        "pacer-buckets" => Ok(Box::new(LimiterMode::pacer_buckets())),
         "fleet" => Ok(Box::new(FleetMode::default())),
         "fleet-default" => Ok(Box::new(FleetMode::library_defaults())),
         "graphql" => Ok(Box::new(HeadersMode::graphql())),
@@ -42,12 +44,19 @@ pub fn mode_by_name(name: &str) -> Result<Box<dyn Mode>, ModeError> {
 /// unlimited start (`aimd-600`): named on the command line, or run by the sweep.
 pub const LIBRARY_DEFAULT_MODES: [&str; 2] = ["default", "aimd-600"];
 
-/// The modes a comparison runs only when named: the library's defaults, `fleet` and
+/// The modes a comparison runs only when named: the library's defaults, `pacer-buckets` (the
+/// Pacer controller with the profile for buckets; `docs/controllers.md`), `fleet` and
 /// `fleet-default` (the instances sharing one controller through a store, with the run's
 /// options or the library's defaults; `docs/fleet.md`) and `graphql` (the API's numbers in a
 /// GraphQL cost body; `docs/headers.md`).
-pub const NAMED_ONLY_MODES: [&str; 5] =
-    ["default", "aimd-600", "fleet", "fleet-default", "graphql"];
+pub const NAMED_ONLY_MODES: [&str; 6] = [
+    "default",
+    "aimd-600",
+    "pacer-buckets",
+    "fleet",
+    "fleet-default",
+    "graphql",
+];
 
 /// The modes a comparison runs when none is named: every mode that is available, but those of
 /// [`NAMED_ONLY_MODES`].
@@ -75,6 +84,7 @@ mod tests {
             "headers",
             "default",
             "AIMD-600",
+            "Pacer-Buckets",
             "Fleet",
             "Fleet-Default",
             "GraphQL",
@@ -89,7 +99,7 @@ mod tests {
         assert!(!mode_by_name("pacer").unwrap().wants_headers());
         assert_eq!(
             mode_by_name("vegas").unwrap_err().to_string(),
-            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600, fleet, fleet-default, graphql"
+            "unknown mode \"vegas\": expected one of none, fixed, aimd, cubic, pacer, headers, default, aimd-600, pacer-buckets, fleet, fleet-default, graphql"
         );
         let names: Vec<_> = default_modes()
             .iter()

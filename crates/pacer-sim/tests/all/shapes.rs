@@ -440,3 +440,58 @@ fn against_buckets_aimd_at_the_pacer_controller_s_share_meets_more_429s() {
         assert!(2 * pacer.throttled <= aimd.throttled, "{what}");
     }
 }
+
+/// The profile for servers that count in buckets, as docs/controllers.md ("When every 429
+/// costs: a profile for buckets") gives it to put in a configuration file.
+const BUCKET_PROFILE: &str = r#"
+[adaptive_rate_limiting.limiters.payments-api]
+controller = "Pacer"
+pacer = { probe_after = "8m", lead = 1.08, cut_margin = 0.25 }
+"#;
+
+/// The `pacer-buckets` mode is the Pacer controller as the profile's text configures it.
+#[test]
+fn the_pacer_buckets_mode_is_the_profile_the_docs_give() {
+    use pacer_config::{ConfigLoader, Format};
+    use pacer_sim::{LimiterMode, sim_limiter_defaults};
+    let profile = ConfigLoader::new()
+        .string(BUCKET_PROFILE, Format::Toml)
+        .load_limiter("payments-api")
+        .expect("the profile loads")
+        .options;
+    let mode = LimiterMode::pacer_buckets().options_for(&sim_limiter_defaults());
+    assert_eq!(mode.controller, profile.controller);
+    assert_eq!(mode.pacer, profile.pacer);
+    assert_ne!(mode.pacer, sim_limiter_defaults().pacer);
+}
+
+/// With the bucket profile (`pacer-buckets`) the Pacer controller meets fewer 429s than AIMD
+/// in the cells where, over 20 seeds, its defaults meet more (the token bucket and the leaky
+/// bucket of 10 s, the cold start against the leaky bucket of a minute): seed 42, 2 instances. Its share is pinned: seed 42 is
+/// one of the seeds where it falls under 95 % against the leaky buckets (the two processes'
+/// split stays uneven, and with 2 processes no probe comes within the run to even it;
+/// docs/controllers.md has the medians and the tails over 41 seeds).
+#[test]
+fn the_bucket_profile_meets_fewer_429s_than_aimd_against_buckets() {
+    for (story, shape, window, share, throttled) in [
+        ("free-run", "token-bucket", 10, 0.9817, 8),
+        ("free-run", "leaky-bucket", 10, 0.8998, 6),
+        ("cold-start", "leaky-bucket", 60, 0.8814, 7),
+    ] {
+        let options = seed_42(shape, window, Costs::SharePoint, 0.0);
+        let c = run(&options, story, &["aimd", "pacer", "pacer-buckets"]);
+        let [aimd, defaults, profile] = [0, 1, 2].map(|i| &c.rows[i].metrics);
+        let what = format!(
+            "{story}, {shape} of {window} s: AIMD {:.4} / {}, the defaults {:.4} / {}, \
+             the profile {:.4} / {}",
+            aimd.share,
+            aimd.throttled,
+            defaults.share,
+            defaults.throttled,
+            profile.share,
+            profile.throttled
+        );
+        assert!(profile.throttled < aimd.throttled, "{what}");
+        assert_pinned(profile, share, throttled, &what);
+    }
+}
