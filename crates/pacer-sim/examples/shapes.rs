@@ -24,7 +24,7 @@
 //! lowest) evenness of each: the units the server accepted from the
 //! instance that got the fewest over those of the one that got the most. `-- --lowest` adds
 //! the lowest seed's share to each cell, and how many seeds took less than 95 %:
-//! `median % (lowest %, n under 95 %) / 429s`. `-- --mode pacer-buckets` runs the Pacer
+//! `median % (lowest %, n under 95 %) / 429s` (`--evenness` takes precedence). `-- --mode pacer-buckets` runs the Pacer
 //! controller with the profile for buckets (docs/controllers.md).
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
@@ -128,8 +128,8 @@ fn main() {
                 .into_iter()
                 .map(|(share, throttled, even)| {
                     if evenness {
-                        let lowest = even.iter().copied().fold(f64::INFINITY, f64::min);
-                        format!("{:.2} ({lowest:.2})", median(even))
+                        let least_even = even.iter().copied().fold(f64::INFINITY, f64::min);
+                        format!("{:.2} ({least_even:.2})", median(even))
                     } else if lowest {
                         let least = share.iter().copied().fold(f64::INFINITY, f64::min);
                         let under = share.iter().filter(|s| **s < 95.0).count();

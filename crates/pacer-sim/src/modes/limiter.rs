@@ -13,9 +13,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The bucket profile's `ProbeAfter`, `Lead` and `CutMargin` ([`LimiterMode::pacer_buckets`]).
+/// The bucket profile's `Pacer.ProbeAfter` ([`LimiterMode::pacer_buckets`]).
 const BUCKET_PROFILE_PROBE_AFTER: Duration = Duration::from_secs(8 * 60);
+/// The bucket profile's `Pacer.Lead`.
 const BUCKET_PROFILE_LEAD: f64 = 1.08;
+/// The bucket profile's `Pacer.CutMargin`.
 const BUCKET_PROFILE_CUT_MARGIN: f64 = 0.25;
 
 /// Turns the run's limiter options into this mode's.
