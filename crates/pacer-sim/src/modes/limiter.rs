@@ -14,9 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// The bucket profile's `Pacer.ProbeAfter` ([`LimiterMode::pacer_buckets`]).
-const BUCKET_PROFILE_PROBE_AFTER: Duration = Duration::from_secs(8 * 60);
+const BUCKET_PROFILE_PROBE_AFTER: Duration = Duration::from_secs(4 * 60);
 /// The bucket profile's `Pacer.Lead`.
-const BUCKET_PROFILE_LEAD: f64 = 1.08;
+const BUCKET_PROFILE_LEAD: f64 = 1.05;
 /// The bucket profile's `Pacer.CutMargin`.
 const BUCKET_PROFILE_CUT_MARGIN: f64 = 0.25;
 
@@ -86,7 +86,7 @@ impl LimiterMode {
 
     /// `pacer-buckets`: the Pacer controller with the profile for servers that count in buckets
     /// when every 429 costs (docs/controllers.md, "When every 429 costs: a profile for
-    /// buckets"): `ProbeAfter` 8 minutes, `Lead` 1.08, `CutMargin` 0.25, the run's options
+    /// buckets"): `ProbeAfter` 4 minutes, `Lead` 1.05, `CutMargin` 0.25, the run's options
     /// otherwise.
     #[must_use]
     pub fn pacer_buckets() -> Self {

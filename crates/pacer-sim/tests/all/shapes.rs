@@ -472,19 +472,17 @@ fn the_pacer_buckets_mode_is_the_profile_the_docs_give() {
     assert_ne!(mode.pacer, sim_limiter_defaults().pacer);
 }
 
-/// With the bucket profile (`pacer-buckets`) the Pacer controller meets fewer 429s than AIMD
-/// and than its defaults in four cells where the defaults meet more than AIMD
-/// (docs/controllers.md, "When every 429 costs: a profile for buckets"): seed 42, 2
-/// instances. Its share is pinned: at seed 42 it falls under 95 % in two of them (the two
-/// processes' split stays uneven, and with 2 processes no probe comes within the run to even
-/// it).
+/// With the bucket profile (`pacer-buckets`) the Pacer controller takes at least 95 % of the
+/// quota and meets no more 429s than AIMD and fewer than its defaults, in four cells where, over
+/// 20 seeds, the defaults meet more than AIMD (docs/controllers.md, "When every 429 costs: a
+/// profile for buckets"): seed 42, 2 instances, the profile's share and 429s pinned.
 #[test]
-fn the_bucket_profile_meets_fewer_429s_than_aimd_against_buckets() {
+fn the_bucket_profile_meets_no_more_429s_than_aimd_against_buckets() {
     for (story, shape, window, share, throttled) in [
-        ("free-run", "token-bucket", 10, 0.9817, 8),
-        ("free-run", "leaky-bucket", 10, 0.8998, 6),
-        ("cold-start", "leaky-bucket", 10, 1.0045, 7),
-        ("cold-start", "leaky-bucket", 60, 0.8814, 7),
+        ("free-run", "token-bucket", 10, 1.0009, 16),
+        ("free-run", "leaky-bucket", 10, 1.0009, 16),
+        ("cold-start", "leaky-bucket", 10, 0.9850, 10),
+        ("cold-start", "leaky-bucket", 60, 1.0507, 5),
     ] {
         let options = seed_42(shape, window, Costs::SharePoint, 0.0);
         let c = run(&options, story, &["aimd", "pacer", "pacer-buckets"]);
@@ -499,8 +497,9 @@ fn the_bucket_profile_meets_fewer_429s_than_aimd_against_buckets() {
             profile.share,
             profile.throttled
         );
-        assert!(profile.throttled < aimd.throttled, "{what}");
+        assert!(profile.throttled <= aimd.throttled, "{what}");
         assert!(profile.throttled < defaults.throttled, "{what}");
+        assert!(profile.share >= 0.95, "{what}");
         assert_pinned(profile, share, throttled, &what);
     }
 }
