@@ -28,6 +28,9 @@ pub enum LiveMode {
     /// The middleware with the library's defaults, [`LimiterOptions::default`]: `compare`'s
     /// `default` (no limit until the first throttle; only the instance count is the run's).
     Default,
+    /// The middleware with Pacer's own controller and the profile for buckets: `compare`'s
+    /// `pacer-buckets`.
+    PacerBuckets,
     /// The middleware with a limiter of a configuration file (`--config FILE --limiter NAME`),
     /// every setting of it; its row is named after the limiter.
     Configured(Box<ConfiguredLimiter>),
@@ -37,8 +40,15 @@ pub enum LiveMode {
 const MAX_MINUTES: u64 = 24 * 60;
 
 /// The modes `live` knows, in table order.
-pub const LIVE_MODE_NAMES: [&str; 7] = [
-    "none", "fixed", "aimd", "cubic", "pacer", "fleet", "default",
+pub const LIVE_MODE_NAMES: [&str; 8] = [
+    "none",
+    "fixed",
+    "aimd",
+    "cubic",
+    "pacer",
+    "fleet",
+    "default",
+    "pacer-buckets",
 ];
 
 impl FromStr for LiveMode {
@@ -53,6 +63,7 @@ impl FromStr for LiveMode {
             "pacer" => Ok(LiveMode::Pacer),
             "fleet" => Ok(LiveMode::Fleet),
             "default" => Ok(LiveMode::Default),
+            "pacer-buckets" => Ok(LiveMode::PacerBuckets),
             "headers" => Err(format!(
                 "mode \"headers\" is not available in live: expected one of {}. The middleware \
                  follows a server's rate-limit fields in every limiter mode, so run `pacer` \
@@ -85,6 +96,7 @@ impl LiveMode {
             LiveMode::Pacer => "pacer",
             LiveMode::Fleet => "fleet",
             LiveMode::Default => "default",
+            LiveMode::PacerBuckets => "pacer-buckets",
             LiveMode::Configured(c) => &c.name,
         }
     }
@@ -100,6 +112,7 @@ impl LiveMode {
             LiveMode::Cubic => LimiterMode::builtin(ControllerKind::Cubic),
             LiveMode::Pacer | LiveMode::Fleet => LimiterMode::builtin(ControllerKind::Pacer),
             LiveMode::Default => LimiterMode::library_defaults(),
+            LiveMode::PacerBuckets => LimiterMode::pacer_buckets(),
             LiveMode::Configured(c) => {
                 LimiterMode::with_options(c.name.clone(), c.settings.options.clone())
             }
@@ -208,11 +221,12 @@ mod tests {
         assert_eq!("AIMD".parse(), Ok(LiveMode::Aimd));
         assert_eq!("none".parse(), Ok(LiveMode::None));
         assert_eq!("default".parse(), Ok(LiveMode::Default));
+        assert_eq!("Pacer-Buckets".parse(), Ok(LiveMode::PacerBuckets));
         let e = "turbo".parse::<LiveMode>().unwrap_err();
         assert!(
             e.contains(
                 "not available in live: expected one of none, fixed, aimd, cubic, pacer, fleet, \
-                 default"
+                 default, pacer-buckets"
             ),
             "{e}"
         );
@@ -234,6 +248,10 @@ mod tests {
         );
         let cubic = LiveMode::Cubic.limiter_options(&run).unwrap();
         assert_eq!(cubic.controller, ControllerKind::Cubic);
+        assert_eq!(
+            LiveMode::PacerBuckets.limiter_options(&run),
+            Some(LimiterMode::pacer_buckets().options_for(&run))
+        );
     }
 
     #[test]
