@@ -24,8 +24,9 @@
 //! lowest) evenness of each: the units the server accepted from the
 //! instance that got the fewest over those of the one that got the most. `-- --lowest` adds
 //! the lowest seed's share to each cell, and how many seeds took less than 95 %:
-//! `median % (lowest %, n under 95 %) / 429s` (`--evenness` takes precedence). `-- --mode pacer-buckets` runs the Pacer
-//! controller with the profile for buckets (docs/controllers.md).
+//! `median % (lowest %, n under 95 %) / 429s` (`--evenness` takes precedence).
+//! `-- --mode pacer-buckets` runs the Pacer controller with the profile for buckets
+//! (docs/controllers.md).
 
 use pacer_sim::{Costs, SHAPE_NAMES, SimOptions, Story, compare, mode_by_name};
 use std::time::Duration;
