@@ -46,9 +46,14 @@ async fn main() {
         println!("    options:      {}", s.options);
         println!("    throttling:   {:?}", s.throttling);
         println!("    endpoint key: {}", s.endpoint_key.as_str());
-        let (always, with_retry_after, when_exhausted) = s.classifier.statuses();
+        let c = s.classifier.statuses();
         println!(
-            "    throttled:    {always:?}, with Retry-After {with_retry_after:?}, when exhausted {when_exhausted:?}"
+            "    throttled:    {:?}, overloaded {:?}, with Retry-After {:?}, when exhausted {:?}, gRPC {:?}",
+            c.throttled,
+            c.overloaded,
+            c.throttled_with_retry_after,
+            c.throttled_when_exhausted,
+            c.grpc_throttled
         );
     }
 

@@ -110,8 +110,9 @@ pub use reqwest_pacer::{PacerError, PacerErrorExt, RejectReason, Rejection, Wait
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_pacer::{
-    BodyVerdict, CostEstimator, DefaultClassifier, EndpointKeyExtractor, KeyMode, StoreFailure,
-    StrictWindow, ThrottleClassifier, TokenEstimator, UnitCost, insufficient_quota,
+    BodyVerdict, ClassifierStatuses, CostEstimator, DefaultClassifier, EndpointKeyExtractor,
+    KeyMode, StoreFailure, StrictWindow, ThrottleClassifier, TokenEstimator, UnitCost,
+    insufficient_quota,
 };
 
 #[cfg(feature = "redis")]

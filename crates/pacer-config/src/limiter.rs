@@ -61,8 +61,10 @@ const PACER_KEYS: &[&str] = &[
 ];
 const CLASSIFIER_KEYS: &[&str] = &[
     "Throttled",
+    "Overloaded",
     "ThrottledWithRetryAfter",
     "ThrottledWhenExhausted",
+    "GrpcThrottled",
 ];
 
 /// The options the user gave: the core's option name (`Aimd.IncreaseStep`) → the full path in
@@ -327,7 +329,8 @@ fn read_options(
     }
 }
 
-/// `Classifier`: three lists of status codes, each replacing its default when given.
+/// `Classifier`: four lists of HTTP status codes and one of gRPC status codes, each replacing its
+/// default when given.
 fn read_classifier(
     p: &mut Collector,
     mut t: TableReader<'_>,
@@ -337,6 +340,11 @@ fn read_classifier(
         && let Some(codes) = status_codes(p, &f)
     {
         c = c.throttled(codes);
+    }
+    if let Some(f) = t.get(p, "Overloaded")
+        && let Some(codes) = status_codes(p, &f)
+    {
+        c = c.overloaded(codes);
     }
     if let Some(f) = t.get(p, "ThrottledWithRetryAfter")
         && let Some(codes) = status_codes(p, &f)
@@ -348,35 +356,59 @@ fn read_classifier(
     {
         c = c.throttled_when_exhausted(codes);
     }
+    if let Some(f) = t.get(p, "GrpcThrottled")
+        && let Some(codes) = grpc_codes(p, &f)
+    {
+        c = c.grpc_throttled(codes);
+    }
     t.finish(p, CLASSIFIER_KEYS);
     c
 }
 
-/// A list of status codes: a list, a table indexed `0`, `1`, … (environment variables), a single
-/// code, or a string of codes separated by commas or spaces (`"429, 503"`). Each must be an HTTP
-/// status from 100 to 599.
+/// A list of HTTP status codes, each from 100 to 599 (see [`codes`]).
 fn status_codes(p: &mut Collector, at: &At<'_>) -> Option<Vec<StatusCode>> {
+    let codes = codes(p, at, "an HTTP status code", 100..=599)?;
+    // 100..=599 are all valid statuses.
+    Some(
+        codes
+            .into_iter()
+            .filter_map(|c| StatusCode::from_u16(c).ok())
+            .collect(),
+    )
+}
+
+/// A list of gRPC status codes, each from 0 to 16 (`grpc/doc/statuscodes.md`; see [`codes`]).
+fn grpc_codes(p: &mut Collector, at: &At<'_>) -> Option<Vec<u16>> {
+    codes(p, at, "a gRPC status code", 0..=16)
+}
+
+/// A list of codes: a list, a table indexed `0`, `1`, … (environment variables), a single code,
+/// or a string of codes separated by commas or spaces (`"429, 503"`). Each must be `what`, a
+/// whole number in `range`.
+fn codes(
+    p: &mut Collector,
+    at: &At<'_>,
+    what: &str,
+    range: std::ops::RangeInclusive<u16>,
+) -> Option<Vec<u16>> {
     let before = p.count();
     let mut codes = Vec::new();
+    let (low, high) = (*range.start(), *range.end());
     let mut check = |path: String, shown: String, code: Option<i128>, p: &mut Collector| {
         let Some(code) = code else {
             return p.push(
                 path,
                 Some(shown),
-                "expected an HTTP status code (a whole number from 100 to 599)",
+                format!("expected {what} (a whole number from {low} to {high})"),
                 ProblemKind::WrongType,
             );
         };
-        let status = u16::try_from(code)
-            .ok()
-            .filter(|c| (100..=599).contains(c))
-            .and_then(|c| StatusCode::from_u16(c).ok());
-        match status {
-            Some(status) => codes.push(status),
+        match u16::try_from(code).ok().filter(|c| range.contains(c)) {
+            Some(code) => codes.push(code),
             None => p.push(
                 path,
                 Some(shown),
-                "must be an HTTP status code from 100 to 599",
+                format!("must be {what} from {low} to {high}"),
                 ProblemKind::OutOfRange,
             ),
         }

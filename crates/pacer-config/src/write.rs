@@ -53,7 +53,7 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
     let Node::Table(mut entries) = options(&s.options) else {
         unreachable!("options are a table")
     };
-    let (throttled, with_retry_after, when_exhausted) = s.classifier.statuses();
+    let statuses = s.classifier.statuses();
     let codes =
         |list: &[http::StatusCode]| Node::List(list.iter().map(|c| int(c.as_u16())).collect());
     let rest = [
@@ -65,9 +65,20 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
         (
             "Classifier",
             table([
-                ("Throttled", codes(throttled)),
-                ("ThrottledWithRetryAfter", codes(with_retry_after)),
-                ("ThrottledWhenExhausted", codes(when_exhausted)),
+                ("Throttled", codes(statuses.throttled)),
+                ("Overloaded", codes(statuses.overloaded)),
+                (
+                    "ThrottledWithRetryAfter",
+                    codes(statuses.throttled_with_retry_after),
+                ),
+                (
+                    "ThrottledWhenExhausted",
+                    codes(statuses.throttled_when_exhausted),
+                ),
+                (
+                    "GrpcThrottled",
+                    Node::List(statuses.grpc_throttled.iter().map(|&c| int(c)).collect()),
+                ),
             ]),
         ),
         ("MaxEndpoints", size(s.max_endpoints)),

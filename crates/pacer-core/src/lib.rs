@@ -21,11 +21,12 @@ mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
-    After, Attempt, BODY_LIMIT, BodyReading, BodyVerdict, Cost, DEFAULT_FRAMES, DefaultClassifier,
-    Endpoint, EndpointKey, Engine, Hold, KeyMode, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT,
-    QueryCost, QuotaExhausted, Reading, Refusal, RejectReason, Retries, Rules, ServerState,
-    ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer,
-    WindowLimit, forbids_retry, insufficient_quota, is_json, read_body,
+    After, Attempt, BODY_LIMIT, BodyReading, BodyVerdict, ClassifierStatuses, Cost, DEFAULT_FRAMES,
+    DefaultClassifier, Endpoint, EndpointKey, Engine, GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE,
+    Hold, KeyMode, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted,
+    Reading, Refusal, RejectReason, Retries, Rules, ServerState, ThrottleClassifier, TokenCost,
+    TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
+    insufficient_quota, is_json, read_body,
 };
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;

@@ -211,7 +211,7 @@ fn an_override_at_the_next_index_appends_as_dotnet_binds_it() {
     let codes: Vec<u16> = x
         .classifier
         .statuses()
-        .0
+        .throttled
         .iter()
         .map(|c| c.as_u16())
         .collect();

@@ -66,10 +66,10 @@ fn environment_overrides_win_over_the_file() {
     let search = s.limiter("search-api").unwrap();
     assert_eq!(search.options.controller, ControllerKind::Aimd);
     assert!(!search.options.enabled);
-    let (always, _, exhausted) = search.classifier.statuses();
+    let statuses = search.classifier.statuses();
     let codes = |s: &[http::StatusCode]| s.iter().map(|c| c.as_u16()).collect::<Vec<_>>();
-    assert_eq!(codes(always), [429, 420]);
-    assert_eq!(codes(exhausted), [403, 409]);
+    assert_eq!(codes(statuses.throttled), [429, 420]);
+    assert_eq!(codes(statuses.throttled_when_exhausted), [403, 409]);
     match &search.throttling {
         pacer_config::ThrottlingSettings::Composite(parts) => match &parts[0] {
             pacer_config::ThrottlingSettings::Pacing(p) => assert_eq!(p.reserve(), 7),

@@ -73,7 +73,8 @@ fn key() -> impl Strategy<Value = String> {
             "Beta", "ScaleConstant", "MaxAttempts", "QueryCost", "MaxRetryAfter", "PauseWithoutRetryAfter", "Throttling", "Algorithm",
             "Algorithms", "Threshold", "Factor", "MaxDelay", "MinDelay", "Delay", "MinRemaining",
             "Reserve", "MinSpacing", "MaxExhaustedDelay", "EndpointKey", "Classifier", "Throttled",
-            "ThrottledWithRetryAfter", "ThrottledWhenExhausted", "MaxEndpoints", "EndpointIdleTtl",
+            "ThrottledWithRetryAfter", "ThrottledWhenExhausted", "Overloaded", "GrpcThrottled",
+            "MaxEndpoints", "EndpointIdleTtl",
             "Windows", "DefaultLimiter", "Limiters", "0", "1",
         ]).prop_map(str::to_owned),
         1 => "[a-zA-Z_\\-]{0,12}",
@@ -202,7 +203,11 @@ fn plausible_limiter() -> impl Strategy<Value = J> {
         ("EndpointKey", s("host")),
         (
             "Classifier",
-            map(vec![("Throttled", J::List(vec![J::Int(429), J::Int(420)]))]),
+            map(vec![
+                ("Throttled", J::List(vec![J::Int(429), J::Int(420)])),
+                ("Overloaded", J::List(vec![J::Int(503)])),
+                ("GrpcThrottled", J::List(vec![J::Int(8)])),
+            ]),
         ),
         ("MaxEndpoints", J::Int(5)),
         ("EndpointIdleTtl", s("10m")),

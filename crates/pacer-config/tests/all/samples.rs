@@ -95,11 +95,13 @@ fn every_value_of_the_samples_is_read() {
     );
     assert_eq!(search.max_exhausted_delay, Duration::from_secs(120));
     assert_eq!(search.endpoint_key, KeyMode::HostAndFirstSegment);
-    let (always, with_retry_after, when_exhausted) = search.classifier.statuses();
+    let statuses = search.classifier.statuses();
     let codes = |s: &[http::StatusCode]| s.iter().map(|c| c.as_u16()).collect::<Vec<_>>();
-    assert_eq!(codes(always), [429]);
-    assert_eq!(codes(with_retry_after), [503, 403]);
-    assert_eq!(codes(when_exhausted), [403]);
+    assert_eq!(codes(statuses.throttled), [429]);
+    assert_eq!(codes(statuses.overloaded), [503]);
+    assert_eq!(codes(statuses.throttled_with_retry_after), [503, 403]);
+    assert_eq!(codes(statuses.throttled_when_exhausted), [403]);
+    assert_eq!(statuses.grpc_throttled, [8]);
     assert_eq!(search.max_endpoints, 1000);
     assert_eq!(search.endpoint_idle_ttl, Duration::from_secs(1800));
 }

@@ -395,6 +395,17 @@ fn every_rule_of_the_rest() {
             &["Classifier.ThrottledWhenExhausted = true: expected a list"],
         ),
         (
+            r#"{ "Classifier": { "Overloaded": [503, 1000] } }"#,
+            &["Classifier.Overloaded[1] = 1000: must be an HTTP status code from 100 to 599"],
+        ),
+        (
+            r#"{ "Classifier": { "GrpcThrottled": [8, 17, "x"] } }"#,
+            &[
+                "Classifier.GrpcThrottled[1] = 17: must be a gRPC status code from 0 to 16",
+                "Classifier.GrpcThrottled[2] = \"x\": expected a gRPC status code (a whole number from 0 to 16)",
+            ],
+        ),
+        (
             r#"{ "MaxEndpoints": 0 }"#,
             &["MaxEndpoints = 0: must be at least 1"],
         ),

@@ -165,30 +165,74 @@ pub fn is_json(headers: &HeaderMap) -> bool {
 
 /// The default classifier:
 ///
-/// - **throttled**: a status in `throttled` (429); a status in `throttled_with_retry_after`
-///   (503, 403) that carries a `Retry-After`; a status in `throttled_when_exhausted` (403) whose
-///   rate-limit headers say nothing remains (GitHub's primary and secondary limits);
+/// - **throttled**: a status in `throttled` (429); a status in `overloaded` (503, and 529, which
+///   Anthropic's API sends when it is overloaded), with or without a `Retry-After`; a status in
+///   `throttled_with_retry_after` (503, 403) that carries a `Retry-After`; a status in
+///   `throttled_when_exhausted` (403) whose rate-limit headers say nothing remains (GitHub's
+///   primary and secondary limits); a `grpc-status` in the headers (a gRPC answer with no
+///   message, "trailers-only") that is in `grpc_throttled` (8 `RESOURCE_EXHAUSTED`, 14
+///   `UNAVAILABLE`), whatever the HTTP status;
 /// - **success**: any other 1xx–3xx;
 /// - **neutral**: any other 4xx or 5xx.
+///
+/// An overloaded server says "less" as a rate limiter does: nginx's `limit_req` refuses with a
+/// bare 503 unless told otherwise, Amazon S3 asks a client to slow down with a 503 `SlowDown`,
+/// Anthropic's API answers 529 `overloaded_error`. For an API whose bare 503 means something
+/// else (a maintenance page), `overloaded([])` keeps a 503 neutral unless it carries a
+/// `Retry-After`.
 ///
 /// The `Retry-After` of a throttle is the one parsed from the headers. Its body rule is the
 /// default one, [`insufficient_quota`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefaultClassifier {
     throttled: Vec<StatusCode>,
+    overloaded: Vec<StatusCode>,
     throttled_with_retry_after: Vec<StatusCode>,
     throttled_when_exhausted: Vec<StatusCode>,
+    grpc_throttled: Vec<u16>,
 }
+
+/// The statuses of each of [`DefaultClassifier`]'s rules ([`DefaultClassifier::statuses`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClassifierStatuses<'a> {
+    /// Always a throttle.
+    pub throttled: &'a [StatusCode],
+    /// A throttle with or without a `Retry-After`: the server is overloaded.
+    pub overloaded: &'a [StatusCode],
+    /// A throttle when it carries a `Retry-After`.
+    pub throttled_with_retry_after: &'a [StatusCode],
+    /// A throttle when the rate-limit headers say nothing remains.
+    pub throttled_when_exhausted: &'a [StatusCode],
+    /// gRPC status codes (a `grpc-status` header) that are a throttle.
+    pub grpc_throttled: &'a [u16],
+}
+
+/// gRPC's `RESOURCE_EXHAUSTED` ("some resource has been exhausted, perhaps a per-user quota"):
+/// `grpc/doc/statuscodes.md`.
+pub const GRPC_RESOURCE_EXHAUSTED: u16 = 8;
+/// gRPC's `UNAVAILABLE` ("the service is currently unavailable … a transient condition"):
+/// `grpc/doc/statuscodes.md`.
+pub const GRPC_UNAVAILABLE: u16 = 14;
+
+/// 529, "site is overloaded": not in any RFC; Anthropic's API sends it with an
+/// `overloaded_error` body when it is overloaded.
+const SITE_OVERLOADED: StatusCode = match StatusCode::from_u16(529) {
+    Ok(status) => status,
+    Err(_) => unreachable!(),
+};
 
 impl Default for DefaultClassifier {
     fn default() -> Self {
         DefaultClassifier {
             throttled: vec![StatusCode::TOO_MANY_REQUESTS],
+            overloaded: vec![StatusCode::SERVICE_UNAVAILABLE, SITE_OVERLOADED],
             throttled_with_retry_after: vec![
                 StatusCode::SERVICE_UNAVAILABLE,
                 StatusCode::FORBIDDEN,
             ],
             throttled_when_exhausted: vec![StatusCode::FORBIDDEN],
+            grpc_throttled: vec![GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE],
         }
     }
 }
@@ -198,6 +242,15 @@ impl DefaultClassifier {
     #[must_use]
     pub fn throttled(mut self, statuses: impl IntoIterator<Item = StatusCode>) -> Self {
         self.throttled = statuses.into_iter().collect();
+        self
+    }
+
+    /// Statuses that say the server is overloaded: a throttle with or without a
+    /// `Retry-After`. Default `[503, 529]`; `[]` keeps a bare 503 neutral (an API whose 503
+    /// means maintenance, not load).
+    #[must_use]
+    pub fn overloaded(mut self, statuses: impl IntoIterator<Item = StatusCode>) -> Self {
+        self.overloaded = statuses.into_iter().collect();
         self
     }
 
@@ -222,20 +275,45 @@ impl DefaultClassifier {
         self
     }
 
-    /// The statuses of each rule: (always, with Retry-After, when exhausted).
+    /// gRPC status codes that are a throttle when a response's headers carry them as
+    /// `grpc-status` (a gRPC error with no message is sent "trailers-only": its status is in
+    /// the headers). Default `[8, 14]` ([`GRPC_RESOURCE_EXHAUSTED`], [`GRPC_UNAVAILABLE`]).
     #[must_use]
-    pub fn statuses(&self) -> (&[StatusCode], &[StatusCode], &[StatusCode]) {
-        (
-            &self.throttled,
-            &self.throttled_with_retry_after,
-            &self.throttled_when_exhausted,
-        )
+    pub fn grpc_throttled(mut self, codes: impl IntoIterator<Item = u16>) -> Self {
+        self.grpc_throttled = codes.into_iter().collect();
+        self
+    }
+
+    /// The statuses of each rule.
+    #[must_use]
+    pub fn statuses(&self) -> ClassifierStatuses<'_> {
+        ClassifierStatuses {
+            throttled: &self.throttled,
+            overloaded: &self.overloaded,
+            throttled_with_retry_after: &self.throttled_with_retry_after,
+            throttled_when_exhausted: &self.throttled_when_exhausted,
+            grpc_throttled: &self.grpc_throttled,
+        }
+    }
+
+    /// The `grpc-status` of a trailers-only gRPC answer, if it is one of `grpc_throttled`.
+    fn grpc_throttle(&self, headers: &HeaderMap) -> bool {
+        if self.grpc_throttled.is_empty() {
+            return false;
+        }
+        headers
+            .get("grpc-status")
+            .and_then(|v| std::str::from_utf8(v.as_bytes()).ok())
+            .and_then(|v| v.trim().parse::<u16>().ok())
+            .is_some_and(|code| self.grpc_throttled.contains(&code))
     }
 }
 
 impl ThrottleClassifier for DefaultClassifier {
-    fn classify(&self, status: StatusCode, _: &HeaderMap, info: &RateLimitInfo) -> Signal {
+    fn classify(&self, status: StatusCode, headers: &HeaderMap, info: &RateLimitInfo) -> Signal {
         let throttled = self.throttled.contains(&status)
+            || self.overloaded.contains(&status)
+            || self.grpc_throttle(headers)
             || (self.throttled_with_retry_after.contains(&status) && info.retry_after().is_some())
             || (self.throttled_when_exhausted.contains(&status) && info.is_exhausted());
         if throttled {
@@ -279,7 +357,14 @@ mod tests {
                 vec![("retry-after", "2")],
                 thr(Some(Duration::from_secs(2))),
             ),
-            (503, vec![], Signal::Neutral),
+            (503, vec![], thr(None)),
+            (529, vec![], thr(None)),
+            (200, vec![("grpc-status", "8")], thr(None)),
+            (200, vec![("grpc-status", "14")], thr(None)),
+            (200, vec![("grpc-status", " 14 ")], thr(None)),
+            (200, vec![("grpc-status", "0")], Signal::Success),
+            (200, vec![("grpc-status", "13")], Signal::Success),
+            (200, vec![("grpc-status", "fourteen")], Signal::Success),
             (
                 503,
                 vec![("retry-after", "5")],
@@ -421,6 +506,38 @@ mod tests {
             c.classify(StatusCode::from_u16(420).unwrap(), &h, &info),
             Signal::Throttled { retry_after: None }
         );
-        assert_eq!(c.statuses().1, &[] as &[StatusCode]);
+        assert_eq!(
+            c.statuses().throttled_with_retry_after,
+            &[] as &[StatusCode]
+        );
+    }
+
+    #[test]
+    fn an_api_whose_503_means_maintenance_keeps_a_bare_503_neutral() {
+        let c = DefaultClassifier::default().overloaded([]);
+        let info = |h: &HeaderMap| RateLimitInfo::from_headers(h, SystemTime::UNIX_EPOCH);
+        let bare = HeaderMap::new();
+        assert_eq!(
+            c.classify(StatusCode::SERVICE_UNAVAILABLE, &bare, &info(&bare)),
+            Signal::Neutral
+        );
+        // A Retry-After still makes it a throttle (ThrottledWithRetryAfter).
+        let h = headers("retry-after", "5");
+        assert_eq!(
+            c.classify(StatusCode::SERVICE_UNAVAILABLE, &h, &info(&h)),
+            Signal::Throttled {
+                retry_after: Some(Duration::from_secs(5))
+            }
+        );
+    }
+
+    #[test]
+    fn grpc_statuses_can_be_turned_off() {
+        let c = DefaultClassifier::default().grpc_throttled([]);
+        let h = headers("grpc-status", "8");
+        assert_eq!(
+            c.classify(StatusCode::OK, &h, &RateLimitInfo::new()),
+            Signal::Success
+        );
     }
 }

@@ -68,8 +68,8 @@ mod window_limit;
 pub use body::{BodyReading, PacerBody, read_body};
 pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
-    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry,
-    insufficient_quota, is_json,
+    BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, GRPC_RESOURCE_EXHAUSTED,
+    GRPC_UNAVAILABLE, ThrottleClassifier, forbids_retry, insufficient_quota, is_json,
 };
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};

@@ -60,6 +60,42 @@ async fn a_429_without_retry_after_holds_the_endpoint_for_pause_without_retry_af
     }
 }
 
+/// An overloaded server's bare 503 (nginx's `limit_req`, S3's `SlowDown`) or 529 (Anthropic's
+/// `overloaded_error`) is a throttle: it cuts, pauses the endpoint for
+/// `PauseWithoutRetryAfter` and is sent again after the pause. With `Overloaded` empty (an API
+/// whose 503 means maintenance) a bare 503 is neutral again: returned at once, not sent again.
+#[tokio::test]
+async fn a_bare_503_or_529_is_overload_unless_the_api_says_503_means_maintenance() {
+    for (status, overloaded) in [(503, true), (529, true), (503, false)] {
+        let clock = ManualClock::new();
+        let bare = wiremock::ResponseTemplate::new(status);
+        let (server, script) = serve_script(Script::new(vec![bare, ok()]).on(&clock)).await;
+        let mut config = LimiterConfig::new(generous());
+        if !overloaded {
+            config = config.classifier(reqwest_pacer::DefaultClassifier::default().overloaded([]));
+        }
+        let pacer = pacer_on(&clock, config);
+        let response = drive(&clock, client(&pacer).get(server.uri()).send())
+            .await
+            .unwrap();
+        let state = pacer.state("api", &endpoint(&server)).unwrap();
+        let limiter = state.limiter.unwrap();
+        if overloaded {
+            assert_eq!(response.status(), 200, "{status}");
+            assert_eq!(script.calls(), 2, "{status}: sent again");
+            let gap = script.gap(0, 1);
+            assert!(gap >= Duration::from_secs(1), "{status}: {gap:?}");
+            assert_eq!(limiter.stats.throttled, 1, "{status}");
+            assert_eq!(limiter.decreases, 1, "{status}: the rate was cut");
+        } else {
+            assert_eq!(response.status(), 503);
+            assert_eq!(script.calls(), 1, "not sent again");
+            assert_eq!(limiter.stats.throttled, 0);
+            assert_eq!(limiter.decreases, 0);
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_429_whose_fields_say_when_the_quota_is_back_waits_for_them_not_for_the_bare_pause() {
     // No `Retry-After`, and a `PauseWithoutRetryAfter` of 5 s: draft-11 fields that say the
