@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Pacer's middleware against server-side rate limiters it did not write: nginx's `limit_req`
-# (Debian's nginx-light), HAProxy's stick-table rate (Debian's haproxy), express-rate-limit
+# (Debian's nginx-light; `nginx` answers at once with a bare 429, `nginx-default` as a site
+# leaves it: the burst queued and a bare 503), HAProxy's stick-table rate (Debian's haproxy), express-rate-limit
 # (npm), Flask-Limiter (PyPI) and tower_governor (crates.io: the governor crate's GCRA). Each
 # case runs `pacer-sim live` with 2 instances for DURATION (default 2m) in each mode (default:
 # aimd and pacer), against a freshly started server, with every request costing 1 unit (every
@@ -8,7 +9,7 @@
 # WORK (default: a temporary directory). docs/controllers.md has the
 # figures ("Against real server-side limiters").
 #
-#   scripts/real-limiters/run.sh [nginx] [haproxy] [express-1s] [express-10s] [express-60s]
+#   scripts/real-limiters/run.sh [nginx] [nginx-default] [haproxy] [express-1s] [express-10s] [express-60s]
 #                                [express-1s-bare] [express-10s-bare] [express-10s-bare-500]
 #                                [express-60s-bare] [flask-10s] [flask-10s-counter] [flask-60s]
 #                                [flask-10s-bare] [governor-10s] [governor-10s-fields]
@@ -49,10 +50,10 @@ wait_port() { # a TCP connect, not an HTTP request: a request would use up quota
   return 1
 }
 
-start_nginx() {
+start_nginx() { # $1 the configuration file (default nginx.conf)
   command -v nginx >/dev/null || apt-get install -y nginx-light >/dev/null
   mkdir -p "$WORK/nginx/logs"
-  nginx -c "$HERE/nginx.conf" -p "$WORK/nginx/" &
+  nginx -c "$HERE/${1:-nginx.conf}" -p "$WORK/nginx/" &
   SERVER_PID=$!
   wait_port 8081
 }
@@ -126,6 +127,7 @@ CASES=("$@")
 for c in "${CASES[@]}"; do
   case $c in
     nginx) run_case "nginx limit_req, 5 r/s, burst 20" start_nginx -- http://127.0.0.1:8081/ 300 ;;
+    nginx-default) run_case "nginx limit_req, 5 r/s, burst 20 queued, bare 503" start_nginx nginx-default.conf -- http://127.0.0.1:8081/ 300 ;;
     haproxy) run_case "HAProxy http_req_rate, 100 per 10 s, refusals counted" start_haproxy -- http://127.0.0.1:8083/ 600 ;;
     express-1s) run_case "express-rate-limit, 10 per 1 s" start_express 1000 10 -- http://127.0.0.1:8082/ 600 ;;
     express-10s) run_case "express-rate-limit, 100 per 10 s" start_express 10000 100 -- http://127.0.0.1:8082/ 600 ;;
@@ -140,6 +142,6 @@ for c in "${CASES[@]}"; do
     governor-10s) run_case "tower_governor (GCRA), 100 per 10 s, a burst of 100" start_governor 10 100 -- http://127.0.0.1:8085/ 600 ;;
     governor-10s-fields) run_case "tower_governor (GCRA), 100 per 10 s, its fields" start_governor 10 100 headers -- http://127.0.0.1:8085/ 600 ;;
     flask-10s-bare) run_case "Flask-Limiter, 100 per 10 s, moving window, no fields" start_flask 10 100 moving-window none -- http://127.0.0.1:8084/ 600 ;;
-    *) echo "unknown case $c: nginx, haproxy, express-1s, express-10s, express-60s, express-1s-bare, express-10s-bare, express-60s-bare, flask-10s, flask-10s-counter, flask-60s or flask-10s-bare" >&2; exit 2 ;;
+    *) echo "unknown case $c: nginx, nginx-default, haproxy, express-1s, express-10s, express-60s, express-1s-bare, express-10s-bare, express-60s-bare, flask-10s, flask-10s-counter, flask-60s or flask-10s-bare" >&2; exit 2 ;;
   esac
 done

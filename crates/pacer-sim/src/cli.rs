@@ -88,8 +88,10 @@ pub struct CompareArgs {
     /// The shape of the hidden quota: sliding (a sliding window), fixed (a window that resets
     /// on its boundary), token-bucket, leaky-bucket (Shopify's: no Retry-After, its call-limit
     /// header), gcra, haproxy (HAProxy's stick-table rate: refused requests count too, a bare
-    /// 429, no fields) or governor (tower_governor's GCRA: a Retry-After rounded down, 0 under
-    /// a second, no fields); each holds the window's quota at the same pace.
+    /// 429, no fields), governor (tower_governor's GCRA: a Retry-After rounded down, 0 under
+    /// a second, no fields) or nginx (nginx's limit_req as a site leaves it: a request over the
+    /// pace waits in the server, over the burst a bare 503); each holds the window's quota at
+    /// the same pace.
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,
     /// What each request costs: sharepoint (1, 2 or 5 units, SharePoint's resource units) or
@@ -315,7 +317,7 @@ mod tests {
             e.contains(
                 "invalid value 'window' for '--server <SHAPE>': unknown server shape \"window\": \
                  expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy, \
-                 governor"
+                 governor, nginx"
             ),
             "{e}"
         );

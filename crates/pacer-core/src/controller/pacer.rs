@@ -401,6 +401,7 @@ impl Controller for PacerController {
             crate::Signal::Success => {
                 self.bare.accepted(feedback.units as f64, now, window);
                 self.accepted_in_learnt(feedback.units as f64, now);
+                self.note_late(feedback.units as f64, feedback.sent_at, now);
             }
             crate::Signal::Throttled { retry_after } => {
                 self.boundaries.throttled(now, retry_after, window);
@@ -424,6 +425,9 @@ impl Controller for PacerController {
         self.bare_pace = self.leak(cx);
         self.unlearn_for_bucket();
         let rate = RateController::on_throttled(self, &state);
+        if let Some(young) = &mut self.young {
+            young.at = Some(cx.now);
+        }
         self.counts.on_cut(cx);
         self.learn_window(cx);
         rate

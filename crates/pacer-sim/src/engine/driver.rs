@@ -449,8 +449,14 @@ impl Engine<'_> {
     ) {
         let units = self.requests[request as usize].units;
         let verdict = self.api.offer(units, now);
+        // A server that queues what is over its pace (nginx's `limit_req`) answers that much
+        // later.
+        let mut back = back;
         match verdict {
-            Verdict::Accepted => self.recorder.accepted_from(instance, units, now),
+            Verdict::Accepted => {
+                self.recorder.accepted_from(instance, units, now);
+                back += self.api.served_after(now);
+            }
             Verdict::Throttled { .. } => self.recorder.throttled(now),
         }
         let headers = self.wants_headers.then(|| self.api.headers(now));

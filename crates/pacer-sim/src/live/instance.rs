@@ -2,11 +2,10 @@
 //! one process of a fleet would have.
 
 use super::context::RunContext;
-use super::probe::{Probe, Trace};
+use super::probe::{Probe, Trace, is_refusal};
 use super::record::Outcome;
 use crate::SimError;
 use crate::serve::COST_HEADER;
-use http::StatusCode;
 use pacer_core::{Clock, RateLimitInfo};
 use reqwest::Url;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
@@ -111,7 +110,7 @@ impl Instance {
             // Pacer waits, sends and retries; the caller sees the last response or a refusal.
             return match send().await {
                 Ok(r) if r.status().is_success() => Outcome::Succeeded,
-                Ok(r) if r.status() == StatusCode::TOO_MANY_REQUESTS => {
+                Ok(r) if is_refusal(r.status()) => {
                     // A throttled answer before the last attempt means the retry was refused.
                     if trace.attempts() >= self.max_attempts {
                         Outcome::GaveUp
@@ -124,7 +123,8 @@ impl Instance {
                 Err(e) => Outcome::Error(describe(&e)),
             };
         }
-        // `none`: send; on a 429 sleep its Retry-After and send again, up to MaxAttempts.
+        // `none`: send; on a 429 (or a 503, 529) sleep its Retry-After and send again, up to
+        // MaxAttempts.
         loop {
             let response = match send().await {
                 Ok(r) => r,
@@ -133,7 +133,7 @@ impl Instance {
             if response.status().is_success() {
                 return Outcome::Succeeded;
             }
-            if response.status() != StatusCode::TOO_MANY_REQUESTS {
+            if !is_refusal(response.status()) {
                 return Outcome::Error(format!("HTTP {}", response.status()));
             }
             if trace.attempts() >= self.max_attempts {

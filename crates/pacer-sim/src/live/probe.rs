@@ -80,7 +80,7 @@ impl Middleware for Probe {
         }
         if let Ok(response) = &result {
             let status = response.status();
-            if status == StatusCode::TOO_MANY_REQUESTS {
+            if is_refusal(status) {
                 ctx.record(|r| r.throttled(at));
             } else if status.is_success() {
                 ctx.record(|r| r.accepted(at, self.1, units));
@@ -88,4 +88,11 @@ impl Middleware for Probe {
         }
         result
     }
+}
+
+/// True if `status` is how a server-side limiter refuses: a 429, or a 503 or 529 (nginx's
+/// `limit_req` refuses with a bare 503 unless told otherwise; Anthropic's API says 529 when
+/// overloaded). `live` counts each in the 429s column.
+pub(crate) fn is_refusal(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 429 | 503 | 529)
 }

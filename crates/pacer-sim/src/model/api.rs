@@ -2,7 +2,7 @@
 //!
 //! The quota is a sliding 60 s window of accepted units ([`SlidingWindow`]; another length with
 //! [`ModelApi::with_window`], at the same pace a minute; another shape, a fixed window, a bucket,
-//! GCRA or HAProxy's counter, with [`ModelApi::with_shape`]), whose limit the story changes over
+//! GCRA, HAProxy's counter or nginx's `limit_req`, with [`ModelApi::with_shape`]), whose limit the story changes over
 //! time. A request fits if the units in the window plus its own are at most the limit; then it is
 //! accepted and its units enter the window. Otherwise it gets a 429 with a `Retry-After` (see
 //! [`retry_after_secs`]) unless the shape ([`ServerShape::sends_retry_after`]) or the story
@@ -143,6 +143,13 @@ impl ModelApi {
             // Larger than the whole quota: it never fits. Say "a window from now".
             None => self.throttled(self.window.span()),
         }
+    }
+
+    /// How long the request [`offer`](Self::offer) just accepted at `now` waits in the server
+    /// before its response leaves: nginx's queue in the `nginx` shape, no time in the others.
+    #[must_use]
+    pub fn served_after(&self, now: Timestamp) -> Duration {
+        self.window.delay(self.limit_at(now))
     }
 
     /// The IETF draft-11 rate-limit values the API would send with a response at `now` (after
@@ -478,6 +485,10 @@ mod tests {
         for shape in SHAPE_NAMES {
             let mut api = shaped(3000, "noisy-neighbour", 10, shape);
             assert_eq!(api.offer(250, at_ms(330_000)), Verdict::Accepted, "{shape}");
+            if shape == "nginx" {
+                // nginx answers one request of a drained key at once, beside its burst.
+                assert_eq!(api.offer(1, at_ms(330_000)), Verdict::Accepted, "{shape}");
+            }
             let refused = api.offer(1, at_ms(330_000));
             assert!(matches!(refused, Verdict::Throttled { .. }), "{shape}");
             assert_eq!(state(&mut api, 330_000).1, 0, "{shape}");

@@ -9,6 +9,7 @@ mod fixed;
 mod gcra;
 mod headers;
 mod latency;
+mod limit_req;
 mod shape;
 mod story;
 mod window;
@@ -21,6 +22,7 @@ pub use fixed::FixedWindow;
 pub use gcra::Gcra;
 pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
+pub use limit_req::LimitReq;
 pub use shape::{Meter, SHAPE_NAMES, ServerShape};
 pub use story::{
     DEFAULT_STORY, DemandBurst, Join, Leave, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,

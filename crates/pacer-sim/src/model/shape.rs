@@ -5,14 +5,14 @@
 //! whether a refused request counts. `haproxy` and `governor` are the real servers of those names
 //! as they answer by default. `sliding` is the simulator's original model and the default.
 
-use super::{Bucket, FixedWindow, Gcra, SlidingCounter, SlidingWindow};
+use super::{Bucket, FixedWindow, Gcra, LimitReq, SlidingCounter, SlidingWindow};
 use pacer_core::Timestamp;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 /// The names `--server` takes, in the order the docs list them.
-pub const SHAPE_NAMES: [&str; 7] = [
+pub const SHAPE_NAMES: [&str; 8] = [
     "sliding",
     "fixed",
     "token-bucket",
@@ -20,6 +20,7 @@ pub const SHAPE_NAMES: [&str; 7] = [
     "gcra",
     "haproxy",
     "governor",
+    "nginx",
 ];
 
 /// How the model API counts its quota.
@@ -46,6 +47,10 @@ pub enum ServerShape {
     /// `gcra`'s meter, a 429 whose `Retry-After` is the wait's whole seconds rounded down (0
     /// while it is under a second), and no rate-limit fields.
     Governor,
+    /// nginx's `limit_req` as a site leaves it ([`LimitReq`]): a burst of the window's quota,
+    /// **queued** (a request over the pace waits in the server, no `nodelay`), and a refusal
+    /// over it a bare 503 (its default `limit_req_status`) with no rate-limit fields.
+    Nginx,
 }
 
 impl ServerShape {
@@ -53,7 +58,10 @@ impl ServerShape {
     /// `limit_req` and many gateway buckets send none, nor HAProxy's `deny`.
     #[must_use]
     pub fn sends_retry_after(self) -> bool {
-        !matches!(self, ServerShape::LeakyBucket | ServerShape::Haproxy)
+        !matches!(
+            self,
+            ServerShape::LeakyBucket | ServerShape::Haproxy | ServerShape::Nginx
+        )
     }
 
     /// Whether the shape sends rate-limit fields (IETF draft-11, and Shopify's call limit where
@@ -61,7 +69,20 @@ impl ServerShape {
     /// `deny` sends none, nor tower_governor by default.
     #[must_use]
     pub fn sends_fields(self) -> bool {
-        !matches!(self, ServerShape::Haproxy | ServerShape::Governor)
+        !matches!(
+            self,
+            ServerShape::Haproxy | ServerShape::Governor | ServerShape::Nginx
+        )
+    }
+
+    /// The status of a refusal: 503 for nginx's `limit_req` (its default `limit_req_status`),
+    /// 429 for the others.
+    #[must_use]
+    pub fn refusal_status(self) -> http::StatusCode {
+        match self {
+            ServerShape::Nginx => http::StatusCode::SERVICE_UNAVAILABLE,
+            _ => http::StatusCode::TOO_MANY_REQUESTS,
+        }
     }
 
     /// The `Retry-After` of a 429 for a request that would fit `wait` from now, in whole
@@ -100,6 +121,7 @@ impl FromStr for ServerShape {
             "gcra" => Ok(ServerShape::Gcra),
             "haproxy" => Ok(ServerShape::Haproxy),
             "governor" => Ok(ServerShape::Governor),
+            "nginx" => Ok(ServerShape::Nginx),
             _ => Err(format!(
                 "unknown server shape {s:?}: expected one of {}",
                 SHAPE_NAMES.join(", ")
@@ -118,6 +140,7 @@ impl fmt::Display for ServerShape {
             ServerShape::Gcra => SHAPE_NAMES[4],
             ServerShape::Haproxy => SHAPE_NAMES[5],
             ServerShape::Governor => SHAPE_NAMES[6],
+            ServerShape::Nginx => SHAPE_NAMES[7],
         })
     }
 }
@@ -135,6 +158,8 @@ pub enum Meter {
     Gcra(Gcra),
     /// `haproxy`.
     Counter(SlidingCounter),
+    /// `nginx`.
+    LimitReq(LimitReq),
 }
 
 impl Meter {
@@ -149,6 +174,7 @@ impl Meter {
             }
             ServerShape::Gcra | ServerShape::Governor => Meter::Gcra(Gcra::new(window)),
             ServerShape::Haproxy => Meter::Counter(SlidingCounter::new(window)),
+            ServerShape::Nginx => Meter::LimitReq(LimitReq::new(window)),
         }
     }
 
@@ -161,6 +187,7 @@ impl Meter {
             Meter::Bucket(b) => b.span(),
             Meter::Gcra(g) => g.span(),
             Meter::Counter(c) => c.span(),
+            Meter::LimitReq(l) => l.span(),
         }
     }
 
@@ -172,6 +199,7 @@ impl Meter {
             Meter::Bucket(b) => b.fits_at(units, limit, now),
             Meter::Gcra(g) => g.fits_at(units, limit, now),
             Meter::Counter(c) => c.fits_at(units, limit, now),
+            Meter::LimitReq(l) => l.fits_at(units, limit, now),
         }
     }
 
@@ -184,6 +212,17 @@ impl Meter {
             Meter::Bucket(b) => b.push(units, limit, now),
             Meter::Gcra(g) => g.push(units, limit, now),
             Meter::Counter(c) => c.push(units, now),
+            Meter::LimitReq(l) => l.push(units, limit, now),
+        }
+    }
+
+    /// How long the request just counted waits in the server before it is served: nginx's
+    /// queue under `limit`; no time for the other shapes, which answer at once.
+    #[must_use]
+    pub fn delay(&self, limit: u64) -> Duration {
+        match self {
+            Meter::LimitReq(l) => l.delay(limit),
+            _ => Duration::ZERO,
         }
     }
 
@@ -195,6 +234,7 @@ impl Meter {
             Meter::Bucket(b) => b.used(limit, now),
             Meter::Gcra(g) => g.used(limit, now),
             Meter::Counter(c) => c.used(now),
+            Meter::LimitReq(l) => l.used(limit, now),
         }
     }
 
@@ -217,6 +257,7 @@ impl Meter {
             Meter::Bucket(b) => b.empty_at(limit, now),
             Meter::Gcra(g) => g.full_at(now),
             Meter::Counter(c) => c.empty_at(now),
+            Meter::LimitReq(l) => l.empty_at(limit, now),
         }
     }
 }
@@ -234,24 +275,28 @@ mod tests {
         let e = "window".parse::<ServerShape>().unwrap_err();
         assert!(
             e.contains(
-                "expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy, governor"
+                "expected one of sliding, fixed, token-bucket, leaky-bucket, gcra, haproxy, governor, nginx"
             ),
             "{e}"
         );
     }
 
     #[test]
-    fn only_the_leaky_bucket_and_haproxy_refuse_without_retry_after() {
+    fn only_the_leaky_bucket_haproxy_and_nginx_refuse_without_retry_after() {
         for name in SHAPE_NAMES {
             let shape: ServerShape = name.parse().unwrap();
-            let bare = ["leaky-bucket", "haproxy"].contains(&name);
+            let bare = ["leaky-bucket", "haproxy", "nginx"].contains(&name);
             assert_eq!(shape.sends_retry_after(), !bare);
             assert_eq!(shape.sends_call_limit(), name == "leaky-bucket");
             assert_eq!(
                 shape.sends_fields(),
-                !["haproxy", "governor"].contains(&name)
+                !["haproxy", "governor", "nginx"].contains(&name)
             );
             assert_eq!(shape.counts_refusals(), name == "haproxy");
+            assert_eq!(
+                shape.refusal_status().as_u16(),
+                if name == "nginx" { 503 } else { 429 }
+            );
         }
     }
 

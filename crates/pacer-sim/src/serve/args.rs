@@ -38,8 +38,10 @@ pub struct ServeArgs {
     #[arg(long = "quirk", value_name = "QUIRK")]
     pub quirks: Vec<Quirk>,
     /// The shape of the quota: sliding, fixed, token-bucket, leaky-bucket (no Retry-After), gcra,
-    /// haproxy (HAProxy's counter, refused requests counted, no Retry-After) or governor
-    /// (tower_governor's GCRA, a Retry-After rounded down), over the one-minute window. The
+    /// haproxy (HAProxy's counter, refused requests counted, no Retry-After), governor
+    /// (tower_governor's GCRA, a Retry-After rounded down) or nginx (nginx's limit_req: a
+    /// request over the pace is held before it is answered, a refusal is a bare 503), over the
+    /// one-minute window. The
     /// fields sent are `--headers`'s (none by default, as HAProxy's and tower_governor's).
     #[arg(long, value_name = "SHAPE", default_value = "sliding")]
     pub server: ServerShape,

@@ -7,6 +7,7 @@ use crate::model::{ModelApi, QUOTA_WINDOW, ServerShape, Story, Verdict};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use pacer_core::{Clock, Timestamp};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 /// The served model: one [`ModelApi`] behind a lock, and the counters of `/stats`.
 #[derive(Debug)]
@@ -48,11 +49,15 @@ impl State {
 /// One answer of the model API, ready to send.
 #[derive(Debug)]
 pub struct Answer {
-    /// 200, 429, or 400 for a bad cost; 202 for some accepted requests under
+    /// 200, 429 (503 in the `nginx` shape), or 400 for a bad cost; 202 for some accepted
+    /// requests under
     /// `retry-after-on-success`.
     pub status: StatusCode,
     /// `Retry-After` on a 429, the dialect's fields, and what the quirks add.
     pub headers: HeaderMap,
+    /// How long the server holds the answer before it sends it (real time): nginx's queue in
+    /// the `nginx` shape, none in the others.
+    pub delay: Duration,
 }
 
 impl ServedModel {
@@ -116,6 +121,7 @@ impl ServedModel {
                 return Answer {
                     status: StatusCode::BAD_REQUEST,
                     headers,
+                    delay: Duration::ZERO,
                 };
             }
         };
@@ -140,8 +146,12 @@ impl ServedModel {
                         HeaderValue::try_from(value).expect("digits and a dot"),
                     );
                 }
-                StatusCode::TOO_MANY_REQUESTS
+                state.api.shape().refusal_status()
             }
+        };
+        let delay = match verdict {
+            Verdict::Accepted => self.speed.to_real(state.api.served_after(now)),
+            Verdict::Throttled { .. } => Duration::ZERO,
         };
         drop(state);
         if let Some(values) = values {
@@ -152,7 +162,11 @@ impl ServedModel {
             self.quirks
                 .dress(nth, self.speed, &mut status, &mut headers);
         }
-        Answer { status, headers }
+        Answer {
+            status,
+            headers,
+            delay,
+        }
     }
 
     /// The counters and the quota now.

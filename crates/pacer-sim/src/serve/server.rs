@@ -96,6 +96,9 @@ async fn api(State(model): State<Arc<ServedModel>>, headers: HeaderMap) -> Respo
             .ok_or(())
     });
     let answer = model.answer(cost);
+    if !answer.delay.is_zero() {
+        tokio::time::sleep(answer.delay).await;
+    }
     (answer.status, answer.headers).into_response()
 }
 

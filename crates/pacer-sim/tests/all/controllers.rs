@@ -256,7 +256,9 @@ fn a_cold_start_against_a_window_of_seconds_learns_it_from_the_first_success() {
         ..options
     };
     let [default] = run_story(&sliding, "cold-start", ["default"]);
-    assert_pinned("default cold-start, sliding 10 s", &default, 0.9459, 22);
+    // 94.6 % with 22 before a request sent before a young throttle and accepted after it
+    // counted at the throttle; over 20 seeds the median is the same (94.7 %, 22).
+    assert_pinned("default cold-start, sliding 10 s", &default, 0.9346, 20);
 }
 
 /// The cold start against a bucket of a second with no `Retry-After` (nginx's `limit_req`), with
@@ -285,7 +287,10 @@ fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
         aimd.share
     );
     assert!(default.share >= 0.90, "{}", default.share);
-    assert_pinned("default cold-start, 1 s bucket", &default, 0.9662, 23);
+    // 96.6 % with 23 before a request sent before a young throttle and accepted after it
+    // counted at the throttle; over 20 seeds the median went from 97.6 % with 16 to 98.0 %
+    // with 19, the lowest seed from 94.7 to 96.2 %.
+    assert_pinned("default cold-start, 1 s bucket", &default, 0.9628, 14);
 }
 
 /// A deploy (`--story restart`), seed 42, 2 instances: every process is replaced at minute 5 by
@@ -388,7 +393,10 @@ fn a_first_estimate_the_next_throttle_confirms_is_a_level() {
         run_story(&options, "noisy-neighbour", ["aimd", "pacer", "default"]);
     assert_pinned("aimd, 10 s, no Retry-After", &aimd, 0.8447, 38);
     assert_pinned("pacer, 10 s, no Retry-After", &pacer, 0.9025, 33);
-    assert_pinned("default, 10 s, no Retry-After", &default, 0.8819, 52);
+    // 88.2 % before a request sent before a young throttle and accepted after it counted at
+    // the throttle; over 20 seeds the median is the same (86.7 → 86.8 %), the lowest seed
+    // 74.5 → 82.9 %.
+    assert_pinned("default, 10 s, no Retry-After", &default, 0.8729, 51);
     assert!(pacer.share > aimd.share && pacer.throttled < aimd.throttled);
     assert!(default.share > aimd.share);
 }

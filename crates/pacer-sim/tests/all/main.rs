@@ -8,6 +8,7 @@ mod fidelity;
 mod fleet;
 mod live;
 mod model;
+mod overload;
 mod plots;
 mod quirks;
 mod shapes;

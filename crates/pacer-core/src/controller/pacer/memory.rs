@@ -13,6 +13,15 @@ pub(super) struct Young {
     pub(super) sent: f64,
     /// The limiter's age at the throttle.
     pub(super) age: Duration,
+    /// When the throttle came (as a [`Controller`](crate::Controller); `None` in the pure
+    /// contract, which sees no times).
+    #[serde(default)]
+    pub(super) at: Option<crate::Timestamp>,
+    /// A success to a request sent before the throttle came a settled while after it: the
+    /// server held the request (a queue, as nginx's `limit_req` keeps without `nodelay`), so
+    /// what it accepted since the start came at its pace, not as a burst.
+    #[serde(default)]
+    pub(super) queued: bool,
 }
 
 /// An estimate set aside by a long Retry-After that met the rate at or under it.

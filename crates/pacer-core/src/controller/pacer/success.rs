@@ -26,13 +26,16 @@ impl PacerController {
                 self.held_from = None;
             }
         }
-        self.read_young_throttle(state);
+        let jump = self.read_young_throttle(state);
         self.note_demonstrated(
             self.age(state),
             state.instance_count,
             state.quota_window,
             state.accepted_per_minute,
         );
+        if let Some(pace) = jump.filter(|&p| demand && p > state.rate) {
+            return Some(pace);
+        }
         if !demand || !used || state.since_last_increase < self.timing(CLIMB_INTERVAL) {
             return None;
         }

@@ -258,6 +258,8 @@ impl PacerController {
                 accepted: estimate,
                 sent: sent_before.map_or(sent, |before| before.max(sent)),
                 age: t.age,
+                at: None,
+                queued: false,
             }
         });
         // A deep cut from a rate the demand did not use may leave the rate above the limit.

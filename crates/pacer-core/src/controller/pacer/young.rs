@@ -2,6 +2,7 @@
 //! old says of a server that counts over a shorter window.
 
 use super::PacerController;
+use crate::Timestamp;
 use crate::controller::RateControllerState;
 use std::time::Duration;
 
@@ -10,7 +11,8 @@ use std::time::Duration;
 const YOUNG_SETTLE: Duration = Duration::from_secs(2);
 /// The part of a young count, scaled to the window, taken as the limit: the count holds the
 /// room a fresh server gives at once (a bucket's capacity), which a pace measured over a few
-/// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md).
+/// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md). A server
+/// that queued our requests (`Young::queued`) gave no room at once: its count is taken whole.
 const YOUNG_SCALE: f64 = 0.6;
 
 /// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
@@ -30,23 +32,34 @@ impl PacerController {
     /// the start were its pace over our age, not a window's quota. The estimate becomes them
     /// scaled to the window (less the room a fresh server gives at once), at most what we sent.
     /// A window old, the count was a window's after all and is kept.
-    pub(super) fn read_young_throttle(&mut self, state: &RateControllerState) {
+    pub(super) fn read_young_throttle(&mut self, state: &RateControllerState) -> Option<f64> {
         let window = state.quota_window;
-        let Some(young) = self.young.take().filter(|_| self.age(state) < window) else {
-            return;
-        };
+        let young = self.young.take().filter(|_| self.age(state) < window)?;
         if !self.settled(state) {
             // A response to a request sent before the cut: it says nothing yet.
             self.young = Some(young);
-            return;
+            return None;
         }
         let n = f64::from(state.instance_count.max(1));
+        if young.queued {
+            // The server held what we sent and let it through at its pace: every unit it
+            // accepted since the start came at that pace, the ones it answers only now too.
+            // Nothing it holds will be refused, so the rate goes to the hold at once.
+            let _ = n;
+            self.limit = None;
+            self.firm = false;
+            self.ramp_from = None;
+            let pace =
+                state.accepted_per_minute * window.as_secs_f64() / self.age(state).as_secs_f64();
+            return Some(pace.min(young.sent));
+        }
         let scaled = (YOUNG_SCALE * young.accepted * window.as_secs_f64()
             / young.age.as_secs_f64())
         .min(young.sent);
         if self.limit.is_some_and(|l| scaled * n > l) {
             self.limit = Some(scaled * n);
         }
+        None
     }
 
     /// Whether a success at `state` says the server counts over a shorter window than
@@ -55,6 +68,25 @@ impl PacerController {
     /// window old.
     pub(super) fn young_says_shorter(&self, state: &RateControllerState) -> bool {
         self.young.is_some() && self.age(state) < state.quota_window && self.settled(state)
+    }
+
+    /// On a success of `units` to a request sent at `sent_at`, at `now`: one sent before a
+    /// young throttle was accepted before it, though it answers after it (the server decided it
+    /// when it came, then held it, or the way back took longer), and joins the throttle's
+    /// count. One that comes past any round trip after the throttle was held by the server
+    /// (`Young::queued`).
+    pub(super) fn note_late(&mut self, units: f64, sent_at: Timestamp, now: Timestamp) {
+        let settle = self.timing(YOUNG_SETTLE);
+        let per_minute = 60.0 / self.counting_window().as_secs_f64();
+        if let Some(young) = &mut self.young
+            && let Some(at) = young.at
+            && sent_at < at
+        {
+            young.accepted += units * per_minute;
+            if now.saturating_duration_since(at) >= settle {
+                young.queued = true;
+            }
+        }
     }
 
     /// Past any round trip since the cut: a response now is to a request sent after it.

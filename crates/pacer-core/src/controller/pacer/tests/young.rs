@@ -50,3 +50,100 @@ fn a_minute_s_window_filled_alone_keeps_its_count() {
     let _ = c.on_throttled(&s);
     assert_eq!(c.limit_estimate(1), Some(25.0));
 }
+
+/// The driver's side of a queue: the `Controller` calls a limiter makes around nginx's
+/// `limit_req` as a site leaves it (5 a second, a burst of 20 held in nginx, a bare 503 over it).
+mod queued {
+    use crate::controller::PacerController;
+    use crate::{Controller, ControllerContext, Feedback, LimiterOptions, Signal, Timestamp};
+    use std::time::Duration;
+
+    fn at(ms: u64) -> Timestamp {
+        Timestamp::ZERO + Duration::from_millis(ms)
+    }
+
+    fn response(c: &mut PacerController, sent: u64, now: u64, signal: Signal) {
+        let feedback = Feedback {
+            units: 1,
+            sent_at: at(sent),
+            signal,
+        };
+        Controller::on_response(c, &feedback, at(now));
+    }
+
+    fn context(now: u64, rate: f64) -> ControllerContext {
+        let mut cx = ControllerContext::new(at(now), rate, 60.0, 1e9);
+        cx.since_last_decrease = at(now) - at(100);
+        cx.since_last_increase = Duration::from_secs(2);
+        cx.decreases = 1;
+        cx.queued_units = 10.0;
+        cx.waited = true;
+        cx.measured_send_rate = Some(rate);
+        cx
+    }
+
+    /// 21 requests sent in the first 100 ms: the first answered at once, the 20 others held by
+    /// the server and answered every 200 ms (nginx's pace) if `queued`, or all at once (a
+    /// burst let through, `nodelay`); then a bare throttle at 100 ms, the limiter's first.
+    fn start(queued: bool) -> (PacerController, f64) {
+        let mut c = PacerController::default();
+        Controller::on_options(&mut c, &LimiterOptions::default(), Timestamp::ZERO);
+        response(&mut c, 0, 5, Signal::Success);
+        if !queued {
+            for k in 1..=20 {
+                response(&mut c, k * 4, k * 4 + 5, Signal::Success);
+            }
+        }
+        let mut cx = ControllerContext::new(at(100), 1e9, 60.0, 1e9);
+        cx.since_last_decrease = at(100) - Timestamp::ZERO;
+        cx.queued_units = 10.0;
+        cx.measured_send_rate = Some(12_000.0);
+        let cut = Controller::on_throttled(&mut c, &cx);
+        (c, cut)
+    }
+
+    #[test]
+    fn requests_a_server_held_before_a_young_throttle_come_back_at_its_pace() {
+        let (mut c, cut) = start(true);
+        assert_eq!(cut, 60.0, "a young bare throttle: to the minimum");
+        // The 20 held requests come back every 200 ms from 200 ms, sent before the throttle.
+        for k in 1..=20u64 {
+            response(&mut c, k * 4, k * 200, Signal::Success);
+        }
+        // The first success a settled while after the cut (2 s) reads the server's pace: 21
+        // units over the limiter's 4 s, 315 a minute, at once and not in a line over
+        // `RecoveryTime`; no estimate is kept (a part of a window), so the rate grows on as at
+        // the start.
+        let rate = Controller::on_success(&mut c, &context(4_000, 60.0));
+        assert_eq!(rate, Some(315.0));
+        assert_eq!(c.limit_estimate(1), None);
+    }
+
+    #[test]
+    fn a_burst_let_through_at_once_keeps_the_young_count_and_its_climb() {
+        let (mut c, cut) = start(false);
+        assert_eq!(cut, 60.0);
+        // Sending at the minimum, each request is accepted a round trip later.
+        response(&mut c, 1_100, 1_200, Signal::Success);
+        let rate = Controller::on_success(&mut c, &context(2_200, 60.0));
+        // Nothing the server held: the young count (21 units at 100 ms, scaled to the minute,
+        // × 600, and by the young part, 0.6, for the room a fresh server gives at once) is the
+        // estimate, and the rate climbs back to it in a line over `RecoveryTime`, not at once.
+        assert_eq!(c.limit_estimate(1), Some(7_560.0));
+        assert!(rate.is_some_and(|r| r < 1_000.0), "{rate:?}");
+    }
+
+    #[test]
+    fn a_success_late_for_its_round_trip_counts_where_it_was_sent() {
+        // The burst's last answers come after the first refusal (their way back was longer):
+        // they were accepted before it, and count in its young count.
+        let (mut c, _) = start(true);
+        for k in 1..=5u64 {
+            response(&mut c, k * 4, 100 + k * 10, Signal::Success);
+        }
+        let _ = Controller::on_success(&mut c, &context(2_200, 60.0));
+        // 6 units at 100 ms, scaled to a minute (× 600) and by the young part (0.6): 2,160.
+        let estimate = c.limit_estimate(1).unwrap();
+        assert!((estimate - 2_160.0).abs() < 1e-6, "{estimate}");
+    }
+}
