@@ -52,7 +52,9 @@ struct Handles {
     units: metrics::Counter,
     throttled: metrics::Counter,
     wait: metrics::Histogram,
-    rate: metrics::Gauge,
+    /// Registered at the first rate an endpoint holds requests to: until then the series does
+    /// not exist (the unlimited start holds nothing back; a gauge at 0 would read as "stopped").
+    rate: std::sync::OnceLock<metrics::Gauge>,
     waiting: metrics::Gauge,
 }
 
@@ -92,7 +94,7 @@ impl LimiterMetrics {
             units: metrics::counter!("pacer_units_total", l().0 => l().1),
             throttled: metrics::counter!("pacer_throttled_total", l().0 => l().1),
             wait: metrics::histogram!("pacer_wait_seconds", l().0 => l().1),
-            rate: metrics::gauge!("pacer_rate", l().0 => l().1),
+            rate: std::sync::OnceLock::new(),
             waiting: metrics::gauge!("pacer_waiting_requests", l().0 => l().1),
         };
         f(&handles);
@@ -130,28 +132,39 @@ impl LimiterMetrics {
         .increment(1);
     }
 
-    /// Keeps the rate gauge in step with a change of one endpoint's rate.
+    /// Keeps the rate gauge in step with a change of one endpoint's rate. An endpoint that holds
+    /// nothing back (the unlimited start, before its first throttle signal) adds nothing to the
+    /// gauge: it joins it with the rate it starts limiting at.
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
     #[inline]
     pub fn record(&self, changes: &Changes) {
         #[cfg(feature = "metrics")]
         if let Some(c) = changes.rate {
-            self.add_rate(c.rate - c.previous);
+            let before = if changes.started_limiting {
+                0.0
+            } else {
+                c.previous
+            };
+            self.add_rate(c.rate - before);
         }
     }
 
-    /// A new endpoint's limiter: its rate joins the gauge.
+    /// A new endpoint's limiter: its rate joins the gauge if it limits from the start.
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
     pub fn endpoint_added(&self, limiter: &Limiter) {
         #[cfg(feature = "metrics")]
-        self.add_rate(limiter.rate());
+        if limiter.is_limiting() {
+            self.add_rate(limiter.rate());
+        }
     }
 
     /// An endpoint's limiter dropped (evicted): its rate leaves the gauge.
     #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
     pub fn endpoint_gone(&self, limiter: &Limiter) {
         #[cfg(feature = "metrics")]
-        self.add_rate(-limiter.rate());
+        if limiter.is_limiting() {
+            self.add_rate(-limiter.rate());
+        }
     }
 
     #[cfg(feature = "metrics")]
@@ -159,7 +172,11 @@ impl LimiterMetrics {
         let mut sum = self.rate_sum.lock();
         *sum = (*sum + delta).max(0.0);
         let rate = *sum;
-        self.with_handles(|h| h.rate.set(rate));
+        self.with_handles(|h| {
+            h.rate
+                .get_or_init(|| metrics::gauge!("pacer_rate", "limiter" => Arc::clone(&self.name)))
+                .set(rate);
+        });
     }
 
     /// Counts a request as waiting until the guard is dropped.

@@ -4,7 +4,7 @@ use super::bucket::Bucket;
 use super::control::Control;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
-use super::{Acquired, Changes, LimiterOptions, Priority, RateChange, RateChangeReason, Ticket};
+use super::{Acquired, Changes, LimiterOptions, Priority, RateChangeReason, Ticket};
 use crate::controller::{Controller, ControllerContext};
 use crate::validation::InvalidOptions;
 use crate::{RejectReason, Timestamp, WaitCause};
@@ -397,11 +397,7 @@ impl LimiterCore {
         let rate = target.clamp(self.min_rate(), self.max_rate());
         if rate != previous {
             self.set_rate(rate, now);
-            changes.rate = Some(RateChange {
-                previous,
-                rate,
-                reason,
-            });
+            changes.rate_moved(previous, rate, reason);
         }
     }
 
@@ -465,7 +461,11 @@ impl LimiterCore {
         let measured = self.meter.per_minute_at(now);
         let rate = measured.clamp(self.min_rate(), self.max_rate());
         self.control.start(rate, self.instance_count, now);
-        self.set_rate_for(rate, RateChangeReason::Measured, now, changes);
+        let previous = self.rate;
+        self.set_rate(rate, now);
+        // Noted even when the rate stays the maximum: it is held to now.
+        changes.rate_moved(previous, rate, RateChangeReason::Measured);
+        changes.started_limiting = true;
     }
 
     /// The number of requests waiting.

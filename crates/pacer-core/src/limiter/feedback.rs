@@ -1,9 +1,7 @@
 //! How responses, pauses and new options move the limiter.
 
 use super::control::bounded_cut;
-use super::{
-    BarePause, Changes, Feedback, LimiterCore, LimiterOptions, RateChange, RateChangeReason, Signal,
-};
+use super::{BarePause, Changes, Feedback, LimiterCore, LimiterOptions, RateChangeReason, Signal};
 use crate::Timestamp;
 use crate::validation::{InvalidOption, InvalidOptions};
 use std::time::Duration;
@@ -108,11 +106,7 @@ impl LimiterCore {
             let rate = bounded_cut(proposed, self.rate, self.min_rate());
             self.control.cut(self.rate, now);
             if rate != self.rate {
-                changes.rate = Some(RateChange {
-                    previous: self.rate,
-                    rate,
-                    reason: RateChangeReason::Throttled,
-                });
+                changes.rate_moved(self.rate, rate, RateChangeReason::Throttled);
                 self.set_rate(rate, now);
             }
         }
@@ -171,15 +165,12 @@ impl LimiterCore {
         }
         let min = self.min_rate();
         let rate = rate.clamp(min, self.options.max_units_per_minute.max(min));
+        changes.started_limiting = !self.control.limiting;
         self.control.start(rate, self.instance_count, now);
         let previous = self.rate;
-        if rate != previous {
+        if rate != previous || changes.started_limiting {
             self.set_rate(rate, now);
-            changes.rate = Some(RateChange {
-                previous,
-                rate,
-                reason: RateChangeReason::Fleet,
-            });
+            changes.rate_moved(previous, rate, RateChangeReason::Fleet);
             if rate < previous {
                 self.reject_unreachable(now, &mut changes);
             }
@@ -245,12 +236,9 @@ impl LimiterCore {
             self.max_rate()
         };
         self.set_rate(rate, now);
-        if rate != previous {
-            changes.rate = Some(RateChange {
-                previous,
-                rate,
-                reason: RateChangeReason::Reconfigured,
-            });
+        // Unlimited, only the maximum moved: nothing is held to it.
+        if rate != previous && self.control.limiting {
+            changes.rate_moved(previous, rate, RateChangeReason::Reconfigured);
         }
         self.reject_unreachable(now, &mut changes);
         changes

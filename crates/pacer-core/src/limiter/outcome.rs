@@ -107,13 +107,31 @@ pub struct Changes {
     pub paused_until: Option<Timestamp>,
     /// Waiting requests that can no longer get their units within their wait, refused now.
     pub rejected: Vec<(Ticket, RejectReason)>,
+    /// The call ended the unlimited start: the limiter holds requests to a rate from now on
+    /// ([`LimiterCore::is_limiting`](super::LimiterCore::is_limiting)). `rate` then says the
+    /// rate it starts from (its `previous` is the maximum it ran at unlimited).
+    pub started_limiting: bool,
 }
 
 impl Changes {
     /// True when nothing changed.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.rate.is_none() && self.paused_until.is_none() && self.rejected.is_empty()
+        self.rate.is_none()
+            && self.paused_until.is_none()
+            && self.rejected.is_empty()
+            && !self.started_limiting
+    }
+
+    /// The rate moved from `previous` to `rate` for `reason`, in the same call as any change
+    /// already noted: one change from the first `previous` to this rate.
+    pub(crate) fn rate_moved(&mut self, previous: f64, rate: f64, reason: RateChangeReason) {
+        let previous = self.rate.map_or(previous, |first| first.previous);
+        self.rate = Some(RateChange {
+            previous,
+            rate,
+            reason,
+        });
     }
 
     /// Adds what a later call changed: one rate change from the first `previous` to the last
@@ -135,5 +153,6 @@ impl Changes {
         };
         self.paused_until = later.paused_until.or(self.paused_until);
         self.rejected.extend(later.rejected);
+        self.started_limiting |= later.started_limiting;
     }
 }

@@ -274,6 +274,13 @@ impl Limiter {
         self.shared.state.lock().core.rate()
     }
 
+    /// Whether it holds requests to its rate: from the first throttle signal on, or from the
+    /// start with `InitialUnitsPerMinute` ([`LimiterCore::is_limiting`]).
+    #[must_use]
+    pub fn is_limiting(&self) -> bool {
+        self.shared.state.lock().core.is_limiting()
+    }
+
     /// The most one request may cost now (see [`LimiterCore::max_cost`]); a dearer one is
     /// refused with [`RejectReason::CostAboveLimit`].
     #[must_use]

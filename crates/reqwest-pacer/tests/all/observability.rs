@@ -1,3 +1,4 @@
+use crate::retry_after::endpoint;
 use crate::support::*;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_pacer::{LimiterConfig, PacerMiddleware};
@@ -210,4 +211,34 @@ async fn metrics_reach_a_recorder_installed_after_the_first_request() {
         units, 2,
         "the two requests sent after the recorder was installed"
     );
+}
+
+/// With the library's defaults an endpoint holds nothing back until its first throttle: the
+/// rate gauge has no series until then (it read `MaxUnitsPerMinute`, 1e9, before, and kept it
+/// after the first throttle too), then the rate the endpoint is held to.
+#[tokio::test]
+async fn the_rate_gauge_shows_only_what_an_endpoint_is_held_to() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = &recorder.snapshotter();
+    let _recording = metrics::set_default_local_recorder(&recorder);
+    let (server, _script) = scripted(vec![ok(), ok(), throttled("0"), ok()]).await;
+    let pacer = PacerMiddleware::builder()
+        .limiter("held", LimiterConfig::default())
+        .build()
+        .unwrap();
+    let client = client(&pacer);
+    for _ in 0..2 {
+        client.get(server.uri()).send().await.unwrap();
+    }
+    assert_eq!(
+        gauge(snapshotter, "pacer_rate", "held"),
+        None,
+        "nothing is held yet"
+    );
+    // A throttle (retried): the endpoint is held to a rate from now on.
+    client.get(server.uri()).send().await.unwrap();
+    let state = pacer.state("held", &endpoint(&server)).unwrap();
+    let rate = state.limiter.unwrap().rate;
+    assert!(rate < 1e6, "{rate}");
+    assert_eq!(gauge(snapshotter, "pacer_rate", "held"), Some(rate));
 }

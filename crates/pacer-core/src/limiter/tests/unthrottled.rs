@@ -57,12 +57,15 @@ fn the_first_throttle_starts_at_the_measured_send_rate_cut_by_the_controller() {
             "{kind}: {} from {measured}",
             c.rate()
         );
+        // One change, from the maximum it ran at unlimited to the cut, that says the start
+        // ended (the rate gauge counts the endpoint from here).
         let change = changes.rate.unwrap();
         assert_eq!(change.reason, RateChangeReason::Throttled);
         assert_eq!(
-            change.previous, measured,
-            "the cut starts from the measured rate"
+            change.previous,
+            LimiterOptions::default().max_units_per_minute
         );
+        assert!(changes.started_limiting);
     }
 }
 
