@@ -28,6 +28,7 @@ pub use engine::{
     TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
     insufficient_quota, is_json, read_body,
 };
+pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from_headers};
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;
 pub use fleet::{

@@ -246,6 +246,8 @@ impl<'a> Request<'a> {
             // the awaits): the waits of all attempts, the rate at the last send.
             let mut waited_in_all = Duration::ZERO;
             let mut rate;
+            // A retry's own wait after a refusal for contention (`After::retry_in`).
+            let mut not_before = None;
             loop {
                 let attempt = retries.attempt();
                 let retry_copy = if retries.keeps_copy() {
@@ -255,10 +257,11 @@ impl<'a> Request<'a> {
                 };
                 // 3. Wait, within MaxWait.
                 let start = if attempt == 1 { now } else { named.clock.now() };
-                let waited = match self.go_now(&windows, start) {
+                let fast = not_before.is_none_or(|at| at <= start);
+                let waited = match fast.then(|| self.go_now(&windows, start)).flatten() {
                     Some(sent_at) => Ok(sent_at),
                     // Boxed: the rare wait would otherwise make every request's future larger.
-                    None => Box::pin(self.wait(&windows, start)).await,
+                    None => Box::pin(self.wait(&windows, start, not_before)).await,
                 };
                 let sent_at = match waited {
                     Ok(sent_at) => sent_at,
@@ -377,6 +380,7 @@ impl<'a> Request<'a> {
                             status = response.status().as_u16(),
                             "throttled, retrying"
                         );
+                        not_before = after.retry_in.map(|d| named.clock.now() + d);
                         last = Some(response);
                         req = copy;
                     }

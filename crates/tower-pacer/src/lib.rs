@@ -10,7 +10,7 @@
 //!    proactive delay its rate-limit fields call for, then for the adaptive limiter's units, all
 //!    within one `MaxWait`, else refuses the request with a [`RejectReason`] (the middleware's);
 //! 2. sends it, reads the response ([`Rules::read_with_cost`]: throttle or not, the server's
-//!    numbers; a 429's JSON body for the classifier and, with `QueryCost`, a GraphQL query's
+//!    numbers; a 429's or 403's JSON body for the classifier and, with `QueryCost`, a GraphQL query's
 //!    cost: [`Rules::body_limit`]), and adapts the rate ([`pacer_core::Engine::after`]);
 //! 3. sends a throttled request again, up to `MaxAttempts` in all, when its body can be sent
 //!    again ([`ReplayBody`]) and the server did not say not to (`x-should-retry: false`).

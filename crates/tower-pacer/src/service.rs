@@ -111,7 +111,7 @@ where
         Some(key) => key.0.clone(),
         None => shared.key(request.uri()),
     };
-    let own = Own {
+    let mut own = Own {
         max_wait: extensions
             .get::<MaxWait>()
             .map_or(shared.options.max_wait, |m| m.0),
@@ -123,6 +123,7 @@ where
         timeout: extensions
             .get::<TotalTimeout>()
             .map(|t| (start.saturating_add(t.0), t.0)),
+        not_before: None,
     };
     let endpoint = shared.endpoint(&key, start);
     // Each strict window with the request's key in it.
@@ -155,7 +156,7 @@ where
         };
         // The engine's fast path: the request goes at once when nothing holds it now.
         let begin = if attempt == 1 { start } else { clock.now() };
-        let fast = (units > 0)
+        let fast = (units > 0 && own.not_before.is_none_or(|at| at <= begin))
             .then(|| {
                 (shared.engine).go_now(
                     &shared.rules,
@@ -264,6 +265,7 @@ where
                     status = response.status().as_u16(),
                     "throttled, retrying"
                 );
+                own.not_before = after.retry_in.map(|d| clock.now() + d);
                 last = Some(response);
                 request = copy;
             }
@@ -287,6 +289,8 @@ struct Own {
     tokens: Option<u64>,
     /// When its `TotalTimeout` ends, and the timeout.
     timeout: Option<(Timestamp, Duration)>,
+    /// A retry's own wait after a refusal for contention (`After::retry_in`): not before then.
+    not_before: Option<Timestamp>,
 }
 
 /// `sending`, unless `deadline` comes first: then the request's `TotalTimeout` ran out during
@@ -339,6 +343,7 @@ fn attempt_of<'w>(
         .timeout(own.timeout)
         .instance_count(shared.options.instance_count)
         .max_retry_after(shared.options.max_retry_after)
+        .not_before(own.not_before)
 }
 
 /// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the

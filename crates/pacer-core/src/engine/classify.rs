@@ -75,22 +75,144 @@ pub trait ThrottleClassifier: Send + Sync + fmt::Debug + 'static {
     /// The signal of a response with `status` and `headers`, whose rate-limit state is `info`.
     fn classify(&self, status: StatusCode, headers: &HeaderMap, info: &RateLimitInfo) -> Signal;
 
-    /// What the body of a 429 says beyond its status, or `None` for nothing (the response is
-    /// then what [`classify`](ThrottleClassifier::classify) says). `body` is the whole body,
-    /// at most [`BODY_LIMIT`] bytes; a longer body is never shown. A driver calls this
-    /// only for a 429 whose content type is JSON (`application/json` or `*/*+json`).
+    /// What the body of a 429 or a 403 says beyond its status, or `None` for nothing (the
+    /// response is then what [`classify`](ThrottleClassifier::classify) says). `body` is the
+    /// whole body, at most [`BODY_LIMIT`] bytes; a longer body is never shown. A driver calls
+    /// this only for a 429 or a 403 whose content type is JSON (`application/json` or
+    /// `*/*+json`).
     ///
-    /// The default is Pacer's built-in rule, [`insufficient_quota`]: OpenAI's
-    /// `{"error":{"type":"insufficient_quota",…}}` is [`BodyVerdict::QuotaExhausted`].
+    /// The default is Pacer's built-in rules, [`builtin_body_verdict`]: OpenAI's
+    /// `insufficient_quota` ([`BodyVerdict::QuotaExhausted`]), GitHub's secondary limits
+    /// ([`BodyVerdict::Penalty`]) and Stripe's `lock_timeout` ([`BodyVerdict::Contention`]).
     fn classify_body(
         &self,
         status: StatusCode,
         headers: &HeaderMap,
         body: &[u8],
     ) -> Option<BodyVerdict> {
-        let _ = (status, headers);
-        insufficient_quota(body)
+        let _ = headers;
+        builtin_body_verdict(status, body)
     }
+
+    /// Why the server refused a response this classifier calls a throttle: its
+    /// [`RefusalClass`], read from the headers. Only a throttle is asked. The default is Pacer's
+    /// built-in rules, [`refusal_from_headers`]: Discord's `X-RateLimit-Global` and
+    /// `X-RateLimit-Scope`, Stripe's `Stripe-Rate-Limited-Reason`; anything else is
+    /// [`RefusalClass::Rate`].
+    fn refusal(&self, status: StatusCode, headers: &HeaderMap) -> RefusalClass {
+        let _ = status;
+        refusal_from_headers(headers)
+    }
+}
+
+/// Why a server refused a request, beyond "too many": what Pacer does about it
+/// ([`ThrottleClassifier::refusal`], the body rules). docs/responses.md has the table, with the
+/// vendor's document for each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum RefusalClass {
+    /// Too many for this client's rate (a 429, an overloaded server's 503): the rate is cut,
+    /// the endpoint stops for the `Retry-After` (or `PauseWithoutRetryAfter`), the request is
+    /// sent again.
+    #[default]
+    Rate,
+    /// A penalty for going over (GitHub's secondary limits: "wait for at least one minute
+    /// before retrying", and longer each time they continue): as [`Rate`](Self::Rate), and the
+    /// endpoint stops at least [`PENALTY_PAUSE`], doubled for each penalty that follows within
+    /// twice its pause, up to `MaxRetryAfter`.
+    Penalty,
+    /// Not the rate: contention for one object (Stripe's `lock_timeout`), or too many requests
+    /// in flight at once (Stripe's concurrency limiters, `Stripe-Rate-Limited-Reason:
+    /// …-concurrency`). The rate is not cut and the endpoint does not stop; the request alone
+    /// is sent again after its `Retry-After`, or `PauseWithoutRetryAfter`. A cap on requests in
+    /// flight (`MaxConcurrent`) keeps the concurrency ones away.
+    Contention,
+    /// A limit shared with other clients on one resource (Discord's `X-RateLimit-Scope:
+    /// shared`): not this client's rate, which is not cut; the endpoint stops for the
+    /// `Retry-After` and the request is sent again.
+    Shared,
+    /// A limit on every endpoint at once (Discord's `X-RateLimit-Global: true`, `X-RateLimit-Scope:
+    /// global`): as [`Rate`](Self::Rate), and the stop holds every endpoint of the limiter.
+    Global,
+}
+
+impl RefusalClass {
+    /// Its name, as logs and metrics write it.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusalClass::Rate => "rate",
+            RefusalClass::Penalty => "penalty",
+            RefusalClass::Contention => "contention",
+            RefusalClass::Shared => "shared",
+            RefusalClass::Global => "global",
+        }
+    }
+
+    /// Whether it says this client went too fast: the rate is cut.
+    #[must_use]
+    pub fn cuts(self) -> bool {
+        matches!(
+            self,
+            RefusalClass::Rate | RefusalClass::Penalty | RefusalClass::Global
+        )
+    }
+}
+
+/// The least a [`RefusalClass::Penalty`] stops its endpoint: a minute. GitHub's docs on its
+/// secondary rate limits: "Otherwise, wait for at least one minute before retrying. If your
+/// request continues to fail due to a secondary rate limit, wait for an exponentially
+/// increasing amount of time between retries."
+pub const PENALTY_PAUSE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Pacer's built-in rules on a refusal's headers ([`ThrottleClassifier::refusal`]):
+///
+/// - Discord: `X-RateLimit-Global: true`, or `X-RateLimit-Scope: global`, is
+///   [`RefusalClass::Global`]; `X-RateLimit-Scope: shared` is [`RefusalClass::Shared`]
+///   (Discord's docs, "Rate Limits": a shared limit is the resource's, and does not count
+///   against the client);
+/// - Stripe: `Stripe-Rate-Limited-Reason: global-concurrency`, `endpoint-concurrency` or
+///   `resource-specific` is [`RefusalClass::Contention`]; `global-rate` and `endpoint-rate` are
+///   [`RefusalClass::Rate`];
+/// - anything else is [`RefusalClass::Rate`].
+///
+/// ```
+/// use http::HeaderMap;
+/// use pacer_core::{refusal_from_headers, RefusalClass};
+///
+/// let mut h = HeaderMap::new();
+/// h.insert("x-ratelimit-scope", "shared".parse().unwrap());
+/// assert_eq!(refusal_from_headers(&h), RefusalClass::Shared);
+/// h.insert("x-ratelimit-global", "true".parse().unwrap());
+/// assert_eq!(refusal_from_headers(&h), RefusalClass::Global);
+/// assert_eq!(refusal_from_headers(&HeaderMap::new()), RefusalClass::Rate);
+/// ```
+#[must_use]
+pub fn refusal_from_headers(headers: &HeaderMap) -> RefusalClass {
+    let is = |name: &str, value: &str| {
+        headers.get(name).is_some_and(|v| {
+            v.as_bytes()
+                .trim_ascii()
+                .eq_ignore_ascii_case(value.as_bytes())
+        })
+    };
+    if is("x-ratelimit-global", "true") || is("x-ratelimit-scope", "global") {
+        return RefusalClass::Global;
+    }
+    if is("x-ratelimit-scope", "shared") {
+        return RefusalClass::Shared;
+    }
+    if [
+        "global-concurrency",
+        "endpoint-concurrency",
+        "resource-specific",
+    ]
+    .iter()
+    .any(|reason| is("stripe-rate-limited-reason", reason))
+    {
+        return RefusalClass::Contention;
+    }
+    RefusalClass::Rate
 }
 
 /// The most of a 429's body a driver reads to classify it: 8 KiB. An error document is
@@ -114,6 +236,15 @@ pub enum BodyVerdict {
     /// A throttle like any other for the rate, but not retried (what `x-should-retry: false`
     /// says in a header).
     NoRetry,
+    /// A penalty for going over ([`RefusalClass::Penalty`]): GitHub's secondary limits,
+    /// whose body says "You have exceeded a secondary rate limit". A throttle, with a 403 too.
+    Penalty,
+    /// Contention for one object, not the rate ([`RefusalClass::Contention`]): Stripe's
+    /// `lock_timeout`. A throttle for the retry, not for the rate.
+    Contention {
+        /// The provider's code for it (`lock_timeout`).
+        code: String,
+    },
 }
 
 /// Pacer's built-in body rule: a JSON body whose `error.type` or `error.code` is
@@ -138,13 +269,63 @@ pub fn insufficient_quota(body: &[u8]) -> Option<BodyVerdict> {
     })
 }
 
-/// True if the response's `x-should-retry` header is `false` (any case): the server asks that
-/// the request not be sent again. The OpenAI and Anthropic SDKs honour it, and so does Pacer.
+/// Pacer's built-in rules on a refused response's JSON body ([`ThrottleClassifier::classify_body`]),
+/// read once:
+///
+/// - OpenAI's `{"error":{"type":"insufficient_quota",…}}` (or `code`): the account is out of
+///   credit, [`BodyVerdict::QuotaExhausted`] ([`insufficient_quota`]);
+/// - GitHub's secondary limits, a 403 or a 429 whose `message` says "secondary rate limit"
+///   (GitHub's REST API docs, "Rate limits for the REST API"): [`BodyVerdict::Penalty`];
+/// - Stripe's `{"error":{"code":"lock_timeout",…}}` on a 429 (Stripe's error codes: "another API
+///   request or Stripe process is currently accessing" the object): [`BodyVerdict::Contention`].
+///
+/// ```
+/// use http::StatusCode;
+/// use pacer_core::{builtin_body_verdict, BodyVerdict};
+///
+/// let github = br#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}"#;
+/// assert_eq!(builtin_body_verdict(StatusCode::FORBIDDEN, github), Some(BodyVerdict::Penalty));
+/// let stripe = br#"{"error":{"code":"lock_timeout","message":"This object cannot be accessed right now because another API request or Stripe process is currently accessing it.","type":"invalid_request_error"}}"#;
+/// assert_eq!(builtin_body_verdict(StatusCode::TOO_MANY_REQUESTS, stripe),
+///     Some(BodyVerdict::Contention { code: "lock_timeout".into() }));
+/// ```
+#[must_use]
+pub fn builtin_body_verdict(status: StatusCode, body: &[u8]) -> Option<BodyVerdict> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    if let Some(error) = value.get("error") {
+        let field = |name| error.get(name).and_then(serde_json::Value::as_str);
+        const QUOTA: &str = "insufficient_quota";
+        if field("type") == Some(QUOTA) || field("code") == Some(QUOTA) {
+            return Some(BodyVerdict::QuotaExhausted {
+                code: QUOTA.to_owned(),
+            });
+        }
+        if status == StatusCode::TOO_MANY_REQUESTS && field("code") == Some("lock_timeout") {
+            return Some(BodyVerdict::Contention {
+                code: "lock_timeout".to_owned(),
+            });
+        }
+    }
+    let message = value.get("message").and_then(serde_json::Value::as_str)?;
+    let secondary = (status == StatusCode::FORBIDDEN || status == StatusCode::TOO_MANY_REQUESTS)
+        && message
+            .to_ascii_lowercase()
+            .contains("secondary rate limit");
+    secondary.then_some(BodyVerdict::Penalty)
+}
+
+/// True if the response's `x-should-retry` (OpenAI, Anthropic) or `Stripe-Should-Retry`
+/// (Stripe) header is `false` (any case): the server asks that the request not be sent again.
+/// The vendors' SDKs honour it, and so does Pacer.
 #[must_use]
 pub fn forbids_retry(headers: &HeaderMap) -> bool {
-    headers
-        .get("x-should-retry")
-        .is_some_and(|v| v.as_bytes().trim_ascii().eq_ignore_ascii_case(b"false"))
+    ["x-should-retry", "stripe-should-retry"]
+        .iter()
+        .any(|name| {
+            headers
+                .get(*name)
+                .is_some_and(|v| v.as_bytes().trim_ascii().eq_ignore_ascii_case(b"false"))
+        })
 }
 
 /// True if the content type is JSON: `application/json`, or a `+json` type
@@ -181,8 +362,8 @@ pub fn is_json(headers: &HeaderMap) -> bool {
 /// else (a maintenance page), `overloaded([])` keeps a 503 neutral unless it carries a
 /// `Retry-After`.
 ///
-/// The `Retry-After` of a throttle is the one parsed from the headers. Its body rule is the
-/// default one, [`insufficient_quota`].
+/// The `Retry-After` of a throttle is the one parsed from the headers. Its body rules and its
+/// refusal classes are the built-in ones ([`builtin_body_verdict`], [`refusal_from_headers`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefaultClassifier {
     throttled: Vec<StatusCode>,
@@ -437,7 +618,7 @@ mod tests {
     }
 
     #[test]
-    fn x_should_retry_false_forbids_a_retry_and_nothing_else_does() {
+    fn x_should_retry_or_stripe_should_retry_false_forbids_a_retry_and_nothing_else_does() {
         let table = [
             ("false", true),
             ("FALSE", true),
@@ -448,13 +629,107 @@ mod tests {
             ("", false),
         ];
         for (value, forbids) in table {
-            assert_eq!(
-                forbids_retry(&headers("x-should-retry", value)),
-                forbids,
-                "{value:?}"
-            );
+            for name in ["x-should-retry", "stripe-should-retry"] {
+                assert_eq!(
+                    forbids_retry(&headers(name, value)),
+                    forbids,
+                    "{name}: {value:?}"
+                );
+            }
         }
         assert!(!forbids_retry(&HeaderMap::new()));
+    }
+
+    #[test]
+    fn the_built_in_body_rules() {
+        let table: [(u16, &str, Option<BodyVerdict>); 8] = [
+            (
+                403,
+                r#"{"message":"You have exceeded a secondary rate limit and have been temporarily blocked from content creation. Please retry your request again later.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}"#,
+                Some(BodyVerdict::Penalty),
+            ),
+            (
+                429,
+                r#"{"message":"You have exceeded a Secondary Rate Limit."}"#,
+                Some(BodyVerdict::Penalty),
+            ),
+            (
+                403,
+                r#"{"message":"API rate limit exceeded for 203.0.113.7.","documentation_url":"https://docs.github.com/rest/overview/resources-in-the-rest-api#rate-limiting"}"#,
+                None,
+            ),
+            (
+                500,
+                r#"{"message":"You have exceeded a secondary rate limit."}"#,
+                None,
+            ),
+            (
+                429,
+                r#"{"error":{"code":"lock_timeout","type":"invalid_request_error"}}"#,
+                Some(BodyVerdict::Contention {
+                    code: "lock_timeout".into(),
+                }),
+            ),
+            (403, r#"{"error":{"code":"lock_timeout"}}"#, None),
+            (
+                429,
+                r#"{"error":{"type":"insufficient_quota"}}"#,
+                Some(BodyVerdict::QuotaExhausted {
+                    code: "insufficient_quota".into(),
+                }),
+            ),
+            (429, "not json", None),
+        ];
+        for (status, body, expected) in table {
+            let status = StatusCode::from_u16(status).unwrap();
+            assert_eq!(
+                builtin_body_verdict(status, body.as_bytes()),
+                expected,
+                "{status} {body}"
+            );
+        }
+    }
+
+    #[test]
+    fn refusal_classes_from_discord_s_and_stripe_s_headers() {
+        let table = [
+            (vec![], RefusalClass::Rate),
+            (vec![("x-ratelimit-global", "true")], RefusalClass::Global),
+            (vec![("x-ratelimit-global", "True ")], RefusalClass::Global),
+            (vec![("x-ratelimit-global", "false")], RefusalClass::Rate),
+            (vec![("x-ratelimit-scope", "global")], RefusalClass::Global),
+            (vec![("x-ratelimit-scope", "shared")], RefusalClass::Shared),
+            (vec![("x-ratelimit-scope", "user")], RefusalClass::Rate),
+            (
+                vec![("stripe-rate-limited-reason", "global-concurrency")],
+                RefusalClass::Contention,
+            ),
+            (
+                vec![("stripe-rate-limited-reason", "endpoint-concurrency")],
+                RefusalClass::Contention,
+            ),
+            (
+                vec![("stripe-rate-limited-reason", "resource-specific")],
+                RefusalClass::Contention,
+            ),
+            (
+                vec![("stripe-rate-limited-reason", "global-rate")],
+                RefusalClass::Rate,
+            ),
+            (
+                vec![("stripe-rate-limited-reason", "endpoint-rate")],
+                RefusalClass::Rate,
+            ),
+        ];
+        for (fields, expected) in table {
+            let mut h = HeaderMap::new();
+            for (k, v) in &fields {
+                h.insert(*k, v.parse().unwrap());
+            }
+            assert_eq!(refusal_from_headers(&h), expected, "{fields:?}");
+        }
+        assert!(RefusalClass::Penalty.cuts() && RefusalClass::Global.cuts());
+        assert!(!RefusalClass::Contention.cuts() && !RefusalClass::Shared.cuts());
     }
 
     #[test]

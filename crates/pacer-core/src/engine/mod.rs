@@ -69,7 +69,8 @@ pub use body::{BodyReading, PacerBody, read_body};
 pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, GRPC_RESOURCE_EXHAUSTED,
-    GRPC_UNAVAILABLE, ThrottleClassifier, forbids_retry, insufficient_quota, is_json,
+    GRPC_UNAVAILABLE, PENALTY_PAUSE, RefusalClass, ThrottleClassifier, builtin_body_verdict,
+    forbids_retry, insufficient_quota, is_json, refusal_from_headers,
 };
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
@@ -87,7 +88,7 @@ use crate::{Changes, CostAboveLimit, Feedback, Limiter, Signal, Timestamp};
 use endpoints::Endpoints;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// What [`Engine::after`] did with a response.
@@ -100,6 +101,10 @@ pub struct After {
     /// True if the response was a throttle the server allows to be sent again. The driver
     /// sends it again if it has attempts left and can send the body again.
     pub retry: bool,
+    /// How long the request itself waits before it is sent again, beside what holds its
+    /// endpoint: a refusal for contention ([`RefusalClass::Contention`]) stops no endpoint, so
+    /// the driver gives the next attempt this wait ([`Attempt::not_before`]).
+    pub retry_in: Option<Duration>,
 }
 
 /// The engine of one named limiter: its endpoints, in one bounded store, and the two calls that
@@ -110,6 +115,9 @@ pub struct Engine {
     /// Whether any response has carried rate-limit fields: until one does, a request skips the
     /// server state altogether (no lock taken for it).
     headers_seen: AtomicBool,
+    /// Until when a stop for every endpoint holds (a [`RefusalClass::Global`] refusal), in
+    /// nanoseconds of the limiter's clock; 0 for none.
+    global_stop: AtomicU64,
 }
 
 impl fmt::Debug for Engine {
@@ -129,6 +137,7 @@ impl Engine {
         Engine {
             endpoints: Endpoints::new(capacity, idle_ttl),
             headers_seen: AtomicBool::new(false),
+            global_stop: AtomicU64::new(0),
         }
     }
 
@@ -199,7 +208,7 @@ impl Engine {
         attempt: &Attempt<'_>,
         tokens_attempt: &mut u64,
     ) -> Option<Timestamp> {
-        if !attempt.windows.is_empty() {
+        if !attempt.windows.is_empty() || attempt.not_before.is_some_and(|at| at > attempt.start) {
             return None;
         }
         let (units, now) = (attempt.units, attempt.start);
@@ -247,6 +256,13 @@ impl Engine {
     ) -> Hold {
         if !self.headers_seen() {
             return Hold::NONE;
+        }
+        let global = Timestamp::from_nanos(self.global_stop.load(Ordering::Relaxed));
+        if global > now {
+            return Hold {
+                wait: (global - now).min(max_retry_after),
+                cause: WaitCause::ServerStop,
+            };
         }
         // What most states ask: nothing, whatever their age (no copy of the state aged to
         // `now` is made for the rules then).
@@ -327,14 +343,23 @@ impl Engine {
         sent_at: Timestamp,
         now: Timestamp,
     ) -> After {
+        let mut reading = reading;
+        let (mut signal, retry_refused) = (reading.signal, reading.retry_refused);
+        let retry_in = self.refused(endpoint, &mut reading, &mut signal, now);
         let seen = self.headers_seen();
-        let (signal, retry_refused) = (reading.signal, reading.retry_refused);
         let bare = if matches!(signal, Signal::Throttled { retry_after: None })
             && reading.says_when_quota_is_back()
         {
             BarePause::ServerSaidWhen
         } else {
             BarePause::Take
+        };
+        let throttled = matches!(signal, Signal::Throttled { .. });
+        // A refusal that is not this client's rate moves no rate.
+        let signal = if reading.refusal.cuts() {
+            signal
+        } else {
+            Signal::Neutral
         };
         let (kept, quota) = if reading.kept(seen) {
             endpoint.server.lock().observe(reading, seen, now)
@@ -374,7 +399,55 @@ impl Engine {
         };
         After {
             changes,
-            retry: matches!(signal, Signal::Throttled { .. }) && !retry_refused,
+            retry: throttled && !retry_refused,
+            retry_in,
+        }
+    }
+
+    /// What a refusal's class ([`Reading::refusal`]) asks beyond a throttle's, at `now`: a
+    /// penalty's stop (at least [`PENALTY_PAUSE`], doubling while penalties follow), a stop for
+    /// every endpoint, or none at all and a wait for the request alone (returned).
+    fn refused(
+        &self,
+        endpoint: &Endpoint,
+        reading: &mut Reading,
+        signal: &mut Signal,
+        now: Timestamp,
+    ) -> Option<Duration> {
+        let class = reading.refusal;
+        if class == RefusalClass::Rate || !matches!(signal, Signal::Throttled { .. }) {
+            return None;
+        }
+        let options = endpoint.limiter().options();
+        let retry_after = reading.info.retry_after();
+        let pause = retry_after.unwrap_or(options.pause_without_retry_after);
+        match class {
+            RefusalClass::Penalty => {
+                let pause =
+                    endpoint
+                        .server
+                        .lock()
+                        .penalty(retry_after, options.max_retry_after, now);
+                reading.set_stop(pause);
+                *signal = Signal::Throttled {
+                    retry_after: Some(pause),
+                };
+                self.headers_seen.store(true, Ordering::Relaxed);
+                None
+            }
+            RefusalClass::Global => {
+                let until = now + pause.min(options.max_retry_after);
+                self.global_stop
+                    .fetch_max(until.as_nanos(), Ordering::Relaxed);
+                self.headers_seen.store(true, Ordering::Relaxed);
+                None
+            }
+            RefusalClass::Contention => {
+                // The object, or the requests in flight, not the endpoint: no stop is kept.
+                reading.drop_stop();
+                Some(pause.min(options.max_retry_after))
+            }
+            _ => None,
         }
     }
 

@@ -3,7 +3,8 @@
 
 use super::body::BodyReading;
 use super::classify::{
-    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry, is_json,
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, RefusalClass, ThrottleClassifier, forbids_retry,
+    is_json,
 };
 use super::query_cost::QUERY_COST_BODY_LIMIT;
 use super::units;
@@ -141,8 +142,9 @@ impl Rules {
         self.query_cost
     }
 
-    /// The most of a response's body a driver reads for these rules, or 0 for none: a 429's
-    /// with a JSON content type up to [`BODY_LIMIT`](crate::BODY_LIMIT), for the classifier;
+    /// The most of a response's body a driver reads for these rules, or 0 for none: a 429's or
+    /// a 403's with a JSON content type up to [`BODY_LIMIT`](crate::BODY_LIMIT), for the
+    /// classifier;
     /// any JSON response's up to [`QUERY_COST_BODY_LIMIT`](crate::QUERY_COST_BODY_LIMIT) when
     /// they read a GraphQL query's cost. A body whose `Content-Length` is above the limit is not
     /// read at all; one of unknown length that runs past it is handed on unread past it and
@@ -160,7 +162,7 @@ impl Rules {
     #[must_use]
     #[inline]
     pub fn body_limit(&self, status: StatusCode, headers: &HeaderMap) -> usize {
-        let throttle = status == StatusCode::TOO_MANY_REQUESTS;
+        let throttle = refusal_with_body(status);
         if !(throttle || self.query_cost) || !is_json(headers) {
             return 0;
         }
@@ -180,12 +182,12 @@ impl Rules {
     }
 
     /// What a whole body, read within [`body_limit`](Self::body_limit), says: the classifier's
-    /// verdict on a 429's of at most [`BODY_LIMIT`](crate::BODY_LIMIT) bytes
+    /// verdict on a 429's or a 403's of at most [`BODY_LIMIT`](crate::BODY_LIMIT) bytes
     /// ([`ThrottleClassifier::classify_body`]), and a GraphQL query's cost when the rules read it
     /// ([`QueryCost::from_body`]). Hand both to [`read_with_cost`](Self::read_with_cost).
     #[must_use]
     pub fn judge_body(&self, status: StatusCode, headers: &HeaderMap, body: &[u8]) -> BodyReading {
-        let verdict = (status == StatusCode::TOO_MANY_REQUESTS && body.len() <= BODY_LIMIT)
+        let verdict = (refusal_with_body(status) && body.len() <= BODY_LIMIT)
             .then(|| self.classifier.classify_body(status, headers, body))
             .flatten();
         let cost = self
@@ -302,27 +304,37 @@ impl Rules {
             // No field and no body's word (most responses): nothing to bound or keep, the same
             // reading as below.
             let signal = self.classifier.classify(status, headers, &info);
+            let throttled = matches!(signal, Signal::Throttled { .. });
             return Reading {
                 signal,
                 reports: false,
                 from_cache: false,
                 info,
                 unit_policies: None,
-                retry_refused: matches!(signal, Signal::Throttled { .. }) && forbids_retry(headers),
+                retry_refused: throttled && forbids_retry(headers),
                 quota_exhausted: false,
+                refusal: self.refusal(throttled, status, headers, None),
             };
         }
         let quota_exhausted = matches!(body, Some(BodyVerdict::QuotaExhausted { .. }));
+        // A body that says why a request was refused makes it a throttle whatever the status
+        // (GitHub's secondary limits come as 403s that need not say `Retry-After`).
+        let refused_by_body = matches!(
+            body,
+            Some(BodyVerdict::Penalty | BodyVerdict::Contention { .. })
+        );
         // An account out of credit is not a throttle: waiting will not help.
         let signal = if quota_exhausted {
             Signal::Neutral
-        } else if refused_for_cost {
+        } else if refused_for_cost || refused_by_body {
             Signal::Throttled {
                 retry_after: info.retry_after(),
             }
         } else {
             self.classifier.classify(status, headers, &info)
         };
+        let throttled = matches!(signal, Signal::Throttled { .. });
+        let refusal = self.refusal(throttled, status, headers, body);
         // The quotas in other units (tokens) as the server sent them: advice bounds an exhausted
         // policy's reset to one unit's interval, which is not the time its tokens take to return.
         let unit_policies = units::unit_policies(&info);
@@ -356,6 +368,24 @@ impl Rules {
             retry_refused: throttled
                 && (matches!(body, Some(BodyVerdict::NoRetry)) || forbids_retry(headers)),
             quota_exhausted,
+            refusal,
+        }
+    }
+
+    /// Why a throttle was refused: what its body said, else the classifier's reading of its
+    /// headers ([`ThrottleClassifier::refusal`]). Not a throttle: [`RefusalClass::Rate`], unread.
+    fn refusal(
+        &self,
+        throttled: bool,
+        status: StatusCode,
+        headers: &HeaderMap,
+        body: Option<&BodyVerdict>,
+    ) -> RefusalClass {
+        match body {
+            _ if !throttled => RefusalClass::Rate,
+            Some(BodyVerdict::Penalty) => RefusalClass::Penalty,
+            Some(BodyVerdict::Contention { .. }) => RefusalClass::Contention,
+            _ => self.classifier.refusal(status, headers),
         }
     }
 
@@ -452,6 +482,7 @@ pub struct Reading {
     pub(super) unit_policies: Option<Vec<Policy>>,
     pub(super) retry_refused: bool,
     pub(super) quota_exhausted: bool,
+    pub(super) refusal: RefusalClass,
 }
 
 impl Reading {
@@ -496,6 +527,26 @@ impl Reading {
         self.quota_exhausted
     }
 
+    /// Makes its stop `pause` long (a penalty's), whatever `Retry-After` it had.
+    pub(super) fn set_stop(&mut self, pause: Duration) {
+        let info = std::mem::take(&mut self.info);
+        self.info = info.with_retry_after(pause);
+        self.reports = true;
+    }
+
+    /// Keeps no stop of it: its state is advice, as a response's that is not a throttle.
+    pub(super) fn drop_stop(&mut self) {
+        let info = std::mem::take(&mut self.info);
+        self.info = info.into_advisory();
+        self.reports = !self.info.is_empty();
+    }
+
+    /// Why the server refused it, if it is a throttle ([`RefusalClass::Rate`] otherwise).
+    #[must_use]
+    pub fn refusal(&self) -> RefusalClass {
+        self.refusal
+    }
+
     /// True if the endpoint's server state keeps this reading, `seen` saying whether any
     /// response of the driver has carried rate-limit fields: one that reports fields, or any
     /// once some did (an empty one then counts a response without them), and never one from a
@@ -504,4 +555,10 @@ impl Reading {
     pub fn kept(&self, seen: bool) -> bool {
         (self.reports || seen) && !self.from_cache
     }
+}
+
+/// The statuses whose JSON body a driver reads for the classifier: a 429, and a 403 (GitHub's
+/// secondary limits say so only in their body).
+fn refusal_with_body(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::FORBIDDEN
 }

@@ -17,6 +17,9 @@ pub struct ServerState {
     observed_at: Timestamp,
     last_send: Option<Timestamp>,
     pub(crate) units: UnitQuotas,
+    /// The last penalty ([`RefusalClass::Penalty`](crate::RefusalClass::Penalty)): when it
+    /// came, its stop, and how many came in a row before it.
+    penalty: Option<(Timestamp, Duration, u32)>,
 }
 
 impl ServerState {
@@ -48,6 +51,25 @@ impl ServerState {
             self.observed_at = now;
         }
         (true, quota)
+    }
+
+    /// A penalty at `now` whose `Retry-After` was `retry_after`: the stop it asks, at least
+    /// [`PENALTY_PAUSE`](crate::PENALTY_PAUSE) and the `Retry-After`, doubled for each penalty
+    /// that came within twice the stop of the one before it, at most `max`.
+    pub(crate) fn penalty(
+        &mut self,
+        retry_after: Option<Duration>,
+        max: Duration,
+        now: Timestamp,
+    ) -> Duration {
+        let streak = match self.penalty {
+            Some((at, pause, streak)) if now <= at.saturating_add(pause * 2) => streak + 1,
+            _ => 0,
+        };
+        let doubled = crate::PENALTY_PAUSE.saturating_mul(1 << streak.min(16));
+        let pause = doubled.max(retry_after.unwrap_or_default()).min(max);
+        self.penalty = Some((now, pause, streak));
+        pause
     }
 
     /// `true` when `rules` hold nothing back on this state however old it is (see

@@ -27,6 +27,7 @@ pub struct Attempt<'a> {
     pub(super) start: Timestamp,
     instance_count: u32,
     pub(super) max_retry_after: Duration,
+    pub(super) not_before: Option<Timestamp>,
 }
 
 impl<'a> Attempt<'a> {
@@ -45,6 +46,7 @@ impl<'a> Attempt<'a> {
             start,
             instance_count: 1,
             max_retry_after: Duration::MAX,
+            not_before: None,
         }
     }
 
@@ -90,13 +92,23 @@ impl<'a> Attempt<'a> {
         self.max_retry_after = cap;
         self
     }
+
+    /// The earliest it may go, whatever else allows: a retry after a refusal for contention
+    /// waits its own [`After::retry_in`](super::After::retry_in) first, within the same
+    /// `MaxWait`.
+    #[inline]
+    pub fn not_before(mut self, at: Option<Timestamp>) -> Self {
+        self.not_before = at;
+        self
+    }
 }
 
 impl Engine {
     /// Every wait of one attempt before its send, within one `MaxWait` from its start, in this
     /// order:
     ///
-    /// 1. a cost the limiter could never repay is refused;
+    /// 1. a cost the limiter could never repay is refused; a retry's own wait
+    ///    ([`Attempt::not_before`]);
     /// 2. the quotas in tokens (a cost above one's limit is refused; a wait for a refill is
     ///    capped like an exhausted stop);
     /// 3. the server-ordered stop ([`Engine::hold`]);
@@ -163,6 +175,10 @@ impl Engine {
                 cost: units,
                 max: max_cost,
             }));
+        }
+        // A retry's own wait (a refusal for contention), before anything is asked.
+        if let Some(at) = attempt.not_before.filter(|&at| at > now) {
+            now = sleep(now, at - now, WaitCause::ServerStop).await?;
         }
         // 2. The quotas in tokens.
         let cap = rules.server_stop().max_exhausted_delay();

@@ -14,6 +14,7 @@ impl Request<'_> {
         &self,
         windows: &'w [(&'w WindowLimit, String)],
         start: Timestamp,
+        not_before: Option<Timestamp>,
     ) -> Attempt<'w> {
         let (named, options) = (self.named, &self.config.options);
         Attempt::new(
@@ -27,6 +28,7 @@ impl Request<'_> {
         .timeout(self.timeout())
         .instance_count(named.instance_count(&self.config))
         .max_retry_after(options.max_retry_after)
+        .not_before(not_before)
     }
 
     /// The engine's fast path ([`pacer_core::Engine::go_now`]): the time the request may go
@@ -71,16 +73,18 @@ impl Request<'_> {
     }
 
     /// Step 3: every wait before a send, in one budget of `MaxWait`, in the engine's order
-    /// ([`pacer_core::Engine::wait`]). Returns when the request may go, or why it may not.
+    /// ([`pacer_core::Engine::wait`]), not before `not_before` (a retry's own wait). Returns
+    /// when the request may go, or why it may not.
     pub(super) async fn wait(
         &self,
         windows: &[(&WindowLimit, String)],
         start: Timestamp,
+        not_before: Option<Timestamp>,
     ) -> std::result::Result<Timestamp, PacerError> {
         let (named, config, endpoint, units) =
             (self.named, &*self.config, &self.endpoint, self.units);
         let _waiting = named.waiting();
-        let attempt = self.attempt(windows, start);
+        let attempt = self.attempt(windows, start, not_before);
         let mut tokens_attempt = self.tokens_attempt();
         let waited = named
             .engine

@@ -70,3 +70,38 @@ async fn a_403_without_a_rate_limit_sign_is_not_retried() {
     assert_eq!(response.status(), 403);
     assert_eq!(script.calls(), 1);
 }
+
+/// GitHub's secondary limit as its docs show it: a 403 with a JSON body that says so and no
+/// `Retry-After`. "Wait for at least one minute before retrying": the retry goes a minute later
+/// (with a `MaxWait` that allows it), and the rate is cut.
+#[tokio::test]
+async fn githubs_secondary_limit_in_the_body_alone_waits_a_minute() {
+    let server = MockServer::start().await;
+    let secondary = ResponseTemplate::new(403).set_body_raw(
+        r#"{"message":"You have exceeded a secondary rate limit. Please wait a few minutes before you try again.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"}"#,
+        "application/json; charset=utf-8",
+    );
+    let clock = ManualClock::new();
+    let script = Script::new(vec![secondary, ok()]).on(&clock);
+    Mock::given(method("GET"))
+        .respond_with(script.clone())
+        .mount(&server)
+        .await;
+    let mut options = generous();
+    options.max_wait = Duration::from_secs(120);
+    let pacer = pacer_on(&clock, LimiterConfig::new(options));
+    let response = drive(&clock, client(&pacer).get(server.uri()).send())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(script.calls(), 2);
+    let gap = script.gap(0, 1);
+    assert!(
+        gap >= Duration::from_secs(60) && gap < Duration::from_millis(60_010),
+        "{gap:?}"
+    );
+    let state = pacer
+        .state("api", &crate::retry_after::endpoint(&server))
+        .unwrap();
+    assert_eq!(state.limiter.unwrap().decreases, 1, "the rate was cut");
+}

@@ -20,6 +20,7 @@ mod observability;
 mod per_request;
 mod query_cost;
 mod real_servers;
+mod refusals;
 mod rejection;
 mod retry_after;
 mod streaming;
