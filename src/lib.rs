@@ -76,6 +76,8 @@ pub use pacer_core::{
     MemoryWindowStore, TryOutcome, WindowError, WindowFuture, WindowGeometry, WindowStore,
     WindowTime,
 };
+// What was learnt, kept across a restart.
+pub use pacer_core::{ControllerMemory, EndpointMemory, LimiterMemory, PacerMemory, Recalled};
 // Fleets: one learned rate for many processes, and the contract for a store of your own.
 pub use pacer_core::{
     CommitReply, CommitRequest, FleetError, FleetFuture, FleetOptions, FleetStore, Gauges,
@@ -111,8 +113,8 @@ pub use reqwest_pacer::{PacerError, PacerErrorExt, RejectReason, Rejection, Wait
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_pacer::{
     BodyVerdict, ClassifierStatuses, CostEstimator, DefaultClassifier, EndpointKeyExtractor,
-    KeyMode, StoreFailure, StrictWindow, ThrottleClassifier, TokenEstimator, UnitCost,
-    insufficient_quota,
+    KeyMode, RefusalClass, StoreFailure, StrictWindow, ThrottleClassifier, TokenEstimator,
+    UnitCost, insufficient_quota,
 };
 
 #[cfg(feature = "redis")]
@@ -132,6 +134,11 @@ pub use pacer_config::{
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The restarts guide's examples, compiled as doctests.
+#[doc = include_str!("../docs/restarts.md")]
+#[cfg(doctest)]
+pub struct RestartsGuideDoctests;
 
 /// The fleet guide's examples, compiled as doctests.
 #[doc = include_str!("../docs/fleet.md")]

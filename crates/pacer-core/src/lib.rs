@@ -28,6 +28,7 @@ pub use engine::{
     TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
     insufficient_quota, is_json, read_body,
 };
+pub use engine::{EndpointMemory, PacerMemory, Recalled};
 pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from_headers};
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;
@@ -52,9 +53,10 @@ pub use controller::{
     PacerController, PacerControllerOptions, PureController, RateController, RateControllerState,
 };
 pub use limiter::{
-    Acquire, Acquired, Changes, ControllerKind, Feedback, INTERACTIVE_PER_BATCH, Limiter,
-    LimiterBuilder, LimiterCore, LimiterOptions, LimiterSnapshot, LimiterStats, Permit, Priority,
-    RateChange, RateChangeReason, ServerQuota, Signal, Ticket, UnknownController,
+    Acquire, Acquired, Changes, ControllerKind, ControllerMemory, Feedback, INTERACTIVE_PER_BATCH,
+    Limiter, LimiterBuilder, LimiterCore, LimiterMemory, LimiterOptions, LimiterSnapshot,
+    LimiterStats, Permit, Priority, RateChange, RateChangeReason, ServerQuota, Signal, Ticket,
+    UnknownController,
 };
 pub use metrics::{LimiterMetrics, WaitingGuard};
 pub use validation::{InvalidOption, InvalidOptions};

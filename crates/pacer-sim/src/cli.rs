@@ -115,6 +115,11 @@ pub struct CompareArgs {
     /// HAProxy's counter do), whatever the story and the shape would say.
     #[arg(long)]
     pub no_retry_after: bool,
+    /// In the restart story, each fresh process starts from what the one it replaces learnt
+    /// (as a client that saves `PacerMiddleware::remember` and recalls it), instead of from
+    /// nothing.
+    #[arg(long)]
+    pub restore: bool,
     /// Output format: table, csv or json.
     #[arg(long, default_value = "table")]
     pub format: Format,
@@ -159,6 +164,7 @@ impl CompareArgs {
             forward: self.forward,
             phase: Duration::from_secs_f64(self.phase),
             sends_retry_after: !self.no_retry_after,
+            restore: self.restore,
             ..SimOptions::default()
         }
         .with_window(Duration::from_secs(self.window))

@@ -82,6 +82,10 @@ pub struct SimOptions {
     /// of bare throttles meets them against a sliding or fixed window too, not only at a cold
     /// start. True unless set.
     pub sends_retry_after: bool,
+    /// Whether a process that replaces one that stopped (the `restart` story) starts from what
+    /// that one learnt, as a client that saved `PacerMiddleware::remember` and `recall`s it
+    /// does (`--restore`). False unless set.
+    pub restore: bool,
 }
 
 impl Default for SimOptions {
@@ -100,6 +104,7 @@ impl Default for SimOptions {
             forward: 0.0,
             phase: Duration::ZERO,
             sends_retry_after: true,
+            restore: false,
         }
     }
 }

@@ -111,7 +111,7 @@ pub use pacer_core::DEFAULT_FRAMES;
 pub use pacer_core::StoreFailure;
 pub use pacer_core::{
     BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, QUERY_COST_BODY_LIMIT,
-    QueryCost, RejectReason, ThrottleClassifier, WaitCause, insufficient_quota,
+    QueryCost, RefusalClass, RejectReason, ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
 pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};

@@ -117,6 +117,52 @@ impl PacerMiddleware {
         })
     }
 
+    /// What every limiter's endpoints learnt (the rate each holds requests to, its controller's
+    /// estimate of the limit), to keep across a restart: serialize it (serde), and give it to
+    /// [`recall`](Self::recall) in the next process. An endpoint that has not limited yet
+    /// learnt nothing and is left out.
+    ///
+    /// ```
+    /// # use reqwest_pacer::PacerMiddleware;
+    /// let pacer = PacerMiddleware::default();
+    /// let memory = pacer.remember();
+    /// let json = serde_json::to_string(&memory).unwrap();
+    /// // … in the next process …
+    /// let memory = serde_json::from_str(&json).unwrap();
+    /// let recalled = PacerMiddleware::default().recall(&memory);
+    /// assert_eq!(recalled.endpoints, 0, "nothing was learnt");
+    /// ```
+    #[must_use]
+    pub fn remember(&self) -> pacer_core::PacerMemory {
+        let mut memory = pacer_core::PacerMemory::new(self.inner.default.clock.system_now());
+        for (name, named) in &self.inner.limiters {
+            let endpoints = named.engine.remember();
+            if !endpoints.is_empty() {
+                memory.limiters.insert(name.to_string(), endpoints);
+            }
+        }
+        memory
+    }
+
+    /// Starts each endpoint of `memory` ([`remember`](Self::remember)'s, from an earlier
+    /// process) where it was: limiting at its share of the rate it held, its controller from
+    /// the estimate it had, instead of learning the limit again. Not recalled: a limiter's
+    /// endpoints when the memory is older than its `EndpointIdleTtl` (1 h by default, the age
+    /// at which an idle endpoint forgets what it learnt), an endpoint that has already learnt
+    /// on its own, and endpoints of a limiter in a fleet (the store keeps the fleet's state).
+    pub fn recall(&self, memory: &pacer_core::PacerMemory) -> pacer_core::Recalled {
+        let mut recalled = pacer_core::Recalled::default();
+        for (name, endpoints) in &memory.limiters {
+            let Some(named) = self.inner.limiters.get(name.as_str()) else {
+                recalled.unknown_limiters.push(name.clone());
+                continue;
+            };
+            let age = memory.age(named.clock.system_now());
+            named.recall(endpoints, age, &mut recalled);
+        }
+        recalled
+    }
+
     /// Drops, in every limiter, the state of endpoints idle longer than their idle TTL (this also
     /// happens by itself, amortised over requests). Returns how many adaptive limiters were
     /// dropped.

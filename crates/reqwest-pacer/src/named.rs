@@ -66,6 +66,31 @@ impl Named {
         self.apply_options(&options)
     }
 
+    /// Starts the endpoints of `memories` from what they learnt in an earlier process, unless
+    /// the memory is older than this limiter's `EndpointIdleTtl` (`age`). An endpoint in a fleet
+    /// follows its fleet, whose state the store keeps: it is not recalled.
+    pub(crate) fn recall(
+        &self,
+        memories: &[pacer_core::EndpointMemory],
+        age: std::time::Duration,
+        recalled: &mut pacer_core::Recalled,
+    ) {
+        let config = self.config();
+        if age > config.endpoint_idle_ttl || config.fleet.is_some() {
+            recalled.skipped += memories.len();
+            return;
+        }
+        let now = self.clock.now();
+        for memory in memories {
+            let changes = self
+                .endpoint(&memory.key, now)
+                .limiter()
+                .recall(&memory.limiter);
+            recalled.count(&changes);
+            self.record(&changes);
+        }
+    }
+
     /// The endpoint `key` and its adaptive limiter, made on first use (and, with a fleet, made
     /// a member of it, its task spawned).
     pub(crate) fn endpoint(&self, key: &str, now: Timestamp) -> Arc<Endpoint> {

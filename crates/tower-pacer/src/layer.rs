@@ -143,6 +143,49 @@ impl PacerLayer {
         &self.shared.windows
     }
 
+    /// What the layer's endpoints learnt, to keep across a restart, under the layer's name
+    /// (see `reqwest_pacer::PacerMiddleware::remember`): serialize it and give it to
+    /// [`recall`](Self::recall) in the next process.
+    #[must_use]
+    pub fn remember(&self) -> pacer_core::PacerMemory {
+        let shared = &self.shared;
+        let mut memory = pacer_core::PacerMemory::new(shared.clock.system_now());
+        let endpoints = shared.engine.remember();
+        if !endpoints.is_empty() {
+            memory.limiters.insert(shared.name.to_string(), endpoints);
+        }
+        memory
+    }
+
+    /// Starts each endpoint the memory has under the layer's name where it was (see
+    /// `reqwest_pacer::PacerMiddleware::recall`): not when the memory is older than the
+    /// layer's `endpoint_idle_ttl`, nor an endpoint that has learnt on its own, nor in a fleet.
+    pub fn recall(&self, memory: &pacer_core::PacerMemory) -> pacer_core::Recalled {
+        let shared = &self.shared;
+        let mut recalled = pacer_core::Recalled::default();
+        for (name, endpoints) in &memory.limiters {
+            if **name != *shared.name {
+                recalled.unknown_limiters.push(name.clone());
+                continue;
+            }
+            let too_old = memory.age(shared.clock.system_now()) > shared.engine.idle_ttl();
+            if too_old || shared.fleet.is_some() {
+                recalled.skipped += endpoints.len();
+                continue;
+            }
+            let now = shared.clock.now();
+            for memory in endpoints {
+                let changes = shared
+                    .endpoint(&memory.key, now)
+                    .limiter()
+                    .recall(&memory.limiter);
+                recalled.count(&changes);
+                shared.metrics.record(&changes);
+            }
+        }
+        recalled
+    }
+
     /// What the layer knows of one endpoint key now: its adaptive limiter's state, if a request
     /// has gone there.
     #[must_use]

@@ -113,6 +113,19 @@ pub trait Controller: Send + fmt::Debug + 'static {
     fn server_window(&self) -> Option<Duration> {
         None
     }
+
+    /// What it learnt of the server that is worth keeping across a restart (its estimate of
+    /// the limit, the server's window), free of its clock. Default: nothing; the limiter keeps
+    /// its rate anyway ([`LimiterMemory`](crate::LimiterMemory)).
+    fn memory(&self) -> crate::ControllerMemory {
+        crate::ControllerMemory::default()
+    }
+
+    /// Starts from what a controller of an earlier process learnt ([`memory`](Self::memory)),
+    /// at `now`. Called on a fresh controller, before any event. Default: nothing.
+    fn recall(&mut self, memory: &crate::ControllerMemory, now: Timestamp) {
+        let _ = (memory, now);
+    }
 }
 
 impl<C: Controller + ?Sized> Controller for Box<C> {
@@ -142,6 +155,14 @@ impl<C: Controller + ?Sized> Controller for Box<C> {
 
     fn server_window(&self) -> Option<Duration> {
         (**self).server_window()
+    }
+
+    fn memory(&self) -> crate::ControllerMemory {
+        (**self).memory()
+    }
+
+    fn recall(&mut self, memory: &crate::ControllerMemory, now: Timestamp) {
+        (**self).recall(memory, now);
     }
 }
 

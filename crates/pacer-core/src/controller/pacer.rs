@@ -464,6 +464,22 @@ impl Controller for PacerController {
     fn server_window(&self) -> Option<Duration> {
         self.learnt_window()
     }
+
+    fn memory(&self) -> crate::ControllerMemory {
+        crate::ControllerMemory::new(self.limit, self.firm).with_window(self.learnt_window())
+    }
+
+    fn recall(&mut self, memory: &crate::ControllerMemory, now: Timestamp) {
+        if let Some(limit) = memory.limit {
+            self.seed(limit, memory.firm);
+            // Not young: the server's window holds the earlier process's units, not only ours
+            // since we started, so a first throttle is read as any other.
+            self.age_at_cut = self.age_at_cut.max(self.counts.quota_window());
+        }
+        if let Some(window) = memory.window {
+            self.recall_window(window, now);
+        }
+    }
 }
 
 impl RateController for PacerController {

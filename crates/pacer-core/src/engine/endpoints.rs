@@ -127,6 +127,11 @@ impl Endpoint {
 }
 
 impl Endpoints {
+    /// How long an idle endpoint is kept.
+    pub(crate) fn idle_ttl(&self) -> Duration {
+        self.idle_ttl
+    }
+
     pub(crate) fn new(capacity: usize, idle_ttl: Duration) -> Self {
         Endpoints {
             id: NEXT_STORE.fetch_add(1, Ordering::Relaxed),

@@ -56,6 +56,7 @@ mod classify;
 mod endpoints;
 mod key;
 mod marks;
+mod memory;
 mod query_cost;
 mod reject;
 mod retries;
@@ -75,6 +76,7 @@ pub use classify::{
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
 pub use marks::{Paced, QuotaExhausted};
+pub use memory::{EndpointMemory, PacerMemory, Recalled};
 pub use query_cost::{QUERY_COST_BODY_LIMIT, QueryCost};
 pub use reject::RejectReason;
 pub use retries::Retries;
@@ -170,6 +172,13 @@ impl Engine {
     /// of each. Returns how many.
     pub fn evict_idle(&self, now: Timestamp, evicted: impl FnMut(&Limiter)) -> usize {
         self.endpoints.evict_idle(now, evicted)
+    }
+
+    /// How long an endpoint idle with nobody waiting is kept (and so the oldest a memory of
+    /// it may be to be recalled: [`PacerMemory`]).
+    #[must_use]
+    pub fn idle_ttl(&self) -> Duration {
+        self.endpoints.idle_ttl()
     }
 
     /// How many endpoints are kept.

@@ -42,6 +42,50 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The date (year, month, day) of a number of days since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// `t` as an RFC 3339 date-time in UTC with milliseconds (`2026-12-07T09:00:00.250Z`), for
+/// what Pacer writes (a saved memory's time). Read back by [`parse_rfc3339`].
+pub(crate) fn format_rfc3339(t: SystemTime) -> String {
+    let nanos = epoch_nanos(t);
+    let secs = nanos.div_euclid(NANOS_PER_SEC) as i64;
+    let millis = (nanos.rem_euclid(NANOS_PER_SEC) / 1_000_000) as u32;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (year, month, day) = civil_from_days(days);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// A time from epoch nanoseconds (before the epoch too).
+pub(crate) fn from_epoch_nanos(nanos: EpochNanos) -> SystemTime {
+    let magnitude = Duration::new(
+        u64::try_from(nanos.unsigned_abs() / NANOS_PER_SEC as u128).unwrap_or(u64::MAX),
+        (nanos.unsigned_abs() % NANOS_PER_SEC as u128) as u32,
+    );
+    if nanos >= 0 {
+        SystemTime::UNIX_EPOCH + magnitude
+    } else {
+        SystemTime::UNIX_EPOCH - magnitude
+    }
+}
+
 /// The Gregorian year of a number of days since 1970-01-01.
 fn year_from_days(days: i64) -> i64 {
     let z = days + 719_468;
@@ -195,6 +239,28 @@ mod tests {
     use super::*;
 
     const NOW: u64 = 1_767_225_600; // 2026-01-01T00:00:00Z
+
+    #[test]
+    fn what_pacer_writes_reads_back_to_the_millisecond() {
+        let table = [
+            (NOW, 0, "2026-01-01T00:00:00.000Z"),
+            (NOW + 86_399, 999, "2026-01-01T23:59:59.999Z"),
+            (951_782_400, 250, "2000-02-29T00:00:00.250Z"),
+            (0, 0, "1970-01-01T00:00:00.000Z"),
+            (4_102_444_800, 1, "2100-01-01T00:00:00.001Z"),
+        ];
+        for (secs, millis, text) in table {
+            let t = SystemTime::UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis);
+            assert_eq!(format_rfc3339(t), text);
+            assert_eq!(parse_rfc3339(text).map(from_epoch_nanos), Some(t), "{text}");
+        }
+        let before = SystemTime::UNIX_EPOCH - Duration::from_secs(86_400);
+        assert_eq!(format_rfc3339(before), "1969-12-31T00:00:00.000Z");
+        assert_eq!(
+            parse_rfc3339("1969-12-31T00:00:00Z").map(from_epoch_nanos),
+            Some(before)
+        );
+    }
 
     fn now() -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::from_secs(NOW)

@@ -30,6 +30,7 @@ mod x_ratelimit;
 #[cfg(test)]
 mod hostile;
 
+pub(crate) use datetime::{format_rfc3339, from_epoch_nanos, parse_rfc3339};
 pub use info::RateLimitInfo;
 pub(crate) use parse::{Age, parse_with_age};
 pub use policy::{Dialect, Policy, QuotaUnit};

@@ -7,6 +7,7 @@ pub(crate) mod control;
 mod core;
 mod cost_ceiling;
 mod feedback;
+mod memory;
 mod options;
 mod outcome;
 mod queue;
@@ -19,6 +20,7 @@ mod slack;
 mod snapshot;
 
 pub use self::core::LimiterCore;
+pub use memory::{ControllerMemory, LimiterMemory};
 pub(crate) use options::BarePause;
 pub use options::{ControllerKind, LimiterOptions, UnknownController};
 pub use outcome::{Acquired, Changes, Feedback, RateChange, RateChangeReason, Signal};

@@ -274,6 +274,18 @@ impl Limiter {
         self.shared.state.lock().core.rate()
     }
 
+    /// What it learnt (see [`LimiterCore::memory`]); `None` before it limits.
+    #[must_use]
+    pub fn memory(&self) -> Option<super::LimiterMemory> {
+        self.shared.state.lock().core.memory()
+    }
+
+    /// Starts from what a limiter of an earlier process learnt (see [`LimiterCore::recall`]).
+    pub fn recall(&self, memory: &super::LimiterMemory) -> Changes {
+        let Ok(changes) = self.mutate(|core, now| Ok::<_, Infallible>(core.recall(memory, now)));
+        changes
+    }
+
     /// Whether it holds requests to its rate: from the first throttle signal on, or from the
     /// start with `InitialUnitsPerMinute` ([`LimiterCore::is_limiting`]).
     #[must_use]

@@ -58,6 +58,9 @@ struct Engine<'a> {
     woken: Vec<Option<Timestamp>>,
     /// Instances that stopped (scale-in): they make no more store calls.
     stopped: Vec<bool>,
+    /// What the instances that stopped learnt, in order, for the ones that take their places
+    /// (`SimOptions::restore`).
+    remembered: Vec<Option<pacer_core::LimiterMemory>>,
     /// The fleets' store, for the modes whose instances share one.
     store: MemoryFleetStore,
     agenda: Agenda,
@@ -94,6 +97,7 @@ pub fn run(
         armed: Vec::new(),
         woken: Vec::new(),
         stopped: Vec::new(),
+        remembered: Vec::new(),
         store: MemoryFleetStore::new(RealClock::new()),
         agenda: Agenda::default(),
         recorder: Recorder::new(seconds),
@@ -256,6 +260,10 @@ impl Engine<'_> {
                 let at = now.as_duration();
                 for instance in 0..self.clients.len() {
                     if self.story.stop_of(self.options.instances, instance as u32) == Some(at) {
+                        // What it learnt, for the process that takes its place (`--restore`).
+                        if self.options.restore {
+                            self.remembered.push(self.clients[instance].memory());
+                        }
                         self.stopped[instance] = true;
                         for _ in self.waiting[instance].drain() {
                             self.recorder.rejected();
@@ -538,7 +546,14 @@ impl Engine<'_> {
                 limiter: limiter.clone(),
                 now,
             };
-            self.clients.push(self.mode.client(&setup)?);
+            let mut client = self.mode.client(&setup)?;
+            // A process that replaces one that stopped starts from what that one learnt.
+            if let Some(Some(memory)) =
+                (!self.remembered.is_empty()).then(|| self.remembered.remove(0))
+            {
+                let _ = client.recall(&memory, now);
+            }
+            self.clients.push(client);
             self.waiting.push(HashMap::new());
             self.armed.push(None);
             self.woken.push(None);

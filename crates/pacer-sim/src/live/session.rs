@@ -115,6 +115,8 @@ impl LiveSession {
             phase: Duration::ZERO,
             // And so is what it says with a 429.
             sends_retry_after: true,
+            // `live` runs no story whose instances stop.
+            restore: false,
         };
         let check = SimOptions {
             quota: sim.quota.max(1),

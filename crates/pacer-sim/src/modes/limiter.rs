@@ -313,6 +313,14 @@ impl Client for LimiterClient {
     fn rate(&self) -> Option<f64> {
         Some(self.core.rate())
     }
+
+    fn memory(&self) -> Option<pacer_core::LimiterMemory> {
+        self.core.memory()
+    }
+
+    fn recall(&mut self, memory: &pacer_core::LimiterMemory, now: Timestamp) -> Changes {
+        self.core.recall(memory, now)
+    }
 }
 
 #[cfg(test)]

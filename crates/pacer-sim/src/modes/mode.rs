@@ -147,6 +147,19 @@ pub trait Client: fmt::Debug {
         (Changes::default(), None)
     }
 
+    /// What its limiter learnt, for a process that replaces it (`--restore`); `None` without
+    /// a limiter, or before it limits. Default `None`.
+    fn memory(&self) -> Option<pacer_core::LimiterMemory> {
+        None
+    }
+
+    /// Starts from what the client it replaces learnt ([`pacer_core::LimiterCore::recall`]).
+    /// Default: nothing.
+    fn recall(&mut self, memory: &pacer_core::LimiterMemory, now: Timestamp) -> Changes {
+        let _ = (memory, now);
+        Changes::default()
+    }
+
     /// The store tells the client of another member's urgent commit. Default: nothing.
     fn on_news(&mut self, now: Timestamp) {
         let _ = now;

@@ -16,6 +16,7 @@ mod headers;
 mod hostile;
 mod live_updates;
 mod load;
+mod memory;
 mod observability;
 mod per_request;
 mod query_cost;

@@ -435,3 +435,40 @@ async fn a_request_the_token_estimator_prices_waits_for_its_tokens() {
         "{gap:?}"
     );
 }
+
+/// What the layer's endpoints learnt outlives it: `remember`, then `recall` in a fresh layer
+/// (docs/restarts.md).
+#[tokio::test]
+async fn a_fresh_layer_recalls_what_the_last_one_learnt() {
+    let base = serve(vec![(429, vec![("retry-after", "1")]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let layer = builder(LimiterOptions::default())
+        .clock(Arc::new(clock.clone()))
+        .name("orders")
+        .build()
+        .unwrap();
+    let (mut service, _) = recorded(&layer, &clock);
+    let response = drive(&clock, service.call(get(&base))).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let learnt = layer.limiter(&base).unwrap();
+    assert!(learnt.limiting);
+    let memory = layer.remember();
+    assert_eq!(memory.limiters["orders"].len(), 1);
+
+    let fresh = builder(LimiterOptions::default())
+        .clock(Arc::new(clock.clone()))
+        .name("orders")
+        .build()
+        .unwrap();
+    let recalled = fresh.recall(&memory);
+    assert_eq!((recalled.endpoints, recalled.skipped), (1, 0));
+    let started = fresh.limiter(&base).unwrap();
+    assert!(started.limiting);
+    assert_eq!(started.rate, learnt.rate);
+    // Under another name, nothing is recalled.
+    let other = builder(LimiterOptions::default())
+        .name("search")
+        .build()
+        .unwrap();
+    assert_eq!(other.recall(&memory).unknown_limiters, ["orders"]);
+}

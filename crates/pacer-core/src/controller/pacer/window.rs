@@ -134,6 +134,20 @@ impl PacerController {
         });
     }
 
+    /// Counts over `window` from `now`, a window an earlier process learnt (as from a first
+    /// success: a run of bare throttles that measures a bucket's leak forgets it).
+    pub(super) fn recall_window(&mut self, window: Duration, now: Timestamp) {
+        if window.is_zero() {
+            return;
+        }
+        self.learnt_before = true;
+        self.learnt = Some(Learnt {
+            window,
+            accepted: QuotaWindowMeter::new(window, now),
+            from_success: true,
+        });
+    }
+
     /// A run of bare throttles measured a bucket's leak: a window learnt from a success only
     /// said how long the bucket took to fill, and the count is over `QuotaWindow` again.
     pub(super) fn unlearn_for_bucket(&mut self) {

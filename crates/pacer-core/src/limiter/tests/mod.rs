@@ -5,6 +5,7 @@
 mod controllers;
 mod cost;
 mod feedback;
+mod memory;
 mod priority;
 mod queue;
 mod unthrottled;
