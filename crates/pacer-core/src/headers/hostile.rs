@@ -39,6 +39,14 @@ pub(super) const NAMES: &[&str] = &[
     "anthropic-ratelimit-input-tokens-reset",
     "anthropic-ratelimit-tokens-remaining",
     "x-shopify-shop-api-call-limit",
+    "x-rate-limit",
+    "x-ms-retry-after-ms",
+    "x-hubspot-ratelimit-max",
+    "x-hubspot-ratelimit-remaining",
+    "x-hubspot-ratelimit-interval-milliseconds",
+    "x-hubspot-ratelimit-daily-remaining",
+    "sforce-limit-info",
+    "zendesk-ratelimit-tickets-index",
     "x-ratelimit-",
     "anthropic-ratelimit--",
 ];
@@ -192,6 +200,16 @@ fn fixed_hostile_values() {
         ("x-ratelimit-limit", b"18446744073709551616"),
         ("x-ratelimit-remaining", b"\xff\xfe"),
         ("x-shopify-shop-api-call-limit", b"18446744073709551615/1"),
+        ("x-ms-retry-after-ms", b"99999999999999999999999999"),
+        (
+            "x-hubspot-ratelimit-interval-milliseconds",
+            b"18446744073709551615",
+        ),
+        ("sforce-limit-info", b"api-usage=18446744073709551615/0"),
+        (
+            "zendesk-ratelimit-a",
+            b"total=0; remaining=99999999999999999999; resets=1e400",
+        ),
     ];
     for (name, v) in cases {
         let mut map = HeaderMap::new();

@@ -106,6 +106,14 @@ pub enum Dialect {
     /// Reddit's `x-ratelimit-used` and `x-ratelimit-remaining` without a limit (the limit is
     /// their sum).
     Reddit,
+    /// HubSpot's `X-HubSpot-RateLimit-*`: policies `burst` (over
+    /// `-Interval-Milliseconds`), `daily` and `secondly`.
+    HubSpot,
+    /// Salesforce's `Sforce-Limit-Info: api-usage=18/5000`: one policy per `name=used/limit`.
+    Salesforce,
+    /// Zendesk's `Zendesk-RateLimit-{endpoint}: total=100; remaining=99; resets=41`: one
+    /// policy per endpoint.
+    Zendesk,
 }
 
 /// One limit a server reported: its quota, what remains, when it resets.
