@@ -76,7 +76,6 @@ impl<'a> Lines<'a> {
     /// The lines of one field, as a [`HeaderMap`] holds them (`get_all`): the bounds and the
     /// poisoning of [`Collected`]'s, for a field looked up by name. Allocates only for a
     /// repeated line.
-    #[cfg(test)]
     pub(crate) fn of(values: http::header::GetAll<'a, HeaderValue>) -> Lines<'a> {
         let mut lines = Lines::default();
         for value in values {

@@ -97,7 +97,7 @@ pub(crate) fn read_pairs(
     lines: &Lines<'_>,
     separators: &[u8],
     keys: PairKeys<'_>,
-    reset: impl Fn(&str) -> Option<Duration>,
+    mut reset: impl FnMut(&str) -> Option<Duration>,
 ) -> Option<PairCounters> {
     if !lines.is_present() {
         return None;

@@ -13,6 +13,8 @@ mod bounds;
 mod collect;
 mod counters;
 mod datetime;
+mod declared;
+mod declared_read;
 mod fields;
 mod go_duration;
 mod hubspot;
@@ -34,6 +36,8 @@ mod zendesk;
 #[cfg(test)]
 mod hostile;
 
+pub use declared::{DeclaredDialect, DeclaredDialectBuilder, FieldGrammar, TimeUnit};
+pub(crate) use declared_read::apply as apply_declared;
 pub use info::RateLimitInfo;
 pub(crate) use parse::{Age, parse_with_age};
 pub use policy::{Dialect, Policy, QuotaUnit};

@@ -114,6 +114,9 @@ pub enum Dialect {
     /// Zendesk's `Zendesk-RateLimit-{endpoint}: total=100; remaining=99; resets=41`: one
     /// policy per endpoint.
     Zendesk,
+    /// A dialect the user declared ([`DeclaredDialect`](crate::DeclaredDialect)); the policy
+    /// carries its name.
+    Declared,
 }
 
 /// One limit a server reported: its quota, what remains, when it resets.
@@ -361,6 +364,11 @@ impl Policy {
             Cow::Borrowed(name) => Name::Static(name),
             Cow::Owned(name) => Name::Shared(Arc::from(name)),
         });
+    }
+
+    /// Names the policy with a shared name (no allocation).
+    pub(crate) fn set_shared_name(&mut self, name: Arc<str>) {
+        self.name = Some(Name::Shared(name));
     }
 
     /// Names the policy with a copy of `name` (one allocation).
