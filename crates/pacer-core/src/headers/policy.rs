@@ -51,6 +51,32 @@ impl QuotaUnit {
     /// ```
     #[must_use]
     pub fn from_name(name: &str) -> QuotaUnit {
+        QuotaUnit::read(name)
+    }
+
+    /// Its name, as IETF `qu` and [`from_name`](Self::from_name) spell it: `requests`,
+    /// `tokens`, `input-tokens`, `output-tokens`, `content-bytes`, `concurrent-requests`, or the
+    /// server's own.
+    ///
+    /// ```
+    /// use pacer_core::QuotaUnit;
+    /// assert_eq!(QuotaUnit::InputTokens.as_str(), "input-tokens");
+    /// assert_eq!(QuotaUnit::from_name(QuotaUnit::ContentBytes.as_str()), QuotaUnit::ContentBytes);
+    /// ```
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            QuotaUnit::Requests => "requests",
+            QuotaUnit::Tokens => "tokens",
+            QuotaUnit::InputTokens => "input-tokens",
+            QuotaUnit::OutputTokens => "output-tokens",
+            QuotaUnit::ContentBytes => "content-bytes",
+            QuotaUnit::ConcurrentRequests => "concurrent-requests",
+            QuotaUnit::Other(name) => name,
+        }
+    }
+
+    fn read(name: &str) -> QuotaUnit {
         let is = |s: &str| name.eq_ignore_ascii_case(s);
         if is("requests") || is("request") {
             QuotaUnit::Requests
