@@ -66,9 +66,10 @@ pub use pacer_core::ManualClock;
 pub use pacer_core::{Clock, RealClock, Timestamp};
 // Rate-limit headers and the throttling algorithms that turn them into a delay.
 pub use pacer_core::{
-    AdaptiveDelay, Composite, Dialect, FixedThreshold, Global, Pacing, Percentage, Policy,
-    QueryCost, QuotaUnit, RateLimitInfo, RateLimitStateProvider, ServerStop, ServerStopPolicy,
-    StopCause, ThrottlingAlgorithm, ThrottlingConfigError, ThrottlingContext, ThrottlingResult,
+    AdaptiveDelay, Composite, DeclaredDialect, DeclaredDialectBuilder, Dialect, FieldGrammar,
+    FixedThreshold, Global, Pacing, Percentage, Policy, QueryCost, QuotaUnit, RateLimitInfo,
+    RateLimitStateProvider, ServerStop, ServerStopPolicy, StopCause, ThrottlingAlgorithm,
+    ThrottlingConfigError, ThrottlingContext, ThrottlingResult, TimeUnit,
 };
 // Strict windows, and the contract for a store of your own.
 pub use pacer_core::{

@@ -44,6 +44,7 @@
 //!
 //! Every key, its default and its range: `docs/configuration.md` in the repository.
 
+mod dialect;
 mod duration;
 mod env;
 mod error;

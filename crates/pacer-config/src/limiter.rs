@@ -45,6 +45,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "EndpointIdleTtl",
     "Windows",
     "Fleet",
+    "Dialects",
 ];
 const AIMD_KEYS: &[&str] = &["DecreaseFactor", "IncreaseInterval", "IncreaseStep"];
 const CUBIC_KEYS: &[&str] = &["Beta", "ScaleConstant"];
@@ -197,6 +198,9 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     }
     if let Some(f) = t.get(p, "Fleet") {
         s.fleet = crate::fleet::read(p, &f);
+    }
+    if let Some(f) = t.get(p, "Dialects") {
+        s.dialects = crate::dialect::read(p, &f);
     }
 
     // The rules of the core, with paths and values as the user wrote them.

@@ -6,8 +6,8 @@ use crate::fleet::FleetSettings;
 use crate::spelling::join;
 use crate::window::WindowSettings;
 use pacer_core::{
-    AdaptiveDelay, Composite, DefaultClassifier, FixedThreshold, Global, KeyMode, LimiterOptions,
-    Pacing, Percentage, Rules, ServerStopPolicy, ThrottlingAlgorithm,
+    AdaptiveDelay, Composite, DeclaredDialect, DefaultClassifier, FixedThreshold, Global, KeyMode,
+    LimiterOptions, Pacing, Percentage, Rules, ServerStopPolicy, ThrottlingAlgorithm,
 };
 #[cfg(feature = "reqwest")]
 use reqwest_pacer::{BuildError, LimiterConfig, PacerBuilder, PacerMiddleware};
@@ -143,6 +143,9 @@ pub struct LimiterSettings {
     /// `QueryCost`: read each JSON response's body for a GraphQL query's cost (Shopify's
     /// `extensions.cost`; [`Rules::with_query_cost`]). Default false.
     pub query_cost: bool,
+    /// `Dialects`: the rate-limit fields of APIs no built-in dialect reads, declared
+    /// ([`Rules::with_dialect`]). Default none.
+    pub dialects: Vec<DeclaredDialect>,
 }
 
 /// The middleware's defaults for what [`LimiterConfig`] does not expose.
@@ -163,13 +166,14 @@ impl Default for LimiterSettings {
             windows: Vec::new(),
             fleet: None,
             query_cost: false,
+            dialects: Vec::new(),
         }
     }
 }
 
 impl LimiterSettings {
     /// The engine's rules of this limiter (`Classifier`, `MaxExhaustedDelay`, `Throttling`,
-    /// `MaxAttempts`, `QueryCost`), for
+    /// `MaxAttempts`, `QueryCost`, `Dialects`), for
     /// any driver: the middleware's [`to_limiter_config`](Self::to_limiter_config) uses them,
     /// and so does tower-pacer's `PacerLayer::from_settings`.
     ///
@@ -204,7 +208,8 @@ impl LimiterSettings {
             .with_server_stop(stop)
             .with_algorithm(self.throttling.algorithm().map(Arc::from))
             .with_max_attempts(self.max_attempts)
-            .with_query_cost(self.query_cost))
+            .with_query_cost(self.query_cost)
+            .with_dialects(self.dialects.iter().cloned()))
     }
 
     /// The middleware's settings for this limiter.

@@ -9,7 +9,7 @@ use crate::duration;
 use crate::settings::{LimiterSettings, PacerSettings, ThrottlingSettings};
 use crate::tree::Node;
 use crate::window::{WindowSettings, WindowStoreSettings};
-use pacer_core::LimiterOptions;
+use pacer_core::{DeclaredDialect, FieldGrammar, LimiterOptions};
 use std::time::Duration;
 
 /// A table from its entries.
@@ -86,6 +86,10 @@ pub(crate) fn limiter(s: &LimiterSettings) -> Node {
         (
             "Windows",
             Node::List(s.windows.iter().map(window).collect()),
+        ),
+        (
+            "Dialects",
+            Node::List(s.dialects.iter().map(dialect).collect()),
         ),
     ];
     entries.extend(rest.into_iter().map(|(k, v)| (k.to_owned(), v)));
@@ -205,6 +209,59 @@ pub(crate) fn throttling(t: &ThrottlingSettings) -> Node {
             ),
         ]),
     }
+}
+
+/// One declared dialect: every setting that applies to it (one that applies to none given is
+/// an error when read back).
+fn dialect(d: &DeclaredDialect) -> Node {
+    let text = |s: &str| Node::Str(s.to_owned());
+    let mut entries = vec![("Name", text(d.name())), ("Unit", text(d.unit().as_str()))];
+    for (key, header) in [
+        ("Limit", d.limit_header()),
+        ("Remaining", d.remaining_header()),
+        ("Used", d.used_header()),
+        ("Reset", d.reset_header()),
+    ] {
+        if let Some(h) = header {
+            entries.push((key, text(h)));
+        }
+    }
+    let field = d.field();
+    if d.reset_header().is_some() || field.is_some() {
+        entries.push(("ResetUnit", text(d.reset_unit().as_str())));
+    }
+    if let Some((h, unit)) = d.retry_after_header() {
+        entries.push(("RetryAfter", text(h)));
+        entries.push(("RetryAfterUnit", text(unit.as_str())));
+    }
+    if let Some(w) = d.window() {
+        entries.push(("Window", time(w)));
+    }
+    if let Some((h, unit)) = d.window_header() {
+        entries.push(("WindowHeader", text(h)));
+        entries.push(("WindowUnit", text(unit.as_str())));
+    }
+    if let Some((name, grammar, separator)) = field {
+        entries.push(("Field", Node::Str(name)));
+        entries.push(("Grammar", text(grammar.as_str())));
+        entries.push(("Separator", Node::Str(separator.to_string())));
+        if grammar == FieldGrammar::Pairs
+            && let Some(keys) = d.pair_keys()
+        {
+            for (key, value) in ["LimitKey", "RemainingKey", "ResetKey", "UsedKey"]
+                .into_iter()
+                .zip(keys)
+            {
+                entries.push((key, text(value)));
+            }
+        }
+    }
+    Node::Table(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
 }
 
 /// One strict window.

@@ -37,7 +37,10 @@ pub use fleet::{
     FleetHandle, FleetLink, FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore,
     NewsFuture, Steered, SyncReply, SyncRequest, TickData,
 };
-pub use headers::{Dialect, Policy, QuotaUnit, RateLimitInfo};
+pub use headers::{
+    DeclaredDialect, DeclaredDialectBuilder, Dialect, FieldGrammar, Policy, QuotaUnit,
+    RateLimitInfo, TimeUnit,
+};
 pub use throttling::{
     AdaptiveDelay, AdaptiveDelayBuilder, Composite, CompositeBuilder, FixedThreshold, Global,
     GlobalBuilder, Pacing, Percentage, PercentageBuilder, RateLimitStateProvider, ServerStop,

@@ -106,7 +106,7 @@ impl Checker {
         Checker::default()
     }
 
-    fn push(&mut self, option: &str, value: impl fmt::Display, rule: impl Into<String>) {
+    pub(crate) fn push(&mut self, option: &str, value: impl fmt::Display, rule: impl Into<String>) {
         self.errors.push(InvalidOption::new(option, value, rule));
     }
 

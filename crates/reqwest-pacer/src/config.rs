@@ -4,8 +4,8 @@ use crate::{
     CostEstimator, EndpointKeyExtractor, KeyMode, StrictWindow, ThrottleClassifier, UnitCost,
 };
 use pacer_core::{
-    Controller, ControllerFactory, Fleet, FleetOptions, FleetStore, LimiterOptions, Rules,
-    ServerStopPolicy, ThrottlingAlgorithm,
+    Controller, ControllerFactory, DeclaredDialect, Fleet, FleetOptions, FleetStore,
+    LimiterOptions, Rules, ServerStopPolicy, ThrottlingAlgorithm,
 };
 use std::fmt;
 use std::num::NonZeroU32;
@@ -137,11 +137,40 @@ impl LimiterConfig {
         self.rules.reads_query_cost()
     }
 
+    /// Adds a dialect declared for an API whose rate-limit fields no built-in dialect reads
+    /// (`Dialects` in configuration): its fields are read from every response after the
+    /// built-in ones, into policies that pace and stop the endpoint as a built-in dialect's do
+    /// ([`Rules::with_dialect`]).
+    ///
+    /// ```
+    /// use reqwest_pacer::{DeclaredDialect, LimiterConfig};
+    /// use std::time::Duration;
+    ///
+    /// let freshdesk = DeclaredDialect::builder("freshdesk")
+    ///     .limit("X-Ratelimit-Total")
+    ///     .remaining("X-Ratelimit-Remaining")
+    ///     .window(Duration::from_secs(60))
+    ///     .build()?;
+    /// let config = LimiterConfig::default().dialect(freshdesk);
+    /// assert_eq!(config.dialects()[0].name(), "freshdesk");
+    /// # Ok::<(), pacer_core::InvalidOptions>(())
+    /// ```
+    pub fn dialect(mut self, dialect: DeclaredDialect) -> Self {
+        self.rules = self.rules.with_dialect(dialect);
+        self
+    }
+
+    /// The declared dialects ([`dialect`](Self::dialect)).
+    #[must_use]
+    pub fn dialects(&self) -> &[DeclaredDialect] {
+        self.rules.dialects()
+    }
+
     /// Replaces the engine's rules whole: the classifier, the server-stop policy, the
-    /// proactive algorithm, `MaxAttempts` and `QueryCost` (what
+    /// proactive algorithm, `MaxAttempts`, `QueryCost` and the declared dialects (what
     /// [`classifier`](Self::classifier), [`server_stop`](Self::server_stop),
-    /// [`throttling`](Self::throttling), [`max_attempts`](Self::max_attempts) and
-    /// [`query_cost`](Self::query_cost) set one by one).
+    /// [`throttling`](Self::throttling), [`max_attempts`](Self::max_attempts),
+    /// [`query_cost`](Self::query_cost) and [`dialect`](Self::dialect) set one by one).
     pub fn rules(mut self, rules: Rules) -> Self {
         self.rules = rules;
         self

@@ -115,6 +115,7 @@ pub use pacer_core::{
 };
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
 pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
+pub use pacer_core::{DeclaredDialect, FieldGrammar, TimeUnit};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{Paced, QuotaExhausted};
 pub use window::{StrictWindow, WindowKeyFn};

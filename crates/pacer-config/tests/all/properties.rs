@@ -76,6 +76,9 @@ fn key() -> impl Strategy<Value = String> {
             "ThrottledWithRetryAfter", "ThrottledWhenExhausted", "Overloaded", "GrpcThrottled",
             "MaxEndpoints", "EndpointIdleTtl",
             "Windows", "DefaultLimiter", "Limiters", "0", "1",
+            "Dialects", "Name", "Unit", "Limit", "Remaining", "Used", "Reset", "ResetUnit",
+            "RetryAfter", "RetryAfterUnit", "Window", "WindowHeader", "WindowUnit", "Field",
+            "Grammar", "Separator", "LimitKey", "RemainingKey", "ResetKey", "UsedKey",
         ]).prop_map(str::to_owned),
         1 => "[a-zA-Z_\\-]{0,12}",
     ]
@@ -211,6 +214,23 @@ fn plausible_limiter() -> impl Strategy<Value = J> {
         ),
         ("MaxEndpoints", J::Int(5)),
         ("EndpointIdleTtl", s("10m")),
+        (
+            "Dialects",
+            J::List(vec![
+                map(vec![
+                    ("Name", s("trello")),
+                    ("Limit", s("x-rate-limit-api-token-max")),
+                    ("Remaining", s("x-rate-limit-api-token-remaining")),
+                    ("WindowHeader", s("x-rate-limit-api-token-interval-ms")),
+                    ("WindowUnit", s("Milliseconds")),
+                ]),
+                map(vec![
+                    ("Field", s("Foo-RateLimit-*")),
+                    ("LimitKey", s("total")),
+                    ("Separator", s(";")),
+                ]),
+            ]),
+        ),
     ];
     prop::sample::subsequence(entries, 0..8)
         .prop_map(|e| J::Map(e.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))

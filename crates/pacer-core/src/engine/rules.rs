@@ -10,14 +10,15 @@ use super::query_cost::QUERY_COST_BODY_LIMIT;
 use super::units;
 use crate::headers::Age;
 use crate::{
-    EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo, RateLimitStateProvider,
-    ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm, ThrottlingContext, WallTime,
+    DeclaredDialect, EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo,
+    RateLimitStateProvider, ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm,
+    ThrottlingContext, WallTime,
 };
 use http::{HeaderMap, StatusCode};
 use std::fmt;
 use std::num::NonZeroU32;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 /// What held a request back before its send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -70,7 +71,7 @@ impl Hold {
 
 /// How the engine reads a response, what it waits for before a send, and how often it sends a
 /// throttled request: the classifier, the server-stop policy, the proactive throttling
-/// algorithm and `MaxAttempts`. Cheap to clone.
+/// algorithm, `MaxAttempts`, `QueryCost` and the declared dialects. Cheap to clone.
 ///
 /// The default is the middleware's: [`DefaultClassifier`], [`ServerStopPolicy::default`],
 /// [`Percentage::default`] and [`Rules::DEFAULT_MAX_ATTEMPTS`].
@@ -81,6 +82,7 @@ pub struct Rules {
     algorithm: Option<Arc<dyn ThrottlingAlgorithm>>,
     max_attempts: NonZeroU32,
     query_cost: bool,
+    dialects: Arc<[DeclaredDialect]>,
 }
 
 impl Default for Rules {
@@ -91,6 +93,7 @@ impl Default for Rules {
             algorithm: Some(Arc::new(Percentage::default())),
             max_attempts: Rules::DEFAULT_MAX_ATTEMPTS,
             query_cost: false,
+            dialects: Arc::new([]),
         }
     }
 }
@@ -103,6 +106,7 @@ impl fmt::Debug for Rules {
             .field("algorithm", &self.algorithm)
             .field("max_attempts", &self.max_attempts)
             .field("query_cost", &self.query_cost)
+            .field("dialects", &self.dialects)
             .finish()
     }
 }
@@ -197,6 +201,49 @@ impl Rules {
         BodyReading { verdict, cost }
     }
 
+    /// Adds a dialect the user declared: the engine reads it from every response, after the
+    /// built-in dialects, into policies (and a retry wait) with the same bounds and soundness
+    /// rules. A response that carries none of its fields costs a lookup of each of its headers.
+    ///
+    /// ```
+    /// use http::{HeaderMap, StatusCode};
+    /// use pacer_core::{DeclaredDialect, Rules, Signal, TimeUnit};
+    /// use std::time::{Duration, SystemTime};
+    ///
+    /// // An API that says how long to wait in a header of its own, in milliseconds.
+    /// let api = DeclaredDialect::builder("api")
+    ///     .retry_after("X-Wait-Ms")
+    ///     .retry_after_unit(TimeUnit::Milliseconds)
+    ///     .build()?;
+    /// let rules = Rules::default().with_dialect(api);
+    /// let mut h = HeaderMap::new();
+    /// h.insert("x-wait-ms", "1500".parse()?);
+    /// let reading = rules.read(StatusCode::TOO_MANY_REQUESTS, &h, None, SystemTime::UNIX_EPOCH,
+    ///     Duration::from_secs(60));
+    /// assert_eq!(reading.signal(), Signal::Throttled { retry_after: Some(Duration::from_millis(1500)) });
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[must_use]
+    pub fn with_dialect(mut self, dialect: DeclaredDialect) -> Self {
+        let mut all = self.dialects.to_vec();
+        all.push(dialect);
+        self.dialects = all.into();
+        self
+    }
+
+    /// Replaces the declared dialects (see [`with_dialect`](Self::with_dialect)).
+    #[must_use]
+    pub fn with_dialects(mut self, dialects: impl IntoIterator<Item = DeclaredDialect>) -> Self {
+        self.dialects = dialects.into_iter().collect();
+        self
+    }
+
+    /// The declared dialects, in the order they were added.
+    #[must_use]
+    pub fn dialects(&self) -> &[DeclaredDialect] {
+        &self.dialects
+    }
+
     /// Replaces the classifier.
     #[must_use]
     pub fn with_classifier(mut self, classifier: Arc<dyn ThrottleClassifier>) -> Self {
@@ -287,7 +334,12 @@ impl Rules {
         wall: impl WallTime,
         max_retry_after: Duration,
     ) -> Reading {
-        let (mut info, age) = crate::headers::parse_with_age(headers, wall);
+        let mut wall = LazyWall::new(wall);
+        let (mut info, age) = crate::headers::parse_with_age(headers, || wall.get());
+        if !self.dialects.is_empty() {
+            info =
+                crate::headers::apply_declared(&self.dialects, headers, &mut || wall.get(), info);
+        }
         let mut refused_for_cost = false;
         if let Some(cost) = cost {
             if let Some(policy) = cost.policy() {
@@ -460,6 +512,36 @@ impl Rules {
                 .algorithm
                 .as_ref()
                 .is_none_or(|algorithm| !algorithm.may_throttle(info))
+    }
+}
+
+/// The wall time, read once, when a field first needs it (the built-in dialects' and the
+/// declared ones' alike).
+struct LazyWall<W> {
+    source: Option<W>,
+    read: Option<SystemTime>,
+}
+
+impl<W: WallTime> LazyWall<W> {
+    #[inline]
+    fn new(source: W) -> Self {
+        LazyWall {
+            source: Some(source),
+            read: None,
+        }
+    }
+
+    fn get(&mut self) -> SystemTime {
+        if let Some(t) = self.read {
+            return t;
+        }
+        // Read at most once: `source` is taken with its first read.
+        let t = self
+            .source
+            .take()
+            .map_or(SystemTime::UNIX_EPOCH, WallTime::wall_time);
+        self.read = Some(t);
+        t
     }
 }
 

@@ -65,6 +65,25 @@ impl<'a> Lines<'a> {
         Some(Cow::Owned(all))
     }
 
+    /// Its lines, in order; none when the field is absent or malformed (see
+    /// [`joined`](Self::joined)).
+    pub(crate) fn lines(&self) -> impl Iterator<Item = &'a str> + '_ {
+        let first = if self.poisoned { None } else { self.first };
+        let more: &[&'a str] = if first.is_some() { &self.more } else { &[] };
+        first.into_iter().chain(more.iter().copied())
+    }
+
+    /// The lines of one field, as a [`HeaderMap`] holds them (`get_all`): the bounds and the
+    /// poisoning of [`Collected`]'s, for a field looked up by name. Allocates only for a
+    /// repeated line.
+    pub(crate) fn of(values: http::header::GetAll<'a, HeaderValue>) -> Lines<'a> {
+        let mut lines = Lines::default();
+        for value in values {
+            lines.push(value);
+        }
+        lines
+    }
+
     /// The value of a singleton field: repeated lines must be identical (after trimming),
     /// otherwise the field is ambiguous and ignored.
     pub(crate) fn singleton(&self) -> Option<&'a str> {
@@ -134,6 +153,26 @@ pub(crate) struct XFields<'a> {
     pub(crate) bucket: Lines<'a>,
 }
 
+/// HubSpot's `X-HubSpot-RateLimit-*` fields.
+#[derive(Debug, Default)]
+pub(crate) struct HubSpotFields<'a> {
+    pub(crate) max: Lines<'a>,
+    pub(crate) remaining: Lines<'a>,
+    pub(crate) interval_ms: Lines<'a>,
+    pub(crate) daily: Lines<'a>,
+    pub(crate) daily_remaining: Lines<'a>,
+    pub(crate) secondly: Lines<'a>,
+    pub(crate) secondly_remaining: Lines<'a>,
+}
+
+/// One `Zendesk-RateLimit-{endpoint}` field.
+#[derive(Debug)]
+pub(crate) struct ZendeskField<'a> {
+    /// The endpoint, the field name's suffix (`tickets-index`).
+    pub(crate) endpoint: &'a str,
+    pub(crate) lines: Lines<'a>,
+}
+
 /// Every rate-limit field of a response, by role.
 #[derive(Debug, Default)]
 pub(crate) struct Collected<'a> {
@@ -145,8 +184,13 @@ pub(crate) struct Collected<'a> {
     pub(crate) x: XFields<'a>,
     pub(crate) named: Vec<Named<'a>>,
     pub(crate) shopify: Lines<'a>,
+    pub(crate) hubspot: HubSpotFields<'a>,
+    pub(crate) salesforce: Lines<'a>,
+    pub(crate) zendesk: Vec<ZendeskField<'a>>,
     pub(crate) retry_after: Lines<'a>,
     pub(crate) retry_after_ms: Lines<'a>,
+    /// Azure's `x-ms-retry-after-ms`.
+    pub(crate) x_ms_retry_after_ms: Lines<'a>,
     pub(crate) found: bool,
 }
 
@@ -158,10 +202,15 @@ pub(crate) fn may_be_field(name: &str) -> bool {
         Some(b'r') => name.starts_with("ratelimit") || name.starts_with("retry-after"),
         Some(b'x') => {
             name.starts_with("x-ratelimit-")
-                || name.starts_with("x-rate-limit-")
+                // `x-rate-limit-*`, and Zendesk's bare `x-rate-limit`.
+                || name.starts_with("x-rate-limit")
                 || name == "x-shopify-shop-api-call-limit"
+                || name.starts_with("x-hubspot-ratelimit-")
+                || name == "x-ms-retry-after-ms"
         }
         Some(b'a') => name.starts_with("anthropic-ratelimit-"),
+        Some(b's') => name == "sforce-limit-info",
+        Some(b'z') => name.starts_with("zendesk-ratelimit-"),
         _ => false,
     }
 }
@@ -194,7 +243,11 @@ impl<'a> Collected<'a> {
             "ratelimit-reset" => &mut self.ietf_reset,
             "retry-after" => &mut self.retry_after,
             "retry-after-ms" => &mut self.retry_after_ms,
+            "x-ms-retry-after-ms" => &mut self.x_ms_retry_after_ms,
             "x-shopify-shop-api-call-limit" => &mut self.shopify,
+            "sforce-limit-info" => &mut self.salesforce,
+            // Zendesk's account-wide limit, beside `X-Rate-Limit-Remaining`.
+            "x-rate-limit" => &mut self.x.limit,
             _ => {
                 if let Some(rest) = name
                     .strip_prefix("x-ratelimit-")
@@ -207,6 +260,10 @@ impl<'a> Collected<'a> {
                     .and_then(|(p, c)| Some((p, counter_of(c)?)))
                 {
                     self.add_named(Family::Anthropic, policy, counter, value);
+                } else if let Some(rest) = name.strip_prefix("x-hubspot-ratelimit-") {
+                    self.add_hubspot(rest, value);
+                } else if let Some(endpoint) = name.strip_prefix("zendesk-ratelimit-") {
+                    self.add_zendesk(endpoint, value);
                 }
                 return;
             }
@@ -231,6 +288,44 @@ impl<'a> Collected<'a> {
             }
         };
         lines.push(value);
+        self.found = true;
+    }
+
+    /// `x-hubspot-ratelimit-{max,remaining,interval-milliseconds,daily,…}`.
+    fn add_hubspot(&mut self, rest: &'a str, value: &'a HeaderValue) {
+        let h = &mut self.hubspot;
+        let lines = match rest {
+            "max" => &mut h.max,
+            "remaining" => &mut h.remaining,
+            "interval-milliseconds" => &mut h.interval_ms,
+            "daily" => &mut h.daily,
+            "daily-remaining" => &mut h.daily_remaining,
+            "secondly" => &mut h.secondly,
+            "secondly-remaining" => &mut h.secondly_remaining,
+            _ => return,
+        };
+        lines.push(value);
+        self.found = true;
+    }
+
+    /// `zendesk-ratelimit-{endpoint}`, one field per endpoint (at most [`MAX_MEMBERS`]).
+    fn add_zendesk(&mut self, endpoint: &'a str, value: &'a HeaderValue) {
+        if endpoint.is_empty() {
+            return;
+        }
+        let field = match self.zendesk.iter_mut().position(|z| z.endpoint == endpoint) {
+            Some(i) => &mut self.zendesk[i],
+            None if self.zendesk.len() >= MAX_MEMBERS => return,
+            None => {
+                self.zendesk.push(ZendeskField {
+                    endpoint,
+                    lines: Lines::default(),
+                });
+                let last = self.zendesk.len() - 1;
+                &mut self.zendesk[last]
+            }
+        };
+        field.lines.push(value);
         self.found = true;
     }
 

@@ -9,7 +9,10 @@ use proptest::prelude::*;
 
 use super::bounds::{MAX_RESET_AFTER, MAX_RETRY_AFTER, MAX_WINDOW};
 use super::restrictive::compare;
-use crate::{Percentage, RateLimitInfo, ServerStopPolicy, ThrottlingAlgorithm, ThrottlingContext};
+use crate::{
+    DeclaredDialect, FieldGrammar, Percentage, RateLimitInfo, ServerStopPolicy,
+    ThrottlingAlgorithm, ThrottlingContext, TimeUnit,
+};
 
 /// Every header name a dialect reads, plus neighbours that must be ignored.
 pub(super) const NAMES: &[&str] = &[
@@ -39,6 +42,14 @@ pub(super) const NAMES: &[&str] = &[
     "anthropic-ratelimit-input-tokens-reset",
     "anthropic-ratelimit-tokens-remaining",
     "x-shopify-shop-api-call-limit",
+    "x-rate-limit",
+    "x-ms-retry-after-ms",
+    "x-hubspot-ratelimit-max",
+    "x-hubspot-ratelimit-remaining",
+    "x-hubspot-ratelimit-interval-milliseconds",
+    "x-hubspot-ratelimit-daily-remaining",
+    "sforce-limit-info",
+    "zendesk-ratelimit-tickets-index",
     "x-ratelimit-",
     "anthropic-ratelimit--",
 ];
@@ -119,6 +130,106 @@ proptest! {
     }
 }
 
+/// Declared dialects of every shape, reading every unit, and the names they read.
+fn declared() -> (Vec<DeclaredDialect>, Vec<&'static str>) {
+    let mut all = Vec::new();
+    for (i, unit) in TimeUnit::ALL.into_iter().enumerate() {
+        let window = [
+            TimeUnit::Seconds,
+            TimeUnit::Milliseconds,
+            TimeUnit::GoDuration,
+        ][i % 3];
+        all.push(
+            DeclaredDialect::builder(format!("d{i}"))
+                .limit("d-limit")
+                .remaining("d-remaining")
+                .used("d-used")
+                .reset("d-reset")
+                .reset_unit(unit)
+                .retry_after("d-wait")
+                .retry_after_unit(unit)
+                .window_header("d-window")
+                .window_unit(window)
+                .build()
+                .expect("valid"),
+        );
+        all.push(
+            DeclaredDialect::builder(format!("f{i}"))
+                .field(if i % 2 == 0 { "d-field" } else { "d-field-*" })
+                .separator(if i % 2 == 0 { ';' } else { ',' })
+                .reset_unit(unit)
+                .build()
+                .expect("valid"),
+        );
+    }
+    all.push(
+        DeclaredDialect::builder("u")
+            .field("d-pair*")
+            .grammar(FieldGrammar::UsedOfLimit)
+            .window(Duration::from_secs(60))
+            .build()
+            .expect("valid"),
+    );
+    let names = vec![
+        "d-limit",
+        "d-remaining",
+        "d-used",
+        "d-reset",
+        "d-wait",
+        "d-window",
+        "d-field",
+        "d-field-a",
+        "d-field-b",
+        "d-pair",
+        "d-pairs",
+        "x-ratelimit-remaining",
+        "retry-after",
+    ];
+    (all, names)
+}
+
+fn declared_map() -> impl Strategy<Value = HeaderMap> {
+    let (_, names) = declared();
+    let value = prop_oneof![
+        3 => value(),
+        // The grammars' own shapes, with numbers of every size.
+        2 => text(b"limit=remaining;reset,used0123456789/ ()-.", 40),
+    ];
+    proptest::collection::vec((proptest::sample::select(names), value), 0..8).prop_map(|fields| {
+        let mut map = HeaderMap::new();
+        for (name, bytes) in fields {
+            if let Ok(v) = HeaderValue::from_bytes(&bytes) {
+                map.append(HeaderName::from_static(name), v);
+            }
+        }
+        map
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(20_000))]
+
+    /// A declared dialect never panics on arbitrary header bytes, and what it reads keeps the
+    /// bounds of the built-in dialects.
+    #[test]
+    fn declared_dialects_are_total_and_bounded(
+        map in declared_map(),
+        now_s in 0u64..4_102_444_800,
+        aged_ms in 0u64..100_000_000,
+    ) {
+        let (dialects, _) = declared();
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(now_s);
+        let builtin = RateLimitInfo::from_headers(&map, now);
+        let info = super::apply_declared(&dialects, &map, &mut || now, builtin);
+        check(&info)?;
+        let later = info.aged(Duration::from_millis(aged_ms));
+        check(&later)?;
+        if let Some(stop) = ServerStopPolicy::default().evaluate(&later) {
+            prop_assert!(!stop.delay().is_zero());
+        }
+    }
+}
+
 #[test]
 fn absurd_sizes_are_malformed_and_parse_in_bounded_time() {
     let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
@@ -192,6 +303,16 @@ fn fixed_hostile_values() {
         ("x-ratelimit-limit", b"18446744073709551616"),
         ("x-ratelimit-remaining", b"\xff\xfe"),
         ("x-shopify-shop-api-call-limit", b"18446744073709551615/1"),
+        ("x-ms-retry-after-ms", b"99999999999999999999999999"),
+        (
+            "x-hubspot-ratelimit-interval-milliseconds",
+            b"18446744073709551615",
+        ),
+        ("sforce-limit-info", b"api-usage=18446744073709551615/0"),
+        (
+            "zendesk-ratelimit-a",
+            b"total=0; remaining=99999999999999999999; resets=1e400",
+        ),
     ];
     for (name, v) in cases {
         let mut map = HeaderMap::new();

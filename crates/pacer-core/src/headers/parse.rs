@@ -11,7 +11,7 @@ use super::collect::{Collected, Family, may_be_field};
 use super::info::RateLimitInfo;
 use super::policy::Policy;
 use super::retry_after::retry_after;
-use super::{ietf, vendors, x_ratelimit};
+use super::{hubspot, ietf, salesforce, vendors, x_ratelimit, zendesk};
 use crate::WallTime;
 
 /// Parses every dialect in `headers` against `now`. Total: never fails, never panics.
@@ -79,8 +79,16 @@ fn every_dialect(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
             .iter()
             .any(|p| p.limit() == shopify.limit() && p.window().is_some_and(|w| !w.is_zero()))
     }));
+    hubspot::read(&c.hubspot, &mut policies);
+    salesforce::read(&c.salesforce, &mut policies);
+    zendesk::read(&c.zendesk, &mut policies);
     mark_zero_limits(&mut policies);
-    let retry_after = retry_after(&c.retry_after, &c.retry_after_ms, now);
+    let retry_after = retry_after(
+        &c.retry_after,
+        &c.retry_after_ms,
+        &c.x_ms_retry_after_ms,
+        now,
+    );
     RateLimitInfo::from_parts(policies, retry_after)
 }
 

@@ -51,6 +51,32 @@ impl QuotaUnit {
     /// ```
     #[must_use]
     pub fn from_name(name: &str) -> QuotaUnit {
+        QuotaUnit::read(name)
+    }
+
+    /// Its name, as IETF `qu` and [`from_name`](Self::from_name) spell it: `requests`,
+    /// `tokens`, `input-tokens`, `output-tokens`, `content-bytes`, `concurrent-requests`, or the
+    /// server's own.
+    ///
+    /// ```
+    /// use pacer_core::QuotaUnit;
+    /// assert_eq!(QuotaUnit::InputTokens.as_str(), "input-tokens");
+    /// assert_eq!(QuotaUnit::from_name(QuotaUnit::ContentBytes.as_str()), QuotaUnit::ContentBytes);
+    /// ```
+    #[must_use]
+    pub fn as_str(&self) -> &str {
+        match self {
+            QuotaUnit::Requests => "requests",
+            QuotaUnit::Tokens => "tokens",
+            QuotaUnit::InputTokens => "input-tokens",
+            QuotaUnit::OutputTokens => "output-tokens",
+            QuotaUnit::ContentBytes => "content-bytes",
+            QuotaUnit::ConcurrentRequests => "concurrent-requests",
+            QuotaUnit::Other(name) => name,
+        }
+    }
+
+    fn read(name: &str) -> QuotaUnit {
         let is = |s: &str| name.eq_ignore_ascii_case(s);
         if is("requests") || is("request") {
             QuotaUnit::Requests
@@ -106,6 +132,17 @@ pub enum Dialect {
     /// Reddit's `x-ratelimit-used` and `x-ratelimit-remaining` without a limit (the limit is
     /// their sum).
     Reddit,
+    /// HubSpot's `X-HubSpot-RateLimit-*`: policies `burst` (over
+    /// `-Interval-Milliseconds`), `daily` and `secondly`.
+    HubSpot,
+    /// Salesforce's `Sforce-Limit-Info: api-usage=18/5000`: one policy per `name=used/limit`.
+    Salesforce,
+    /// Zendesk's `Zendesk-RateLimit-{endpoint}: total=100; remaining=99; resets=41`: one
+    /// policy per endpoint.
+    Zendesk,
+    /// A dialect the user declared ([`DeclaredDialect`](crate::DeclaredDialect)); the policy
+    /// carries its name.
+    Declared,
 }
 
 /// One limit a server reported: its quota, what remains, when it resets.
@@ -353,6 +390,11 @@ impl Policy {
             Cow::Borrowed(name) => Name::Static(name),
             Cow::Owned(name) => Name::Shared(Arc::from(name)),
         });
+    }
+
+    /// Names the policy with a shared name (no allocation).
+    pub(crate) fn set_shared_name(&mut self, name: Arc<str>) {
+        self.name = Some(Name::Shared(name));
     }
 
     /// Names the policy with a copy of `name` (one allocation).

@@ -6,6 +6,10 @@
 //!   resolved against `now`; a date in the past gives zero ("retry now").
 //! * `retry-after-ms: 1500`: milliseconds, as OpenAI and Anthropic send beside `Retry-After`. It
 //!   is more precise, so it wins when both parse (as those vendors' SDKs do).
+//! * `x-ms-retry-after-ms: 2000`: the same, as Azure services send it. The order is the Azure
+//!   SDKs' (`@azure/core-rest-pipeline`'s throttling strategy, `azure_core`'s retry policy):
+//!   `retry-after-ms`, then `x-ms-retry-after-ms`, then `Retry-After`; the first that parses
+//!   wins, so a millisecond field beats a `Retry-After` beside it.
 //!
 //! `X-RateLimit-Reset-After` is deliberately *not* read as a Retry-After: Discord sends it on
 //! every response as the reset of a bucket, so it becomes a policy's reset instead; when that
@@ -21,15 +25,18 @@ use super::collect::Lines;
 use super::datetime::{parse_http_date, until};
 use super::num::{millis_from_secs_reading, parse_decimal_secs};
 
-/// The Retry-After of a response, from `retry-after-ms` or `Retry-After`.
+/// The Retry-After of a response, from `retry-after-ms`, `x-ms-retry-after-ms` or
+/// `Retry-After`, in that order.
 pub(crate) fn retry_after(
     seconds_or_date: &Lines<'_>,
     millis: &Lines<'_>,
+    ms_millis: &Lines<'_>,
     now: SystemTime,
 ) -> Option<Duration> {
     millis
         .singleton()
         .and_then(parse_retry_after_ms)
+        .or_else(|| ms_millis.singleton().and_then(parse_retry_after_ms))
         .or_else(|| {
             seconds_or_date
                 .singleton()
@@ -102,5 +109,49 @@ mod tests {
             Some(MAX_RETRY_AFTER)
         );
         assert_eq!(parse_retry_after_ms("-1"), None);
+    }
+
+    /// Azure's `x-ms-retry-after-ms` and `retry-after-ms` (the Azure SDKs' order), with the
+    /// bounds of `Retry-After`.
+    #[test]
+    fn azures_millisecond_fields() {
+        use crate::RateLimitInfo;
+        use http::{HeaderMap, HeaderValue};
+        type Fields = &'static [(&'static str, &'static str)];
+        let ms = Duration::from_millis;
+        let cases: &[(Fields, Option<Duration>)] = &[
+            (&[("x-ms-retry-after-ms", "2000")], Some(ms(2000))),
+            (&[("retry-after-ms", "2000")], Some(ms(2000))),
+            (
+                &[("x-ms-retry-after-ms", "2000"), ("retry-after", "5")],
+                Some(ms(2000)),
+            ),
+            (
+                &[("x-ms-retry-after-ms", "2000"), ("retry-after-ms", "1500")],
+                Some(ms(1500)),
+            ),
+            (
+                &[("x-ms-retry-after-ms", "soon"), ("retry-after", "5")],
+                Some(ms(5000)),
+            ),
+            (&[("x-ms-retry-after-ms", "-1")], None),
+            (
+                &[("x-ms-retry-after-ms", "99999999999999999")],
+                Some(MAX_RETRY_AFTER),
+            ),
+            (
+                &[("x-ms-retry-after-ms", "1"), ("x-ms-retry-after-ms", "2")],
+                None,
+            ),
+        ];
+        for (fields, want) in cases {
+            let mut m = HeaderMap::new();
+            for (k, v) in *fields {
+                m.append(*k, HeaderValue::from_str(v).unwrap());
+            }
+            let info = RateLimitInfo::from_headers(&m, now());
+            assert_eq!(info.retry_after(), *want, "{fields:?}");
+            assert!(info.policies().is_empty(), "{fields:?}");
+        }
     }
 }

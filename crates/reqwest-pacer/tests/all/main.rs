@@ -10,6 +10,7 @@ mod classifier;
 mod concurrency;
 mod cost_and_keys;
 mod defaults;
+mod dialects;
 mod fleet;
 mod github;
 mod headers;
