@@ -58,6 +58,8 @@ mod key;
 mod marks;
 mod memory;
 mod query_cost;
+mod reading;
+mod refusal;
 mod reject;
 mod retries;
 mod rules;
@@ -70,17 +72,19 @@ pub use body::{BodyReading, PacerBody, read_body};
 pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, GRPC_RESOURCE_EXHAUSTED,
-    GRPC_UNAVAILABLE, PENALTY_PAUSE, RefusalClass, ThrottleClassifier, builtin_body_verdict,
-    forbids_retry, insufficient_quota, is_json, refusal_from_headers,
+    GRPC_UNAVAILABLE, ThrottleClassifier, builtin_body_verdict, forbids_retry, insufficient_quota,
+    is_json,
 };
 pub use endpoints::Endpoint;
 pub use key::{KeyMode, UnknownKeyMode};
 pub use marks::{Paced, QuotaExhausted};
 pub use memory::{EndpointMemory, PacerMemory, Recalled};
 pub use query_cost::{QUERY_COST_BODY_LIMIT, QueryCost};
+pub use reading::Reading;
+pub use refusal::{PENALTY_PAUSE, RefusalClass, refusal_from_headers};
 pub use reject::RejectReason;
 pub use retries::Retries;
-pub use rules::{Hold, Reading, Rules, WaitCause};
+pub use rules::{Hold, Rules, WaitCause};
 pub use server_state::ServerState;
 pub use wait::Attempt;
 pub use window_limit::{DEFAULT_FRAMES, Refusal, WindowAnswer, WindowLimit};

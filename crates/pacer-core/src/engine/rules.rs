@@ -3,14 +3,15 @@
 
 use super::body::BodyReading;
 use super::classify::{
-    BODY_LIMIT, BodyVerdict, DefaultClassifier, RefusalClass, ThrottleClassifier, forbids_retry,
-    is_json,
+    BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry, is_json,
 };
 use super::query_cost::QUERY_COST_BODY_LIMIT;
+use super::reading::Reading;
+use super::refusal::RefusalClass;
 use super::units;
 use crate::headers::Age;
 use crate::{
-    DeclaredDialect, EndpointSnapshot, Percentage, Policy, QueryCost, RateLimitInfo,
+    DeclaredDialect, EndpointSnapshot, Percentage, QueryCost, RateLimitInfo,
     RateLimitStateProvider, ServerStopPolicy, Signal, StopCause, ThrottlingAlgorithm,
     ThrottlingContext, WallTime,
 };
@@ -552,91 +553,6 @@ fn positive_age(age: &http::HeaderValue) -> bool {
         .ok()
         .and_then(|v| v.trim().parse::<u64>().ok())
         .is_some_and(|age| age > 0)
-}
-
-/// What a response says, read by [`Rules::read`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct Reading {
-    pub(super) signal: Signal,
-    pub(super) reports: bool,
-    pub(super) from_cache: bool,
-    pub(super) info: RateLimitInfo,
-    pub(super) unit_policies: Option<Vec<Policy>>,
-    pub(super) retry_refused: bool,
-    pub(super) quota_exhausted: bool,
-    pub(super) refusal: RefusalClass,
-}
-
-impl Reading {
-    /// True if its rate-limit fields say when a quota with nothing left is back: a policy or a
-    /// budget in other units (tokens) with nothing remaining and a reset. A throttle that says
-    /// so is held by the server's own stop, not by `PauseWithoutRetryAfter`.
-    pub(crate) fn says_when_quota_is_back(&self) -> bool {
-        let said =
-            |p: &crate::Policy| p.is_exhausted() && p.reset_after().is_some_and(|r| !r.is_zero());
-        self.info.policies().iter().any(said) || self.unit_policies.iter().flatten().any(said)
-    }
-
-    /// The response's signal for the rate.
-    #[must_use]
-    pub fn signal(&self) -> Signal {
-        self.signal
-    }
-
-    /// The rate-limit state it reports, bounded (advisory unless the response is a throttle).
-    #[must_use]
-    pub fn info(&self) -> &RateLimitInfo {
-        &self.info
-    }
-
-    /// True if the response reported rate-limit fields and came from a cache (`Age` above
-    /// zero): its fields tell nothing of the quota now and are not kept.
-    #[must_use]
-    pub fn from_cache(&self) -> bool {
-        self.from_cache
-    }
-
-    /// True if the server asked that the request not be sent again (`x-should-retry: false`,
-    /// or a body the classifier says is not to be retried).
-    #[must_use]
-    pub fn retry_refused(&self) -> bool {
-        self.retry_refused
-    }
-
-    /// True if the body said the account is out of credit: not a throttle, not retried.
-    #[must_use]
-    pub fn quota_exhausted(&self) -> bool {
-        self.quota_exhausted
-    }
-
-    /// Makes its stop `pause` long (a penalty's), whatever `Retry-After` it had.
-    pub(super) fn set_stop(&mut self, pause: Duration) {
-        let info = std::mem::take(&mut self.info);
-        self.info = info.with_retry_after(pause);
-        self.reports = true;
-    }
-
-    /// Keeps no stop of it: its state is advice, as a response's that is not a throttle.
-    pub(super) fn drop_stop(&mut self) {
-        let info = std::mem::take(&mut self.info);
-        self.info = info.into_advisory();
-        self.reports = !self.info.is_empty();
-    }
-
-    /// Why the server refused it, if it is a throttle ([`RefusalClass::Rate`] otherwise).
-    #[must_use]
-    pub fn refusal(&self) -> RefusalClass {
-        self.refusal
-    }
-
-    /// True if the endpoint's server state keeps this reading, `seen` saying whether any
-    /// response of the driver has carried rate-limit fields: one that reports fields, or any
-    /// once some did (an empty one then counts a response without them), and never one from a
-    /// cache. A driver that reads the time only when it is needed asks this first.
-    #[must_use]
-    pub fn kept(&self, seen: bool) -> bool {
-        (self.reports || seen) && !self.from_cache
-    }
 }
 
 /// The statuses whose JSON body a driver reads for the classifier: a 429, and a 403 (GitHub's
