@@ -75,15 +75,11 @@ fn write_key_of(mode: KeyMode, url: &Url, out: &mut String) {
         out.push_str(key);
         return;
     }
-    let first_segment = match mode {
-        KeyMode::HostAndFirstSegment => url.path_segments().and_then(|mut s| s.next()),
-        _ => None,
-    };
     mode.write_key(
         url.scheme(),
         url.host_str().unwrap_or(""),
         url.port_or_known_default(),
-        first_segment.unwrap_or(""),
+        url.path(),
         out,
     );
 }

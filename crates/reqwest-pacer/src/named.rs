@@ -33,7 +33,14 @@ impl Named {
         Ok(Named {
             metrics: LimiterMetrics::new(&name),
             live_instance_count: AtomicU32::new(0),
-            engine: Engine::new(config.max_endpoints, config.endpoint_idle_ttl),
+            engine: {
+                let engine = Engine::new(config.max_endpoints, config.endpoint_idle_ttl);
+                if config.key_mode == Some(pacer_core::KeyMode::DiscordRoute) {
+                    engine.group_by_bucket()
+                } else {
+                    engine
+                }
+            },
             name,
             config: RwLock::new(Arc::new(config)),
             clock,
@@ -57,7 +64,8 @@ impl Named {
         Arc::clone(&self.config.read())
     }
 
-    /// Replaces the pieces and the options. The endpoint capacity and idle TTL stay as built; a
+    /// Replaces the pieces and the options. The endpoint capacity, idle TTL and the grouping of
+    /// Discord's buckets (`KeyMode::DiscordRoute`) stay as built; a
     /// new controller factory applies to endpoints met from now on.
     pub(crate) fn update_config(&self, config: LimiterConfig) -> Result<(), InvalidOptions> {
         let options = config.options.clone();

@@ -380,7 +380,14 @@ impl PacerLayerBuilder {
         Ok(PacerLayer {
             shared: Arc::new(Shared {
                 metrics: LimiterMetrics::new(&self.name),
-                engine: Engine::new(self.max_endpoints, self.endpoint_idle_ttl),
+                engine: {
+                    let engine = Engine::new(self.max_endpoints, self.endpoint_idle_ttl);
+                    if self.key == KeyMode::DiscordRoute {
+                        engine.group_by_bucket()
+                    } else {
+                        engine
+                    }
+                },
                 options: self.options,
                 rules: self.rules,
                 key: self.key,
@@ -457,19 +464,9 @@ impl Shared {
             "https" | "wss" => Some(443),
             _ => None,
         });
-        let first_segment = uri
-            .path()
-            .strip_prefix('/')
-            .and_then(|p| p.split('/').next())
-            .unwrap_or("");
         let mut key = String::new();
-        self.key.write_key(
-            scheme,
-            uri.host().unwrap_or(""),
-            port,
-            first_segment,
-            &mut key,
-        );
+        self.key
+            .write_key(scheme, uri.host().unwrap_or(""), port, uri.path(), &mut key);
         key
     }
 

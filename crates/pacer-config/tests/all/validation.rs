@@ -177,11 +177,11 @@ fn wrong_types_and_unparsable_values() {
         ),
         (
             r#"{ "EndpointKey": "Path" }"#,
-            "EndpointKey = \"Path\": unknown endpoint key mode; expected one of SchemeHostPort, Host, HostAndFirstSegment, Global",
+            "EndpointKey = \"Path\": unknown endpoint key mode; expected one of SchemeHostPort, Host, HostAndFirstSegment, Global, DiscordRoute",
         ),
         (
             r#"{ "EndpointKey": "Hots" }"#,
-            "EndpointKey = \"Hots\": unknown endpoint key mode; did you mean \"Host\"? (expected one of SchemeHostPort, Host, HostAndFirstSegment, Global)",
+            "EndpointKey = \"Hots\": unknown endpoint key mode; did you mean \"Host\"? (expected one of SchemeHostPort, Host, HostAndFirstSegment, Global, DiscordRoute)",
         ),
         (r#"{ "Aimd": 5 }"#, "Aimd = 5: expected a table"),
     ];

@@ -127,6 +127,11 @@ impl Endpoint {
 }
 
 impl Endpoints {
+    /// About how many endpoints are kept.
+    pub(crate) fn capacity(&self) -> usize {
+        self.shard_capacity * self.shards.len()
+    }
+
     /// How long an idle endpoint is kept.
     pub(crate) fn idle_ttl(&self) -> Duration {
         self.idle_ttl

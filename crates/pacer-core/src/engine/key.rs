@@ -16,10 +16,18 @@ pub enum KeyMode {
     HostAndFirstSegment,
     /// One key for every request of the limiter: `*`.
     Global,
+    /// A Discord route: `scheme://host:port` and the path, each all-digit segment (a snowflake
+    /// id) written `:id` but Discord's major parameters (the id after `channels`, `guilds` or
+    /// `webhooks`, and a webhook's token), which Discord rate-limits apart
+    /// (`https://discord.com:443/api/v10/channels/123/messages/:id`). A response that names its
+    /// bucket (`X-RateLimit-Bucket`) then groups the routes that share it, with the same major
+    /// parameter, under one rate (`Engine::after`, docs/responses.md).
+    DiscordRoute,
 }
 
 impl KeyMode {
-    /// The name in configuration: `SchemeHostPort`, `Host`, `HostAndFirstSegment`, `Global`.
+    /// The name in configuration: `SchemeHostPort`, `Host`, `HostAndFirstSegment`, `Global`,
+    /// `DiscordRoute`.
     #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
@@ -27,36 +35,41 @@ impl KeyMode {
             KeyMode::Host => "Host",
             KeyMode::HostAndFirstSegment => "HostAndFirstSegment",
             KeyMode::Global => "Global",
+            KeyMode::DiscordRoute => "DiscordRoute",
         }
     }
 
     /// Every mode.
-    pub const ALL: [KeyMode; 4] = [
+    pub const ALL: [KeyMode; 5] = [
         KeyMode::SchemeHostPort,
         KeyMode::Host,
         KeyMode::HostAndFirstSegment,
         KeyMode::Global,
+        KeyMode::DiscordRoute,
     ];
 
     /// Appends the key, in this mode, of a request to `scheme://host:port/path` to `out`:
     /// `port` is the URL's port or its scheme's known default (`None`: neither, written 0), and
-    /// `first_segment` the path's first segment (`search` of `/search/code`; empty for `/`).
-    /// A driver takes these from its request type (reqwest's `Url`, http's `Uri`) and gets the
-    /// same key for the same URL.
+    /// `path` the URL's path (`/search/code`; no query). A driver takes these from its request
+    /// type (reqwest's `Url`, http's `Uri`) and gets the same key for the same URL.
     ///
     /// ```
     /// use pacer_core::KeyMode;
     ///
     /// let mut key = String::new();
-    /// KeyMode::HostAndFirstSegment.write_key("https", "api.test", Some(443), "search", &mut key);
+    /// KeyMode::HostAndFirstSegment.write_key("https", "api.test", Some(443), "/search/code", &mut key);
     /// assert_eq!(key, "https://api.test:443/search");
+    /// let mut key = String::new();
+    /// KeyMode::DiscordRoute.write_key("https", "discord.com", Some(443),
+    ///     "/api/v10/channels/223/messages/1049", &mut key);
+    /// assert_eq!(key, "https://discord.com:443/api/v10/channels/223/messages/:id");
     /// ```
     pub fn write_key(
         self,
         scheme: &str,
         host: &str,
         port: Option<u16>,
-        first_segment: &str,
+        path: &str,
         out: &mut String,
     ) {
         let origin = |out: &mut String, extra: usize| {
@@ -71,19 +84,71 @@ impl KeyMode {
             KeyMode::SchemeHostPort => origin(out, 0),
             KeyMode::Host => out.push_str(host),
             KeyMode::HostAndFirstSegment => {
+                let first_segment = path
+                    .strip_prefix('/')
+                    .and_then(|p| p.split('/').next())
+                    .unwrap_or("");
                 origin(out, first_segment.len() + 1);
                 out.push('/');
                 out.push_str(first_segment);
             }
             KeyMode::Global => out.push('*'),
+            KeyMode::DiscordRoute => {
+                origin(out, path.len());
+                discord_route(path, out);
+            }
         }
     }
+}
+
+/// Discord's major parameters: the id after one of these segments, and a webhook's token after
+/// its id (Discord's docs, "Rate Limits": "per-route … major parameters").
+const DISCORD_MAJOR: [&str; 3] = ["channels", "guilds", "webhooks"];
+
+/// Appends `path` with every all-digit segment written `:id`, but a major parameter.
+fn discord_route(path: &str, out: &mut String) {
+    let mut kept = 0u8; // segments to keep as they are: a major parameter (and a token)
+    let mut previous = "";
+    for segment in path.split('/').skip(1) {
+        out.push('/');
+        if DISCORD_MAJOR.contains(&previous) {
+            kept = if previous == "webhooks" { 2 } else { 1 };
+        }
+        let snowflake = !segment.is_empty() && segment.bytes().all(|b| b.is_ascii_digit());
+        if kept > 0 {
+            out.push_str(segment);
+            kept -= 1;
+        } else if snowflake {
+            out.push_str(":id");
+        } else {
+            out.push_str(segment);
+        }
+        previous = segment;
+    }
+}
+
+/// The major parameter in a [`KeyMode::DiscordRoute`] key (`channels/223`, or
+/// `webhooks/{id}/{token}`), if it has one.
+pub(crate) fn discord_major(key: &str) -> Option<&str> {
+    let path_at = key.find("://").map(|i| i + 3)?;
+    let path = &key[path_at..];
+    let path = &path[path.find('/')?..];
+    DISCORD_MAJOR.iter().find_map(|major| {
+        let at = path.find(&format!("/{major}/"))? + 1;
+        let rest = &path[at..];
+        let parts = if *major == "webhooks" { 3 } else { 2 };
+        let end = rest
+            .match_indices('/')
+            .nth(parts - 1)
+            .map_or(rest.len(), |(i, _)| i);
+        Some(&rest[..end])
+    })
 }
 
 /// The text is not a key mode's name.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown endpoint key mode {0:?}: expected one of SchemeHostPort, Host, HostAndFirstSegment, Global"
+    "unknown endpoint key mode {0:?}: expected one of SchemeHostPort, Host, HostAndFirstSegment, Global, DiscordRoute"
 )]
 pub struct UnknownKeyMode(pub String);
 
@@ -142,5 +207,41 @@ mod tests {
         let mut s = String::new();
         KeyMode::SchemeHostPort.write_key("x-api", "h", None, "", &mut s);
         assert_eq!(s, "x-api://h:0");
+    }
+
+    #[test]
+    fn discord_routes_keep_their_major_parameter_and_mask_the_other_ids() {
+        let table = [
+            (
+                "/api/v10/channels/223/messages/1049",
+                "/api/v10/channels/223/messages/:id",
+                Some("channels/223"),
+            ),
+            (
+                "/api/v10/channels/223/messages/1049/reactions/%F0%9F%91%8D/@me",
+                "/api/v10/channels/223/messages/:id/reactions/%F0%9F%91%8D/@me",
+                Some("channels/223"),
+            ),
+            (
+                "/api/v10/guilds/97/members/5",
+                "/api/v10/guilds/97/members/:id",
+                Some("guilds/97"),
+            ),
+            (
+                "/api/v10/webhooks/77/tok3n/messages/9",
+                "/api/v10/webhooks/77/tok3n/messages/:id",
+                Some("webhooks/77/tok3n"),
+            ),
+            ("/api/v10/users/@me", "/api/v10/users/@me", None),
+            ("/api/v10/users/42", "/api/v10/users/:id", None),
+            ("/", "/", None),
+        ];
+        for (path, route, major) in table {
+            let mut key = String::new();
+            KeyMode::DiscordRoute.write_key("https", "discord.com", Some(443), path, &mut key);
+            assert_eq!(key, format!("https://discord.com:443{route}"), "{path}");
+            assert_eq!(discord_major(&key), major, "{key}");
+        }
+        assert_eq!("discord-route".parse(), Ok(KeyMode::DiscordRoute));
     }
 }

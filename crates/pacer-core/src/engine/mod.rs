@@ -51,6 +51,7 @@
 //! ```
 
 mod body;
+mod buckets;
 mod choices;
 mod classify;
 mod endpoints;
@@ -124,6 +125,9 @@ pub struct Engine {
     /// Until when a stop for every endpoint holds (a [`RefusalClass::Global`] refusal), in
     /// nanoseconds of the limiter's clock; 0 for none.
     global_stop: AtomicU64,
+    /// Discord's buckets, when the endpoint keys are Discord routes
+    /// ([`group_by_bucket`](Self::group_by_bucket)).
+    buckets: Option<buckets::Buckets>,
 }
 
 impl fmt::Debug for Engine {
@@ -144,7 +148,18 @@ impl Engine {
             endpoints: Endpoints::new(capacity, idle_ttl),
             headers_seen: AtomicBool::new(false),
             global_stop: AtomicU64::new(0),
+            buckets: None,
         }
+    }
+
+    /// Groups the routes that share a bucket, as Discord names it (`X-RateLimit-Bucket`), under
+    /// one endpoint: with [`KeyMode::DiscordRoute`] keys, a route's requests use the endpoint
+    /// of its bucket and major parameter once a response named the bucket. A driver whose key
+    /// mode is `DiscordRoute` builds its engine with this.
+    #[must_use]
+    pub fn group_by_bucket(mut self) -> Self {
+        self.buckets = Some(buckets::Buckets::new(self.endpoints.capacity()));
+        self
     }
 
     /// The endpoint `key`, with an adaptive limiter made with `make` if there is none.
@@ -156,6 +171,9 @@ impl Engine {
         make: impl FnOnce() -> Limiter,
         evicted: impl FnMut(&Limiter),
     ) -> Arc<Endpoint> {
+        if let Some(bucket) = self.buckets.as_ref().and_then(|b| b.resolve(key)) {
+            return self.endpoints.get_or_insert(&bucket, now, make, evicted);
+        }
         self.endpoints.get_or_insert(key, now, make, evicted)
     }
 
@@ -357,6 +375,9 @@ impl Engine {
         now: Timestamp,
     ) -> After {
         let mut reading = reading;
+        if let Some(buckets) = &self.buckets {
+            buckets.learn(endpoint.key(), &reading.info);
+        }
         let (mut signal, retry_refused) = (reading.signal, reading.retry_refused);
         let retry_in = self.refused(endpoint, &mut reading, &mut signal, now);
         let seen = self.headers_seen();

@@ -117,3 +117,70 @@ async fn discord_s_global_limit_holds_every_endpoint() {
     );
     assert_eq!(drive(&clock, first).await.unwrap(), 200);
 }
+
+/// Discord's buckets (`EndpointKey = DiscordRoute`): two routes of one channel that Discord
+/// names the same bucket (`X-RateLimit-Bucket`) share one rate once a response said so: a
+/// 429 on one stops the other. Discord's docs, "Rate Limits": "the bucket … shared across
+/// routes", per major parameter.
+#[tokio::test]
+async fn routes_that_share_a_discord_bucket_share_a_stop() {
+    let server = MockServer::start().await;
+    let clock = ManualClock::new();
+    let bucket = |t: ResponseTemplate| {
+        t.insert_header("x-ratelimit-limit", "5")
+            .insert_header("x-ratelimit-remaining", "4")
+            .insert_header("x-ratelimit-reset-after", "1")
+            .insert_header("x-ratelimit-bucket", "41f9cd5d28af77da04563bcb1d67fdfd")
+    };
+    let throttled = bucket(ResponseTemplate::new(429))
+        .insert_header("retry-after", "3")
+        .insert_header("x-ratelimit-scope", "user");
+    let messages = Script::new(vec![bucket(ok()), throttled, bucket(ok())]).on(&clock);
+    let message = Script::new(vec![bucket(ok())]).on(&clock);
+    Mock::given(path("/api/v10/channels/223/messages"))
+        .respond_with(messages.clone())
+        .mount(&server)
+        .await;
+    Mock::given(path("/api/v10/channels/223/messages/1049"))
+        .respond_with(message.clone())
+        .mount(&server)
+        .await;
+    let config = LimiterConfig::new(generous()).endpoint_key(KeyMode::DiscordRoute);
+    let pacer = pacer_on(&clock, config);
+    let client = client(&pacer);
+    let (list, edit) = (
+        format!("{}/api/v10/channels/223/messages", server.uri()),
+        format!("{}/api/v10/channels/223/messages/1049", server.uri()),
+    );
+    // Each route's first response names the bucket.
+    drive(&clock, client.get(&list).send()).await.unwrap();
+    drive(&clock, client.get(&edit).send()).await.unwrap();
+    // A 429 on the list route (retried after 3 s) stops the bucket: the edit route waits too.
+    let first = tokio::spawn({
+        let (client, list) = (client.clone(), list.clone());
+        async move { client.get(list).send().await.unwrap().status() }
+    });
+    let read = eventually_within(Duration::from_secs(5), || messages.calls() >= 2).await;
+    assert!(read);
+    let bucket_key = format!(
+        "{}#41f9cd5d28af77da04563bcb1d67fdfd/channels/223",
+        endpoint(&server)
+    );
+    let stopped = eventually_within(Duration::from_secs(5), || {
+        pacer
+            .state("api", &bucket_key)
+            .ok()
+            .and_then(|s| s.limiter)
+            .is_some_and(|l| l.stats.throttled == 1)
+    })
+    .await;
+    assert!(stopped, "the throttle reached the bucket's endpoint");
+    let started = pacer_core::Clock::now(&clock);
+    drive(&clock, client.get(&edit).send()).await.unwrap();
+    let waited = pacer_core::Clock::now(&clock) - started;
+    assert!(
+        waited >= Duration::from_secs(3),
+        "the other route waited: {waited:?}"
+    );
+    assert_eq!(drive(&clock, first).await.unwrap(), 200);
+}
