@@ -140,6 +140,10 @@ pub enum ProblemKind {
     Duplicate,
     /// A key Pacer knows but does not support yet (`Windows`).
     NotSupported,
+    /// A key read and checked that has no effect (a controller's table beside another
+    /// `Controller`): a warning ([`LimiterSettings::warnings`](crate::LimiterSettings::warnings)),
+    /// not an error.
+    Ignored,
 }
 
 impl Problem {

@@ -133,13 +133,24 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<FleetSettings> {
         }
     }
     if let Err(e) = options.validate() {
-        for InvalidOption { option, rule, .. } in e.into_errors() {
-            let (path, value) = shown
-                .iter()
-                .find(|(key, _, _)| *key == option)
-                .map_or((t.path_of(&option), None), |(_, path, value)| {
-                    (path.clone(), Some(value.clone()))
-                });
+        for InvalidOption {
+            option,
+            value: in_force,
+            rule,
+            ..
+        } in e.into_errors()
+        {
+            // An option the file leaves out is shown at its default, marked as such: the rule
+            // it breaks is about another option written beside it.
+            let (path, value) = shown.iter().find(|(key, _, _)| *key == option).map_or_else(
+                || {
+                    (
+                        t.path_of(&option),
+                        Some(format!("{in_force} (the default)")),
+                    )
+                },
+                |(_, path, value)| (path.clone(), Some(value.clone())),
+            );
             p.push(path, value, rule, ProblemKind::OutOfRange);
         }
     }

@@ -119,6 +119,7 @@ pub(crate) fn read(p: &mut Collector, at: &At<'_>) -> Option<LimiterSettings> {
     let mut s = LimiterSettings::default();
     let mut given = Given::default();
     read_options(p, &mut t, &mut s.options, &mut given);
+    s.warnings = unused_controller_tables(&given, &at.path, at.style(), &s.options);
 
     if let Some(f) = t.get(p, "Throttling") {
         s.throttling = throttling::read(p, &f).unwrap_or_default();
@@ -331,6 +332,43 @@ fn read_options(
         pacer!("RecoveryTime", duration, recovery_time);
         c.finish(p, PACER_KEYS);
     }
+}
+
+/// A table of a controller the limiter does not run (`Aimd` beside `Controller = Cubic`) whose
+/// values are not the defaults is read and checked, then has no effect: a warning each, at the
+/// table's path.
+fn unused_controller_tables(
+    given: &Given,
+    limiter: &str,
+    style: Style,
+    o: &LimiterOptions,
+) -> Vec<crate::Problem> {
+    let controller = o.controller;
+    let mut warnings = Vec::new();
+    // A table of defaults changes nothing either way (settings written back carry every
+    // controller's table): only one that says something is worth a word.
+    let defaults = LimiterOptions::default();
+    for (table, kind, says) in [
+        ("Aimd", ControllerKind::Aimd, o.aimd != defaults.aimd),
+        ("Cubic", ControllerKind::Cubic, o.cubic != defaults.cubic),
+        ("Pacer", ControllerKind::Pacer, o.pacer != defaults.pacer),
+    ] {
+        let written = given.0.keys().any(|k| k.starts_with(&format!("{table}.")));
+        if written && says && kind != controller {
+            warnings.push(crate::Problem::new(
+                join(limiter, &style.render(table)),
+                None,
+                format!(
+                    "ignored: the limiter runs the {} controller (`Controller`), this table \
+                     applies to {} only",
+                    controller.as_str(),
+                    kind.as_str()
+                ),
+                ProblemKind::Ignored,
+            ));
+        }
+    }
+    warnings
 }
 
 /// `Classifier`: four lists of HTTP status codes and one of gRPC status codes, each replacing its

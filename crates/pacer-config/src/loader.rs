@@ -257,7 +257,15 @@ impl ConfigLoader {
         let settings = read_settings(&mut p, &root, &self.section_path());
         match Problems::new(p.list) {
             Some(problems) => Err(ConfigError::Invalid(problems)),
-            None => Ok(settings.expect("no problem means settings")),
+            None => {
+                let settings = settings.expect("no problem means settings");
+                for (_, limiter) in settings.limiters() {
+                    for warning in &limiter.warnings {
+                        tracing::warn!("configuration: {warning}");
+                    }
+                }
+                Ok(settings)
+            }
         }
     }
 
@@ -267,6 +275,15 @@ impl ConfigLoader {
     /// # Errors
     /// As [`load`](Self::load), and [`ConfigError::Invalid`] when there is no such limiter.
     pub fn load_limiter(&self, name: &str) -> Result<LimiterSettings, ConfigError> {
+        self.load_named_limiter(name).map(|(_, settings)| settings)
+    }
+
+    /// As [`load_limiter`](Self::load_limiter), with the limiter's name as the file writes it
+    /// (`orders-api` for `ORDERS_API`).
+    ///
+    /// # Errors
+    /// As [`load_limiter`](Self::load_limiter).
+    pub fn load_named_limiter(&self, name: &str) -> Result<(String, LimiterSettings), ConfigError> {
         let settings = self.load()?;
         let found = settings.limiters().find(|(n, _)| *n == name).or_else(|| {
             settings
@@ -274,7 +291,7 @@ impl ConfigLoader {
                 .find(|(n, _)| normalize(n) == normalize(name))
         });
         match found {
-            Some((_, s)) => Ok(s.clone()),
+            Some((n, s)) => Ok((n.to_owned(), s.clone())),
             None => {
                 let names: Vec<&str> = settings.names().collect();
                 let mut p = Collector::default();

@@ -8,7 +8,7 @@
 use crate::duration;
 use crate::error::{Problem, ProblemKind};
 use crate::spelling::{Style, join, nearest};
-use crate::tree::{Node, is_indexed, normalize};
+use crate::tree::{Node, is_indexed, normalize, same_key};
 use std::time::Duration;
 
 /// The problems found so far.
@@ -265,8 +265,7 @@ impl<'a> TableReader<'a> {
 
     /// The path of option `pascal` in this table, as given or in the table's style.
     pub(crate) fn path_of(&self, pascal: &str) -> String {
-        let wanted = normalize(pascal);
-        match self.entries.iter().find(|(k, _)| normalize(k) == wanted) {
+        match self.entries.iter().find(|(k, _)| same_key(k, pascal)) {
             Some((k, _)) => join(&self.path, k),
             None => join(&self.path, &self.style.render(pascal)),
         }
@@ -276,10 +275,9 @@ impl<'a> TableReader<'a> {
     /// is not there or is `null`. The same key given twice (in one spelling or two) is a
     /// problem.
     pub(crate) fn get(&mut self, p: &mut Collector, pascal: &str) -> Option<At<'a>> {
-        let wanted = normalize(pascal);
         let mut found: Option<(usize, &'a str, &'a Node)> = None;
         for (i, (k, v)) in self.entries.iter().enumerate() {
-            if normalize(k) != wanted {
+            if !same_key(k, pascal) {
                 continue;
             }
             self.used[i] = true;

@@ -146,6 +146,11 @@ pub struct LimiterSettings {
     /// `Dialects`: the rate-limit fields of APIs no built-in dialect reads, declared
     /// ([`Rules::with_dialect`]). Default none.
     pub dialects: Vec<DeclaredDialect>,
+    /// What the file says that has no effect, each a [`Problem`](crate::Problem) of kind
+    /// [`ProblemKind::Ignored`](crate::ProblemKind::Ignored): a controller's table beside
+    /// another `Controller`. Loading logs each (`tracing::warn!`); `pacer-sim` prints them.
+    /// Not written back. Default none.
+    pub warnings: Vec<crate::Problem>,
 }
 
 /// The middleware's defaults for what [`LimiterConfig`] does not expose.
@@ -167,6 +172,7 @@ impl Default for LimiterSettings {
             fleet: None,
             query_cost: false,
             dialects: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }

@@ -12,11 +12,17 @@ use std::fmt;
 
 /// A JSON text as a tree, keeping every key of an object in order, duplicates included.
 pub(crate) fn json(text: &str, name: &str) -> Result<Node, ConfigError> {
+    // A UTF-8 byte order mark (Visual Studio writes one; .NET reads past it).
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut de = serde_json::Deserializer::from_str(text);
     let node = de
         .deserialize_any(NodeVisitor)
         .and_then(|node| de.end().map(|()| node))
-        .map_err(|e| ConfigError::source_error(format!("{name}: {e}"), e))?;
+        .map_err(|e| {
+            let at = json_path_at(text, e.line(), e.column());
+            let hint = json_hint(text, e.line(), e.column());
+            ConfigError::source_error(format!("{name}: {e}{at}{hint}"), e)
+        })?;
     match node {
         Node::Table(_) => Ok(node),
         other => Err(ConfigError::Source {
@@ -27,6 +33,119 @@ pub(crate) fn json(text: &str, name: &str) -> Result<Node, ConfigError> {
             source: None,
         }),
     }
+}
+
+/// Where a JSON text's parse failed, as the key path of the value being read there
+/// (` (at AdaptiveRateLimiting.Limiters.orders.MaxUnitsPerMinute)`), or nothing at the top.
+fn json_path_at(text: &str, line: usize, column: usize) -> String {
+    let end = offset_of(text, line, column);
+    // What each open object or list is at: an object's last key, a list's index.
+    let mut path: Vec<(bool, String, usize)> = Vec::new();
+    let mut key: Option<String> = None;
+    let mut chars = text[..end].char_indices();
+    while let Some((_, c)) = chars.next() {
+        match c {
+            '"' => {
+                let mut s = String::new();
+                let mut closed_at = None;
+                while let Some((j, c)) = chars.next() {
+                    match c {
+                        '\\' => {
+                            chars.next();
+                        }
+                        '"' => {
+                            closed_at = Some(j);
+                            break;
+                        }
+                        c => s.push(c),
+                    }
+                }
+                // A string followed by `:` is a key.
+                if let Some(j) = closed_at
+                    && text[j + 1..end].trim_start().starts_with(':')
+                {
+                    key = Some(s);
+                }
+            }
+            '{' => path.push((true, key.take().unwrap_or_default(), 0)),
+            '[' => path.push((false, key.take().unwrap_or_default(), 0)),
+            '}' | ']' => {
+                path.pop();
+                key = None;
+            }
+            ',' => {
+                key = None;
+                if let Some(top) = path.last_mut()
+                    && !top.0
+                {
+                    top.2 += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = String::new();
+    for (depth, (object, name, index)) in path.iter().enumerate() {
+        if depth > 0 && !name.is_empty() {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(name);
+        }
+        if !object {
+            out.push_str(&format!("[{index}]"));
+        }
+    }
+    if let Some(k) = key.filter(|_| path.last().is_some_and(|t| t.0)) {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        out.push_str(&k);
+    }
+    if out.is_empty() {
+        String::new()
+    } else {
+        format!(" (at {out})")
+    }
+}
+
+/// What to write instead, for the values JSON has no way to write: `NaN`, `Infinity`, and a
+/// number past the largest float.
+fn json_hint(text: &str, line: usize, column: usize) -> &'static str {
+    let at = offset_of(text, line, column);
+    let from = text[..at]
+        .rfind([':', ',', '['])
+        .map_or(0, |i| i + 1);
+    let value = text[from..].trim_start();
+    let word: String = value
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))
+        .collect();
+    let lower = word.trim_start_matches(['-', '+']).to_ascii_lowercase();
+    if lower == "nan" || lower.starts_with("inf") {
+        ": JSON has no NaN or Infinity; write a number"
+    } else if word.parse::<f64>().is_ok_and(f64::is_infinite) {
+        ": the number is past the largest a float holds (about 1.8e308)"
+    } else {
+        ""
+    }
+}
+
+/// The byte offset of a 1-based `line` and `column` (serde_json's), at most the text's end.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let mut offset = text.len();
+    let mut start = 0;
+    for (n, l) in text.split_inclusive('\n').enumerate() {
+        if n + 1 == line {
+            offset = (start + column.saturating_sub(1)).min(text.len());
+            break;
+        }
+        start += l.len();
+    }
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    offset
 }
 
 /// Any self-describing value (a JSON text here; a config-rs value or any other deserializer for
@@ -117,6 +236,7 @@ impl<'de> de::DeserializeSeed<'de> for Seed {
 /// A TOML text as a tree, in the file's order. A parse error names the line, the column and,
 /// when it can be told, the key path (`adaptive_rate_limiting.limiters.a.queue_limit`).
 pub(crate) fn toml(text: &str, name: &str) -> Result<Node, ConfigError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     match text.parse::<toml::Table>() {
         Ok(table) => Ok(from_toml(toml::Value::Table(table))),
         Err(e) => {

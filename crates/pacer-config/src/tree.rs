@@ -53,9 +53,38 @@ pub(crate) fn normalize(key: &str) -> String {
         .collect()
 }
 
-/// Whether two keys are the same key.
+/// Whether two keys are the same key ([`normalize`]d alike), without building either: this runs
+/// for every key of a table at every option looked up in it.
 pub(crate) fn same_key(a: &str, b: &str) -> bool {
-    normalize(a) == normalize(b)
+    if a.is_ascii() && b.is_ascii() {
+        let skip = |c: &&u8| **c != b'_' && **c != b'-';
+        let (mut a, mut b) = (
+            a.as_bytes().iter().filter(skip),
+            b.as_bytes().iter().filter(skip),
+        );
+        return loop {
+            match (a.next(), b.next()) {
+                (None, None) => break true,
+                (Some(x), Some(y)) if x.eq_ignore_ascii_case(y) => {}
+                _ => break false,
+            }
+        };
+    }
+    let mut a = a
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase);
+    let mut b = b
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase);
+    loop {
+        match (a.next(), b.next()) {
+            (None, None) => return true,
+            (x, y) if x == y => {}
+            _ => return false,
+        }
+    }
 }
 
 impl Node {

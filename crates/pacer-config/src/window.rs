@@ -232,15 +232,30 @@ fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettin
     {
         on_store_failure = FAILURES[i];
     }
-    if let (Some(limit), Some(per), Some(frames)) = (limit, per, frames)
-        && let Err(e) = WindowGeometry::for_limit(limit, per, frames)
-    {
-        p.push(
-            t.path().to_owned(),
-            None,
-            format!("impossible window: {e}"),
-            ProblemKind::OutOfRange,
-        );
+    if let (Some(limit), Some(per), Some(frames)) = (limit, per, frames) {
+        match WindowGeometry::for_limit(limit, per, frames) {
+            Err(e) => p.push(
+                t.path().to_owned(),
+                None,
+                format!("impossible window: {e}"),
+                ProblemKind::OutOfRange,
+            ),
+            // A frame is a whole number of microseconds: a `Per` shorter than a microsecond a
+            // frame would be counted over `Frames` µs, another window than the one written.
+            Ok(g) if per < Duration::from_micros(u64::from(frames)) => p.push(
+                t.path().to_owned(),
+                None,
+                format!(
+                    "Per ({per:?}) cut into {frames} Frames makes frames shorter than 1 µs, the \
+                     shortest a window counts: it would be counted over {:?}; use at most {} \
+                     frames or a longer Per",
+                    g.window(),
+                    per.as_micros().max(1)
+                ),
+                ProblemKind::OutOfRange,
+            ),
+            Ok(_) => {}
+        }
     }
     t.finish(p, WINDOW_KEYS);
     let settings = WindowSettings {
@@ -284,9 +299,11 @@ fn read_one(p: &mut Collector, at: &At<'_>, index: usize) -> Option<WindowSettin
 /// a password).
 #[cfg(feature = "redis")]
 pub(crate) fn check_redis_url(url: &str) -> Result<(), String> {
+    // The client's message says why (a URL that does not parse, `rediss://` in a build without
+    // TLS) and never repeats the URL, which may hold a password.
     redis::Client::open(url)
         .map(|_| ())
-        .map_err(|_| "not a valid Redis URL".to_owned())
+        .map_err(|e| format!("not a valid Redis URL: {e}"))
 }
 
 #[cfg(not(feature = "redis"))]

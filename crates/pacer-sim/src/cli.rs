@@ -126,7 +126,8 @@ pub struct CompareArgs {
     /// Also draw each mode's rate and accepted units against the quota into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// A configuration file (appsettings.json or TOML) with a limiter to run as one more mode.
+    /// A configuration file (appsettings.json or TOML) with a limiter to run as one more mode;
+    /// `PACER__…` environment variables override it, as the library reads them.
     #[arg(long, value_name = "FILE", requires = "limiter")]
     pub config: Option<PathBuf>,
     /// The limiter of `--config` to run as one more mode (its row is named after it). The run's
@@ -199,8 +200,9 @@ impl CompareArgs {
         if let (Some(file), Some(limiter)) = (&self.config, &self.limiter) {
             let configured = ConfiguredLimiter::load(file, limiter)?;
             let options = configured.compare_options(self.options().duration())?;
+            // Named as the file names it (`a` for `--limiter _A_`).
             modes.push(Box::new(LimiterMode::with_options(
-                limiter.clone(),
+                configured.name,
                 options,
             )));
         }

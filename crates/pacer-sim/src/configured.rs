@@ -11,7 +11,8 @@
 use crate::{SimError, Speed};
 use pacer_config::{ConfigLoader, LimiterSettings, ThrottlingSettings, WindowStoreSettings};
 use pacer_core::{
-    AdaptiveDelay, FixedThreshold, Global, LimiterOptions, Pacing, Percentage, ServerStopPolicy,
+    AdaptiveDelay, FixedThreshold, FleetOptions, Global, LimiterOptions, Pacing, Percentage,
+    ServerStopPolicy,
 };
 use reqwest_pacer::{DefaultClassifier, LimiterConfig};
 use std::path::{Path, PathBuf};
@@ -34,12 +35,23 @@ impl ConfiguredLimiter {
     /// # Errors
     /// The file cannot be read or is invalid, or has no such limiter; the message names the file.
     pub fn load(file: &Path, name: &str) -> Result<Self, SimError> {
-        let settings = ConfigLoader::new()
-            .file(file)
-            .load_limiter(name)
+        ConfiguredLimiter::load_with(ConfigLoader::new().file(file).env(), file, name)
+    }
+
+    /// Loads limiter `name` with `loader` (the file `file` and the environment overrides it
+    /// reads), named as the file writes it (`orders-api` for `--limiter ORDERS_API`).
+    ///
+    /// # Errors
+    /// As [`load`](Self::load).
+    pub fn load_with(loader: ConfigLoader, file: &Path, name: &str) -> Result<Self, SimError> {
+        let (name, settings) = loader
+            .load_named_limiter(name)
             .map_err(|e| SimError::Options(format!("--config {}: {e}", file.display())))?;
+        for warning in &settings.warnings {
+            eprintln!("pacer-sim: --config {}: warning: {warning}", file.display());
+        }
         Ok(ConfiguredLimiter {
-            name: name.to_owned(),
+            name,
             file: file.to_owned(),
             settings,
         })
@@ -50,7 +62,7 @@ impl ConfiguredLimiter {
     /// # Errors
     /// Names the limiter and every setting `compare` cannot honour: `Windows`, a `Throttling`
     /// other than the default or `None`, a `Classifier` or `MaxExhaustedDelay` other than the
-    /// default, an `EndpointIdleTtl` shorter than the run. (`EndpointKey` and `MaxEndpoints`
+    /// default, a `Fleet`, `Dialects`, an `EndpointIdleTtl` shorter than the run. (`EndpointKey` and `MaxEndpoints`
     /// change nothing: the model API is one endpoint.)
     pub fn compare_options(&self, run_length: Duration) -> Result<LimiterOptions, SimError> {
         let s = &self.settings;
@@ -80,6 +92,16 @@ impl ConfiguredLimiter {
                 "MaxExhaustedDelay ({})",
                 secs(s.max_exhausted_delay)
             ));
+        }
+        if let Some(fleet) = &s.fleet {
+            refused.push(format!(
+                "Fleet (Store {}: compare's instances share a fleet only in `--mode fleet`)",
+                redacted(&fleet.url)
+            ));
+        }
+        if !s.dialects.is_empty() {
+            let names: Vec<&str> = s.dialects.iter().map(|d| d.name()).collect();
+            refused.push(format!("Dialects ({})", names.join(", ")));
         }
         if s.endpoint_idle_ttl < run_length {
             refused.push(format!(
@@ -128,6 +150,21 @@ impl ConfiguredLimiter {
             .classifier(s.classifier.clone())
             .max_endpoints(s.max_endpoints)
             .endpoint_idle_ttl(speed.to_real(s.endpoint_idle_ttl));
+        for dialect in &s.dialects {
+            config = config.dialect(dialect.clone());
+        }
+        if let Some(fleet) = &s.fleet {
+            let store = fleet
+                .to_store()
+                .map_err(|e| err(&format!("Fleet (Store {})", redacted(&fleet.url)), e))?;
+            let o = fleet.options;
+            let mut options = FleetOptions::default();
+            options.period = speed.to_real(o.period);
+            options.lease = speed.to_real(o.lease);
+            options.timeout = speed.to_real(o.timeout);
+            options.fallback_after = speed.to_real(o.fallback_after);
+            config = config.fleet(store, options);
+        }
         let stop = ServerStopPolicy::new(speed.to_real(s.max_exhausted_delay))
             .map_err(|e| err("MaxExhaustedDelay", e.to_string()))?;
         config = config.server_stop(stop);
@@ -199,6 +236,16 @@ fn scaled(t: &ThrottlingSettings, speed: Speed) -> Result<ThrottlingSettings, St
             ));
         }
     })
+}
+
+/// A Redis URL without its password, as the messages write it (`redis://:***@host:6379/0`).
+pub(crate) fn redacted(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            format!("{}***{}", &url[..scheme + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
 }
 
 /// A duration in seconds, as the messages write it.

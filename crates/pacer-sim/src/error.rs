@@ -22,6 +22,15 @@ pub enum SimError {
         /// Why the plot is missing.
         message: String,
     },
+    /// The run finished, but a mode measured nothing (every request of it failed: the target
+    /// refused them all, or could not be reached): `output` is what the run prints (print it,
+    /// then the message).
+    FailedRun {
+        /// The table (or CSV, JSON) of the run.
+        output: String,
+        /// Which modes, and the first error of each.
+        message: String,
+    },
     /// A story name is unknown.
     UnknownStory(String),
     /// A network or I/O failure of `serve` or `live` (cannot listen, the target cannot be
@@ -34,7 +43,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::Options(m) | SimError::Plot(m) | SimError::Io(m) => f.write_str(m),
             SimError::Mode(e) => e.fmt(f),
-            SimError::PlotAfterRun { message, .. } => {
+            SimError::PlotAfterRun { message, .. } | SimError::FailedRun { message, .. } => {
                 write!(f, "{message} (the results are printed above)")
             }
             SimError::UnknownStory(name) => write!(

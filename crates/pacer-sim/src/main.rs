@@ -30,7 +30,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            if let SimError::PlotAfterRun { output, .. } = &e {
+            if let SimError::PlotAfterRun { output, .. } | SimError::FailedRun { output, .. } = &e {
                 print!("{output}");
             }
             eprintln!("pacer-sim: {e}");

@@ -29,7 +29,7 @@ impl Named {
         config: LimiterConfig,
         clock: Arc<dyn Clock>,
     ) -> Result<Self, InvalidOptions> {
-        config.options.validate()?;
+        validate(&config)?;
         Ok(Named {
             metrics: LimiterMetrics::new(&name),
             live_instance_count: AtomicU32::new(0),
@@ -69,7 +69,7 @@ impl Named {
     /// new controller factory applies to endpoints met from now on.
     pub(crate) fn update_config(&self, config: LimiterConfig) -> Result<(), InvalidOptions> {
         let options = config.options.clone();
-        options.validate()?;
+        validate(&config)?;
         *self.config.write() = Arc::new(config);
         self.apply_options(&options)
     }
@@ -205,4 +205,17 @@ impl Named {
         }
         Ok(())
     }
+}
+
+/// Checks a limiter's settings: its options, and its fleet's, built in code or read from a
+/// file, held to the same rules (`Fleet.Period`, …).
+fn validate(config: &LimiterConfig) -> Result<(), InvalidOptions> {
+    config.options.validate()?;
+    if let Some(fleet) = &config.fleet {
+        fleet
+            .options()
+            .validate()
+            .map_err(|e| e.prefixed("Fleet"))?;
+    }
+    Ok(())
 }

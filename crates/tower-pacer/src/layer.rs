@@ -374,9 +374,16 @@ impl PacerLayerBuilder {
     ///
     /// # Errors
     ///
-    /// [`InvalidOptions`] for options out of range.
+    /// [`InvalidOptions`] for options out of range, a fleet's too (`Fleet.Period`, …).
     pub fn build(self) -> Result<PacerLayer, InvalidOptions> {
         self.options.validate()?;
+        // A fleet's options are held to the rules a file's are.
+        if let Some(fleet) = &self.fleet {
+            fleet
+                .options()
+                .validate()
+                .map_err(|e| e.prefixed("Fleet"))?;
+        }
         Ok(PacerLayer {
             shared: Arc::new(Shared {
                 metrics: LimiterMetrics::new(&self.name),

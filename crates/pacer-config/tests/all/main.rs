@@ -1,6 +1,7 @@
 //! pacer-config's integration tests: one binary, one module per concern.
 
 mod bad_input;
+mod bad_input_two;
 mod dialects;
 mod env;
 mod fleet;

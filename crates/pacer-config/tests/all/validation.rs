@@ -441,7 +441,9 @@ fn every_rule_of_the_rest() {
         (
             r#"{ "Windows": [ { "Limit": 5, "Per": "1m", "Store": "redis://:pw@[::1" } ] }"#,
             if cfg!(feature = "redis") {
-                &["Windows[0].Store: not a valid Redis URL"]
+                &[
+                    "Windows[0].Store: not a valid Redis URL: Redis URL did not parse - InvalidClientConfig",
+                ]
             } else {
                 &["Windows[0].Store: a window kept in Redis needs Pacer's `redis` feature"]
             },

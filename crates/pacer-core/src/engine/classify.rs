@@ -4,6 +4,7 @@
 use super::refusal::{RefusalClass, refusal_from_headers};
 use crate::{RateLimitInfo, Signal};
 use http::{HeaderMap, StatusCode};
+use std::borrow::Cow;
 use std::fmt;
 
 /// Reads a response and says how it bears on the rate. Pure: the status, the headers and the
@@ -257,11 +258,12 @@ pub fn is_json(headers: &HeaderMap) -> bool {
 /// refusal classes are the built-in ones ([`builtin_body_verdict`], [`refusal_from_headers`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DefaultClassifier {
-    throttled: Vec<StatusCode>,
-    overloaded: Vec<StatusCode>,
-    throttled_with_retry_after: Vec<StatusCode>,
-    throttled_when_exhausted: Vec<StatusCode>,
-    grpc_throttled: Vec<u16>,
+    // The defaults are borrowed: a configuration of many limiters allocates none of them.
+    throttled: Cow<'static, [StatusCode]>,
+    overloaded: Cow<'static, [StatusCode]>,
+    throttled_with_retry_after: Cow<'static, [StatusCode]>,
+    throttled_when_exhausted: Cow<'static, [StatusCode]>,
+    grpc_throttled: Cow<'static, [u16]>,
 }
 
 /// The statuses of each of [`DefaultClassifier`]'s rules ([`DefaultClassifier::statuses`]).
@@ -297,14 +299,14 @@ const SITE_OVERLOADED: StatusCode = match StatusCode::from_u16(529) {
 impl Default for DefaultClassifier {
     fn default() -> Self {
         DefaultClassifier {
-            throttled: vec![StatusCode::TOO_MANY_REQUESTS],
-            overloaded: vec![StatusCode::SERVICE_UNAVAILABLE, SITE_OVERLOADED],
-            throttled_with_retry_after: vec![
+            throttled: Cow::Borrowed(&[StatusCode::TOO_MANY_REQUESTS]),
+            overloaded: Cow::Borrowed(&[StatusCode::SERVICE_UNAVAILABLE, SITE_OVERLOADED]),
+            throttled_with_retry_after: Cow::Borrowed(&[
                 StatusCode::SERVICE_UNAVAILABLE,
                 StatusCode::FORBIDDEN,
-            ],
-            throttled_when_exhausted: vec![StatusCode::FORBIDDEN],
-            grpc_throttled: vec![GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE],
+            ]),
+            throttled_when_exhausted: Cow::Borrowed(&[StatusCode::FORBIDDEN]),
+            grpc_throttled: Cow::Borrowed(&[GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE]),
         }
     }
 }
@@ -313,7 +315,7 @@ impl DefaultClassifier {
     /// Statuses that are always a throttle. Default `[429]`.
     #[must_use]
     pub fn throttled(mut self, statuses: impl IntoIterator<Item = StatusCode>) -> Self {
-        self.throttled = statuses.into_iter().collect();
+        self.throttled = Cow::Owned(statuses.into_iter().collect());
         self
     }
 
@@ -322,7 +324,7 @@ impl DefaultClassifier {
     /// means maintenance, not load).
     #[must_use]
     pub fn overloaded(mut self, statuses: impl IntoIterator<Item = StatusCode>) -> Self {
-        self.overloaded = statuses.into_iter().collect();
+        self.overloaded = Cow::Owned(statuses.into_iter().collect());
         self
     }
 
@@ -332,7 +334,7 @@ impl DefaultClassifier {
         mut self,
         statuses: impl IntoIterator<Item = StatusCode>,
     ) -> Self {
-        self.throttled_with_retry_after = statuses.into_iter().collect();
+        self.throttled_with_retry_after = Cow::Owned(statuses.into_iter().collect());
         self
     }
 
@@ -343,7 +345,7 @@ impl DefaultClassifier {
         mut self,
         statuses: impl IntoIterator<Item = StatusCode>,
     ) -> Self {
-        self.throttled_when_exhausted = statuses.into_iter().collect();
+        self.throttled_when_exhausted = Cow::Owned(statuses.into_iter().collect());
         self
     }
 
@@ -352,7 +354,7 @@ impl DefaultClassifier {
     /// the headers). Default `[8, 14]` ([`GRPC_RESOURCE_EXHAUSTED`], [`GRPC_UNAVAILABLE`]).
     #[must_use]
     pub fn grpc_throttled(mut self, codes: impl IntoIterator<Item = u16>) -> Self {
-        self.grpc_throttled = codes.into_iter().collect();
+        self.grpc_throttled = Cow::Owned(codes.into_iter().collect());
         self
     }
 

@@ -23,7 +23,7 @@ pub enum FleetCall {
 const PERIODS_PER_WINDOW: u32 = 10;
 
 /// The shortest period a short window brings a member's syncs down to.
-const LEAST_PERIOD: Duration = Duration::from_millis(50);
+use super::options::LEAST_PERIOD;
 
 /// A throttle one of this member's requests met, until the fleet's state has it.
 #[derive(Debug, Clone, Copy)]

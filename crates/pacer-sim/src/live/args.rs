@@ -63,7 +63,8 @@ pub struct LiveArgs {
     /// Also draw each mode's rate and accepted units against the quota into this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// A configuration file (appsettings.json or TOML) with a limiter to run as one more mode.
+    /// A configuration file (appsettings.json or TOML) with a limiter to run as one more mode;
+    /// `PACER__…` environment variables override it, as the library reads them.
     #[arg(long, value_name = "FILE", requires = "limiter")]
     pub config: Option<PathBuf>,
     /// The limiter of `--config` to run (its row is named after it; `--instances` replaces its
@@ -95,6 +96,12 @@ impl LiveArgs {
             modes.push(LiveMode::Aimd);
         }
         modes.extend(configured);
+        if self.redis.is_some() && !modes.contains(&LiveMode::Fleet) {
+            return Err(SimError::Options(
+                "--redis: only the fleet mode uses it (add --mode fleet, or leave --redis out)"
+                    .to_owned(),
+            ));
+        }
         Ok(LiveOptions {
             instances: self.instances,
             demand: self.demand,
@@ -151,9 +158,29 @@ pub fn execute(args: &LiveArgs) -> Result<String, SimError> {
         Ok::<_, SimError>(session.finish())
     })?;
     let output = render(&run.comparison, args.format);
-    match &args.plot {
-        Some(path) => crate::plot::write_after_run(&run.comparison, path, output),
-        None => Ok(output),
+    let output = match &args.plot {
+        Some(path) => crate::plot::write_after_run(&run.comparison, path, output)?,
+        None => output,
+    };
+    // A mode none of whose requests got an answer measured nothing of the target: say so, and
+    // fail, after the table.
+    let failed: Vec<String> = run
+        .runs
+        .iter()
+        .zip(&run.comparison.rows)
+        .filter(|(r, row)| r.errors > 0 && row.metrics.succeeded == 0)
+        .map(|(r, _)| {
+            let first = r.first_error.as_deref().unwrap_or("no answer");
+            format!("{}: every request failed ({first})", r.mode)
+        })
+        .collect();
+    if failed.is_empty() {
+        Ok(output)
+    } else {
+        Err(SimError::FailedRun {
+            output,
+            message: failed.join("; "),
+        })
     }
 }
 
@@ -246,7 +273,7 @@ mod tests {
         let e = live(&["--target", "u", "--duration", "soon"])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("expected e.g. 15m"), "{e}");
+        assert!(e.contains("expected a whole number with one unit"), "{e}");
         assert!(live(&["--target", "u", "--config", "pacer.toml"]).is_err());
         let a = live(&[
             "--target",

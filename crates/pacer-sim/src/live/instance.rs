@@ -13,7 +13,8 @@ use reqwest_pacer::{Cost, LimiterConfig, PacerErrorExt, PacerMiddleware};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// The name of the one limiter of each instance's middleware.
+/// The name of the one limiter of each instance's middleware, unless it is a configured
+/// limiter's (which keeps its name, so that its messages name it).
 pub(crate) const LIMITER: &str = "live";
 
 /// The longest a single HTTP exchange may take (waits in Pacer's queue are not part of it).
@@ -24,6 +25,8 @@ const HTTP_TIMEOUT: Duration = Duration::from_secs(30);
 pub(crate) struct Instance {
     client: ClientWithMiddleware,
     pacer: Option<PacerMiddleware>,
+    /// The name of its middleware's one limiter.
+    limiter: String,
     /// The initial rate of this instance, real units per minute (before the first request).
     initial_rate: f64,
     max_attempts: u32,
@@ -37,6 +40,7 @@ impl Instance {
     pub(crate) fn new(
         ctx: &Arc<RunContext>,
         index: u32,
+        limiter: &str,
         config: Option<LimiterConfig>,
         max_attempts: u32,
         start: Duration,
@@ -55,7 +59,7 @@ impl Instance {
             let options = config.options();
             initial_rate = options.rate_at_start() / f64::from(options.instance_count.max(1));
             let middleware = PacerMiddleware::builder()
-                .limiter(LIMITER, config)
+                .limiter(limiter, config)
                 .clock(Arc::clone(&ctx.clock) as Arc<dyn Clock>)
                 .build()
                 .map_err(|e| SimError::Options(e.to_string()))?;
@@ -66,6 +70,7 @@ impl Instance {
         Ok(Instance {
             client,
             pacer,
+            limiter: limiter.to_owned(),
             initial_rate,
             max_attempts: max_attempts.max(1),
             start,
@@ -76,13 +81,13 @@ impl Instance {
     /// endpoints it has met; the initial rate before the first request); `None` without one.
     pub(crate) fn rate(&self) -> Option<f64> {
         let pacer = self.pacer.as_ref()?;
-        let endpoints = pacer.endpoints(LIMITER).unwrap_or_default();
+        let endpoints = pacer.endpoints(&self.limiter).unwrap_or_default();
         if endpoints.is_empty() {
             return Some(self.initial_rate);
         }
         let sum = endpoints
             .iter()
-            .filter_map(|e| pacer.state(LIMITER, e).ok()?.limiter)
+            .filter_map(|e| pacer.state(&self.limiter, e).ok()?.limiter)
             .map(|s| s.rate)
             .sum();
         Some(sum)
@@ -91,7 +96,7 @@ impl Instance {
     /// Tells the limiter how many instances share the budget now.
     pub(crate) fn set_instance_count(&self, count: u32) {
         if let Some(pacer) = &self.pacer {
-            let _ = pacer.set_instance_count(LIMITER, count);
+            let _ = pacer.set_instance_count(&self.limiter, count);
         }
     }
 
@@ -153,7 +158,7 @@ impl Instance {
 }
 
 /// An error and its sources on one line (reqwest's own message is only "error sending request").
-fn describe(error: &dyn std::error::Error) -> String {
+pub(crate) fn describe(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(e) = source {

@@ -176,10 +176,17 @@ impl LiveOptions {
     /// The run's length in whole minutes; an error unless it is one.
     pub fn minutes(&self) -> Result<u32, SimError> {
         let secs = self.duration.as_secs();
-        if self.duration.subsec_nanos() != 0 || secs == 0 || !secs.is_multiple_of(60) {
+        if secs == 0 && self.duration.subsec_nanos() == 0 {
             return Err(SimError::Options(format!(
-                "--duration {}s: must be a whole number of minutes (the table's throughput is per \
-                 minute)",
+                "--duration 0: must be from 1 to {MAX_MINUTES} minutes (a day): a run of no time \
+                 measures nothing"
+            )));
+        }
+        if self.duration.subsec_nanos() != 0 || !secs.is_multiple_of(60) {
+            return Err(SimError::Options(format!(
+                "--duration {}s: must be a whole number of minutes, {} s is not (the table's \
+                 throughput is per minute): write e.g. 2m or 120s",
+                self.duration.as_secs_f64(),
                 self.duration.as_secs_f64()
             )));
         }
@@ -195,6 +202,8 @@ impl LiveOptions {
 
 /// Parses a story duration: `15m`, `900s`, `900` (seconds), `1h`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
+    const RULE: &str =
+        "a whole number with one unit, s, m or h (15m, 900s, 1h), or seconds alone (900)";
     let t = s.trim();
     let (number, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
         Some(i) => t.split_at(i),
@@ -202,12 +211,21 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     };
     let n: u64 = number
         .parse()
-        .map_err(|_| format!("duration {s:?}: expected e.g. 15m, 900s or 900"))?;
-    let unit_secs = match unit {
+        .map_err(|_| format!("duration {s:?}: expected {RULE}"))?;
+    let unit_secs = match unit.trim() {
         "s" => 1,
         "m" | "min" => 60,
         "h" => 3600,
-        _ => return Err(format!("duration {s:?}: the unit must be s, m or h")),
+        other if other.contains(|c: char| c.is_ascii_digit()) => {
+            return Err(format!(
+                "duration {s:?}: one unit only, not a sum of several: expected {RULE}"
+            ));
+        }
+        _ => {
+            return Err(format!(
+                "duration {s:?}: unknown unit {unit:?}: expected {RULE}"
+            ));
+        }
     };
     Ok(Duration::from_secs(n.saturating_mul(unit_secs)))
 }

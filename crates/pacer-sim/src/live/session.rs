@@ -7,6 +7,7 @@ use super::progress::{Progress, ProgressStyle, show};
 use super::record::LiveRecorder;
 use super::target::Target;
 use super::{LiveMode, LiveOptions};
+use crate::configured::redacted;
 use crate::model::{Arrivals, Story};
 use crate::serve::ServerStats;
 use crate::{Comparison, Row, SimError, SimOptions, Speed};
@@ -183,6 +184,18 @@ impl LiveSession {
 
     /// Runs `mode` for the whole duration (resetting a `pacer-sim serve` target first).
     pub async fn run(&mut self, mode: LiveMode) -> Result<&ModeRun, SimError> {
+        // A fleet's Redis must answer before the run: a fleet that never forms runs each
+        // instance on its own controller, and its row would look like a fleet's.
+        match (&mode, &self.redis) {
+            (LiveMode::Fleet, Some(url)) => check_redis(url, "--redis").await?,
+            (LiveMode::Configured(c), _) => {
+                if let Some(fleet) = &c.settings.fleet {
+                    let what = format!("--limiter {}: Fleet.Store", c.name);
+                    check_redis(&fleet.url, &what).await?;
+                }
+            }
+            _ => {}
+        }
         self.target.reset().await?;
         let clock = Arc::new(RealClock::new());
         let wall_start = clock.now();
@@ -294,9 +307,14 @@ impl LiveSession {
                     })
                 }
             };
+            let limiter = match mode {
+                LiveMode::Configured(c) => c.name.as_str(),
+                _ => super::instance::LIMITER,
+            };
             instances.push(Instance::new(
                 ctx,
                 i,
+                limiter,
                 config,
                 self.sim.max_attempts.get(),
                 start,
@@ -312,7 +330,7 @@ impl LiveSession {
             Some(url) => {
                 let windows = RedisWindowStore::builder()
                     .connect_lazy(url)
-                    .map_err(|e| SimError::Options(format!("--redis {url}: {e}")))?;
+                    .map_err(|e| SimError::Options(format!("--redis {}: {e}", redacted(url))))?;
                 Ok(Arc::new(RedisFleetStore::on(&windows)))
             }
         }
@@ -387,5 +405,35 @@ fn limiter_config(
     match mode {
         LiveMode::Configured(c) => c.live_config(real, speed),
         _ => Ok(LimiterConfig::new(real).no_throttling()),
+    }
+}
+
+/// How long `live` waits for a fleet's Redis to answer before it gives up on the run.
+const REDIS_CHECK: Duration = Duration::from_secs(5);
+
+/// Connects to the Redis at `url` and asks it the time (what a fleet's first call needs: the
+/// connection, the password, the server): an error that says which and why, named `what`
+/// (`--redis`), the URL without its password.
+async fn check_redis(url: &str, what: &str) -> Result<(), SimError> {
+    use pacer_core::WindowStore;
+    let fail = |cause: String| {
+        SimError::Options(format!(
+            "{what} {}: the fleet cannot form: {cause}",
+            crate::configured::redacted(url)
+        ))
+    };
+    let answered = tokio::time::timeout(REDIS_CHECK, async {
+        let store = RedisWindowStore::builder()
+            .connect(url)
+            .await
+            .map_err(|e| e.to_string())?;
+        store.now().await.map_err(|e| e.to_string())?;
+        Ok::<_, String>(())
+    })
+    .await;
+    match answered {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(cause)) => Err(fail(cause)),
+        Err(_) => Err(fail(format!("no answer in {} s", REDIS_CHECK.as_secs()))),
     }
 }

@@ -59,12 +59,12 @@ impl Target {
             http,
             served: None,
         };
-        let response = t
-            .http
-            .get(t.stats_url.clone())
-            .send()
-            .await
-            .map_err(|e| SimError::Io(format!("cannot reach --target {target}: {e}")))?;
+        let response = t.http.get(t.stats_url.clone()).send().await.map_err(|e| {
+            SimError::Io(format!(
+                "cannot reach --target {target}: {}",
+                super::instance::describe(&e)
+            ))
+        })?;
         t.served = read_stats(response).await;
         Ok(t)
     }
@@ -85,7 +85,13 @@ impl Target {
             .post(self.reset_url.clone())
             .send()
             .await
-            .map_err(|e| SimError::Io(format!("cannot reset {}: {e}", self.reset_url)))?;
+            .map_err(|e| {
+                SimError::Io(format!(
+                    "cannot reset {}: {}",
+                    self.reset_url,
+                    super::instance::describe(&e)
+                ))
+            })?;
         match read_stats(response).await {
             Some(_) => Ok(()),
             None => Err(SimError::Io(format!(

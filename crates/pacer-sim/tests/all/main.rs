@@ -1,5 +1,6 @@
 //! The integration tests of `pacer-sim`, in one binary.
 
+mod bad_input;
 mod cli;
 mod controllers;
 mod determinism;

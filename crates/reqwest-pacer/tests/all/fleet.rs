@@ -96,3 +96,24 @@ async fn a_process_that_goes_away_leaves_the_fleet() {
     };
     assert!(eventually(|| count() == 1).await, "{}", count());
 }
+
+/// A fleet's options built in code are held to the rules a configuration file's are: an absurd
+/// one is refused by `build`, named.
+#[test]
+fn fleet_options_built_in_code_are_checked() {
+    let mut options = pacer_core::FleetOptions::default();
+    options.period = std::time::Duration::from_nanos(1);
+    let store = std::sync::Arc::new(pacer_core::MemoryFleetStore::new(
+        pacer_core::RealClock::new(),
+    ));
+    let e = reqwest_pacer::PacerMiddleware::builder()
+        .limiter(
+            "api",
+            reqwest_pacer::LimiterConfig::default().fleet(store, options),
+        )
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Fleet.Period"), "{e}");
+    assert!(e.contains("must be at least 50ms"), "{e}");
+}

@@ -163,3 +163,21 @@ async fn layers_from_one_configuration_with_a_fleet_are_one_fleet() {
     let err = PacerLayer::from_settings(&bad).unwrap_err();
     assert!(matches!(err, tower_pacer::SettingsError::Fleet(_)), "{err}");
 }
+
+/// A fleet's options are held to the rules a configuration file's are: an absurd one is refused
+/// by `build`, named.
+#[test]
+fn fleet_options_out_of_range_are_refused_by_build() {
+    let mut options = pacer_core::FleetOptions::default();
+    options.lease = std::time::Duration::from_secs(10_000_000 * 86_400);
+    let store = std::sync::Arc::new(pacer_core::MemoryFleetStore::new(
+        pacer_core::RealClock::new(),
+    ));
+    let e = tower_pacer::PacerLayer::builder(pacer_core::LimiterOptions::default())
+        .fleet(store, options)
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Fleet.Lease"), "{e}");
+    assert!(e.contains("must be at most 3600s"), "{e}");
+}
