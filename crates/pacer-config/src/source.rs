@@ -113,9 +113,7 @@ fn json_path_at(text: &str, line: usize, column: usize) -> String {
 /// number past the largest float.
 fn json_hint(text: &str, line: usize, column: usize) -> &'static str {
     let at = offset_of(text, line, column);
-    let from = text[..at]
-        .rfind([':', ',', '['])
-        .map_or(0, |i| i + 1);
+    let from = text[..at].rfind([':', ',', '[']).map_or(0, |i| i + 1);
     let value = text[from..].trim_start();
     let word: String = value
         .chars()

@@ -42,3 +42,14 @@ pub(crate) use declared_read::apply as apply_declared;
 pub use info::RateLimitInfo;
 pub(crate) use parse::{Age, parse_with_age};
 pub use policy::{Dialect, Policy, QuotaUnit};
+
+/// The rate-limit state of these header lines (appended in order), read at `now`: the tests'
+/// one way to build a response's headers.
+#[cfg(test)]
+pub(crate) fn info_at(pairs: &[(&'static str, &str)], now: std::time::SystemTime) -> RateLimitInfo {
+    let mut m = http::HeaderMap::new();
+    for (k, v) in pairs {
+        m.append(*k, http::HeaderValue::from_str(v).expect("a header value"));
+    }
+    RateLimitInfo::from_headers(&m, now)
+}

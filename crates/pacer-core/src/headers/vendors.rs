@@ -183,16 +183,11 @@ pub(crate) fn shopify(lines: &Lines<'_>) -> Option<Policy> {
 mod tests {
     use super::*;
     use crate::RateLimitInfo;
-    use http::{HeaderMap, HeaderValue};
 
     const NOW: u64 = 1_767_225_600; // 2026-01-01T00:00:00Z
 
     fn info(pairs: &[(&'static str, &str)]) -> RateLimitInfo {
-        let mut m = HeaderMap::new();
-        for (k, v) in pairs {
-            m.append(*k, HeaderValue::from_str(v).unwrap());
-        }
-        RateLimitInfo::from_headers(&m, SystemTime::UNIX_EPOCH + Duration::from_secs(NOW))
+        crate::headers::info_at(pairs, SystemTime::UNIX_EPOCH + Duration::from_secs(NOW))
     }
 
     fn secs(n: u64) -> Duration {

@@ -102,11 +102,7 @@ mod tests {
     const NOW: u64 = 1_767_225_600;
 
     fn info(pairs: &[(&'static str, &'static str)]) -> RateLimitInfo {
-        let mut m = HeaderMap::new();
-        for (k, v) in pairs {
-            m.append(*k, HeaderValue::from_static(v));
-        }
-        RateLimitInfo::from_headers(&m, SystemTime::UNIX_EPOCH + Duration::from_secs(NOW))
+        crate::headers::info_at(pairs, SystemTime::UNIX_EPOCH + Duration::from_secs(NOW))
     }
 
     fn secs(n: u64) -> Duration {

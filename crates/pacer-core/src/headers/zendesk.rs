@@ -34,15 +34,10 @@ pub(crate) fn read(fields: &[ZendeskField<'_>], out: &mut Vec<Policy>) {
 #[cfg(test)]
 mod tests {
     use crate::{Dialect, Policy, RateLimitInfo};
-    use http::{HeaderMap, HeaderValue};
     use std::time::{Duration, SystemTime};
 
     fn info(pairs: &[(&'static str, &'static str)]) -> RateLimitInfo {
-        let mut m = HeaderMap::new();
-        for (k, v) in pairs {
-            m.append(*k, HeaderValue::from_static(v));
-        }
-        RateLimitInfo::from_headers(&m, SystemTime::UNIX_EPOCH)
+        crate::headers::info_at(pairs, SystemTime::UNIX_EPOCH)
     }
 
     fn endpoint(name: &'static str, limit: u64, remaining: u64, reset: u64) -> Policy {
