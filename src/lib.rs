@@ -102,8 +102,8 @@ pub use reqwest_pacer::{
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_pacer::{
-    Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
-    UseLimiter,
+    Cost, EndpointKey, MaxConcurrent, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost,
+    TotalTimeout, UseLimiter,
 };
 // Errors and refusals.
 #[cfg(feature = "reqwest")]
