@@ -141,6 +141,11 @@ pub struct ReadmeDoctests;
 #[cfg(doctest)]
 pub struct RestartsGuideDoctests;
 
+/// The guide to `MaxConcurrent`'s examples, compiled as doctests.
+#[doc = include_str!("../docs/concurrency.md")]
+#[cfg(doctest)]
+pub struct ConcurrencyGuideDoctests;
+
 /// The fleet guide's examples, compiled as doctests.
 #[doc = include_str!("../docs/fleet.md")]
 #[cfg(doctest)]
