@@ -24,11 +24,18 @@ impl LimiterCore {
     /// Call it once for every grant of at least one unit ([`try_take`](Self::try_take), an
     /// [`Acquired::Now`](super::Acquired::Now), each ticket [`pop_ready`](Self::pop_ready)
     /// returns); a call with nothing in flight changes nothing.
+    #[inline]
     pub fn landed(&mut self) -> bool {
         if !self.slots_matter() {
+            // No cap: only the count (every response comes this way).
             self.in_flight = self.in_flight.saturating_sub(1);
             return false;
         }
+        self.landed_under_a_cap()
+    }
+
+    /// [`landed`](Self::landed) while a cap is in play.
+    fn landed_under_a_cap(&mut self) -> bool {
         let blocked = self.first_waits_for_a_slot();
         self.in_flight = self.in_flight.saturating_sub(1);
         blocked && !self.first_waits_for_a_slot()
