@@ -102,8 +102,8 @@ pub use reqwest_pacer::{
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_pacer::{
-    Cost, EndpointKey, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost, TotalTimeout,
-    UseLimiter,
+    Cost, EndpointKey, MaxConcurrent, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost,
+    TotalTimeout, UseLimiter,
 };
 // Errors and refusals.
 #[cfg(feature = "reqwest")]
@@ -140,6 +140,11 @@ pub struct ReadmeDoctests;
 #[doc = include_str!("../docs/restarts.md")]
 #[cfg(doctest)]
 pub struct RestartsGuideDoctests;
+
+/// The guide to `MaxConcurrent`'s examples, compiled as doctests.
+#[doc = include_str!("../docs/concurrency.md")]
+#[cfg(doctest)]
+pub struct ConcurrencyGuideDoctests;
 
 /// The fleet guide's examples, compiled as doctests.
 #[doc = include_str!("../docs/fleet.md")]

@@ -27,6 +27,7 @@ pub(crate) const LIMITER_KEYS: &[&str] = &[
     "Burst",
     "QueueLimit",
     "MaxWait",
+    "MaxConcurrent",
     "DecreaseCooldown",
     "InstanceCount",
     "QuotaWindow",
@@ -256,6 +257,22 @@ fn read_options(
         o.queue_limit = usize::try_from(v).unwrap_or(usize::MAX)
     });
     set!("MaxWait", duration, |v| o.max_wait = v);
+    if let Some(f) = t.get(p, "MaxConcurrent")
+        && let Some(n) = f.uint(p, u64::from(u32::MAX))
+    {
+        match NonZeroU32::new(u32::try_from(n).unwrap_or(u32::MAX)) {
+            Some(n) => {
+                o.max_concurrent = Some(n);
+                given.note("MaxConcurrent", &f);
+            }
+            None => p.push(
+                f.path.clone(),
+                Some(f.shown()),
+                "must be at least 1 (leave it out for no cap)",
+                ProblemKind::OutOfRange,
+            ),
+        }
+    }
     set!("DecreaseCooldown", duration, |v| o.decrease_cooldown = v);
     set!("InstanceCount", uint(u64::from(u32::MAX)), |v| {
         o.instance_count = u32::try_from(v).unwrap_or(u32::MAX)

@@ -182,7 +182,10 @@ mod tests {
         assert_eq!(a["Throttling"], "None");
         assert_eq!(a["MaxUnitsPerMinute"], 1e9);
         assert!(a.get("InitialUnitsPerMinute").is_none(), "unset: unlimited");
+        assert!(a.get("MaxConcurrent").is_none(), "unset: no cap");
         assert_eq!(value["DefaultLimiter"], "a");
+        let orders = serde_json::to_value(sample("pacer.toml")).unwrap();
+        assert_eq!(orders["Limiters"]["orders-api"]["MaxConcurrent"], 8);
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! what the settings' `Serialize` writes. Reading the result gives the same settings.
 //!
 //! Every value is written, defaults included, so the output says what is in force; only an
-//! unset `InitialUnitsPerMinute` (unlimited until throttled) is left out, as there is no value
-//! for it.
+//! unset `InitialUnitsPerMinute` (unlimited until throttled) and an unset `MaxConcurrent` (no
+//! cap on requests in flight) are left out, as there is no value for them.
 
 use crate::duration;
 use crate::settings::{LimiterSettings, PacerSettings, ThrottlingSettings};
@@ -161,6 +161,9 @@ fn options(o: &LimiterOptions) -> Node {
         ("MaxRetryAfter", time(o.max_retry_after)),
         ("PauseWithoutRetryAfter", time(o.pause_without_retry_after)),
     ]);
+    if let Some(cap) = o.max_concurrent {
+        entries.push(("MaxConcurrent", int(cap.get())));
+    }
     Node::Table(
         entries
             .into_iter()

@@ -23,10 +23,10 @@ pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, Endpoi
 pub use engine::{
     After, Attempt, BODY_LIMIT, BodyReading, BodyVerdict, ClassifierStatuses, Cost, DEFAULT_FRAMES,
     DefaultClassifier, Endpoint, EndpointKey, Engine, GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE,
-    Hold, KeyMode, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted,
-    Reading, Refusal, RejectReason, Retries, Rules, ServerState, ThrottleClassifier, TokenCost,
-    TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer, WindowLimit, forbids_retry,
-    insufficient_quota, is_json, read_body,
+    Hold, KeyMode, MaxConcurrent, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT, QueryCost,
+    QuotaExhausted, Reading, Refusal, RejectReason, Retries, Rules, ServerState,
+    ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer,
+    WindowLimit, forbids_retry, insufficient_quota, is_json, read_body,
 };
 pub use engine::{EndpointMemory, PacerMemory, Recalled};
 pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from_headers};

@@ -2,8 +2,8 @@
 
 use crate::named::Named;
 use crate::{
-    Cost, EndpointKey, LimiterConfig, MaxWait, Paced, PacerError, PacerMiddleware, TokenCost,
-    TotalTimeout, UseLimiter,
+    Cost, EndpointKey, LimiterConfig, MaxConcurrent, MaxWait, Paced, PacerError, PacerMiddleware,
+    TokenCost, TotalTimeout, UseLimiter,
 };
 use http::Extensions;
 use pacer_core::{Endpoint, Priority, Retries, Signal, Timestamp, WindowLimit};
@@ -11,6 +11,7 @@ use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next, Result};
 use std::cell::RefCell;
 use std::future::Future;
+use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::AtomicU64;
@@ -101,23 +102,29 @@ impl Middleware for PacerMiddleware {
         let timeout = extensions
             .get::<TotalTimeout>()
             .map(|t| (now.saturating_add(t.0), t.0));
-        let own =
-            (tokens.is_some() || max_wait.is_some() || priority.is_some() || timeout.is_some())
-                .then(|| {
-                    Box::new(OwnLimits {
-                        tokens,
-                        attempt_sent: AtomicU64::new(0),
-                        max_wait,
-                        priority: priority.unwrap_or_default(),
-                        timeout,
-                    })
-                });
+        let max_concurrent = extensions.get::<MaxConcurrent>().map(|m| m.cap());
+        let own = (tokens.is_some()
+            || max_wait.is_some()
+            || priority.is_some()
+            || timeout.is_some()
+            || max_concurrent.is_some())
+        .then(|| {
+            Box::new(OwnLimits {
+                tokens,
+                attempt_sent: AtomicU64::new(0),
+                max_wait,
+                priority: priority.unwrap_or_default(),
+                timeout,
+                max_concurrent,
+            })
+        });
         let request = Request {
             named,
             config,
             endpoint,
             units,
             own,
+            in_flight: false,
         };
         Box::pin(request.run(req, extensions, next, now).instrument(span))
     }
@@ -187,6 +194,10 @@ struct Request<'a> {
     /// The request's own limits, when it set any (boxed: most requests set none, and every
     /// request's future holds this struct).
     own: Option<Box<OwnLimits>>,
+    /// Whether an attempt was granted and has not landed yet (no response read, no failure
+    /// reported): its slot among the endpoint's requests in flight is given back if the
+    /// request's future is dropped meanwhile.
+    in_flight: bool,
 }
 
 /// What a request brings of its own: its cost in tokens, and the limits it set with extensions.
@@ -202,10 +213,16 @@ struct OwnLimits {
     priority: Priority,
     /// When its [`TotalTimeout`] ends, and the timeout.
     timeout: Option<(Timestamp, Duration)>,
+    /// Its own cap on its endpoint's requests in flight ([`MaxConcurrent`]).
+    max_concurrent: Option<NonZeroU32>,
 }
 
 impl Drop for Request<'_> {
     fn drop(&mut self) {
+        if self.in_flight {
+            // Dropped between its grant and its answer (mid-send, or while its body was read).
+            self.endpoint.limiter().landed();
+        }
         if let Some(own) = &mut self.own {
             (self.named.engine).landed(&self.endpoint, *own.attempt_sent.get_mut());
         }
@@ -217,7 +234,7 @@ impl<'a> Request<'a> {
     /// be held twice in the future, once as arguments and once as locals.)
     #[allow(clippy::manual_async_fn)] // on purpose: see above
     fn run<'f>(
-        self,
+        mut self,
         mut req: reqwest::Request,
         extensions: &'f mut Extensions,
         next: Next<'f>,
@@ -290,6 +307,9 @@ impl<'a> Request<'a> {
                         };
                     }
                 };
+                // In flight from its grant until its answer is read or its send fails (each
+                // attempt anew): given back on drop until then.
+                self.in_flight = true;
                 drop(last.take());
                 waited_in_all += sent_at - start;
                 rate = limiter.rate();
@@ -337,6 +357,8 @@ impl<'a> Request<'a> {
                     Some(parked) => Some(Box::pin(read_body(named, config, key, parked)).await),
                     None => None,
                 };
+                // The engine gives the slot back with the answer or the failure.
+                self.in_flight = false;
                 let (signal, after) = match last.as_ref().filter(|_| failed.is_none()) {
                     Some(response) => {
                         let endpoint = &self.endpoint;
@@ -422,6 +444,11 @@ impl Request<'_> {
     /// When the request's `TotalTimeout` ends, and the timeout, if it set one.
     fn timeout(&self) -> Option<(Timestamp, Duration)> {
         self.own.as_ref().and_then(|o| o.timeout)
+    }
+
+    /// The request's own cap on its endpoint's requests in flight, if it set one.
+    fn max_concurrent(&self) -> Option<NonZeroU32> {
+        self.own.as_ref().and_then(|o| o.max_concurrent)
     }
 
     /// What the caller is told of this request: `attempts` sent, `waited` in all, the rate at

@@ -25,7 +25,10 @@
 //!    request's [`TokenCost`] (or the limiter's token estimator); then the adaptive limiter's
 //!    queue for the units, in the request's [`Priority`] lane (interactive requests before
 //!    batch work, one batch grant after at most [`INTERACTIVE_PER_BATCH`] interactive ones in
-//!    a row). A [`MaxWait`] extension replaces the limiter's `MaxWait` for the request.
+//!    a row), with a slot among the endpoint's requests in flight under `MaxConcurrent` (the
+//!    limiter's, and a [`MaxConcurrent`] extension's, held until the response is read or the
+//!    send fails, and given back if the request's future is dropped before; each retry takes a
+//!    new one). A [`MaxWait`] extension replaces the limiter's `MaxWait` for the request.
 //!    A request that would wait longer, or finds the queue at `QueueLimit`, is refused **without
 //!    being sent**, with a [`PacerError::Rejected`] that says which limit and the wait it needed.
 //!    A [`TotalTimeout`] extension bounds the whole request (every wait, send and retry):
@@ -114,7 +117,7 @@ pub use pacer_core::{
     QueryCost, RefusalClass, RejectReason, ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
-pub use pacer_core::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
+pub use pacer_core::{Cost, EndpointKey, MaxConcurrent, MaxWait, TokenCost, TotalTimeout};
 pub use pacer_core::{DeclaredDialect, FieldGrammar, TimeUnit};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{Paced, QuotaExhausted};

@@ -20,8 +20,11 @@
 //!
 //! A request may choose for itself in its extensions, as with the middleware: [`Cost`],
 //! [`EndpointKey`], [`MaxWait`], [`Priority`], [`TokenCost`] (for the quotas in tokens the
-//! server reports, OpenAI's and Anthropic's) and [`TotalTimeout`] (the most the whole request
-//! may take: a send still running then fails with [`TimedOut`]).
+//! server reports, OpenAI's and Anthropic's), [`TotalTimeout`] (the most the whole request
+//! may take: a send still running then fails with [`TimedOut`]) and [`MaxConcurrent`] (send
+//! only while fewer requests of its endpoint are in flight; the limiter's `MaxConcurrent`
+//! applies too, and a slot is held from the grant until the response has been read or the
+//! send failed, given back if the request's future is dropped before).
 //!
 //! Strict windows ([`pacer_core::WindowLimit`], [`PacerLayerBuilder::window`]) are waited for
 //! as the middleware waits for them, keyed by the endpoint key or, with
@@ -79,8 +82,9 @@ pub use pacer_core::PacerBody;
 pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{
-    Cost, EndpointKey, KeyMode, LimiterOptions, MaxWait, Paced, Priority, QUERY_COST_BODY_LIMIT,
-    QueryCost, QuotaExhausted, RejectReason, Rules, TokenCost, TotalTimeout, WaitCause,
+    Cost, EndpointKey, KeyMode, LimiterOptions, MaxConcurrent, MaxWait, Paced, Priority,
+    QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted, RejectReason, Rules, TokenCost, TotalTimeout,
+    WaitCause,
 };
 
 /// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it

@@ -7,12 +7,13 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body::Body as HttpBody;
 use pacer_core::{
-    Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxWait, Paced, PacerBody, Priority,
-    QuotaExhausted, Refusal, RejectReason, Retries, Signal, Sleep, Timestamp, TokenCost,
+    Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxConcurrent, MaxWait, Paced, PacerBody,
+    Priority, QuotaExhausted, Refusal, RejectReason, Retries, Signal, Sleep, Timestamp, TokenCost,
     TotalTimeout, WindowLimit, read_body,
 };
 use std::fmt;
 use std::future::Future;
+use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -124,16 +125,18 @@ where
             .get::<TotalTimeout>()
             .map(|t| (start.saturating_add(t.0), t.0)),
         not_before: None,
+        max_concurrent: extensions.get::<MaxConcurrent>().map(|m| m.cap()),
     };
     let endpoint = shared.endpoint(&key, start);
     // Each strict window with the request's key in it.
     let windows = shared.windows_of(&request, endpoint.key());
-    // The number under which the request's tokens are in flight; given back when it ends,
-    // however it ends.
-    let mut tokens = InFlight {
+    // The number under which the request's tokens are in flight, and whether an attempt holds
+    // a slot among the endpoint's requests in flight; given back when it ends, however it ends.
+    let mut in_flight = InFlight {
         shared: &shared,
         endpoint: &endpoint,
         attempt: 0,
+        slot: false,
     };
     let mut retries = Retries::new(&shared.rules);
     let mut request = request;
@@ -162,7 +165,7 @@ where
                     &shared.rules,
                     &endpoint,
                     &attempt_of(&shared, &windows, units, own, begin),
-                    &mut tokens.attempt,
+                    &mut in_flight.attempt,
                 )
             })
             .flatten();
@@ -180,7 +183,7 @@ where
                 units,
                 own,
                 begin,
-                &mut tokens.attempt,
+                &mut in_flight.attempt,
             )
             .await;
             drop(waiting);
@@ -206,6 +209,9 @@ where
                 }
             }
         };
+        // In flight from its grant until its answer is read or its send fails (each attempt
+        // anew): given back on drop until then.
+        in_flight.slot = units > 0;
         drop(last.take());
         waited += sent_at - begin;
         let rate = endpoint.limiter().rate();
@@ -224,6 +230,7 @@ where
             Ok(response) => response,
             Err(e) => {
                 if units > 0 {
+                    in_flight.slot = false;
                     shared
                         .metrics
                         .record(&shared.engine.failed(&endpoint, units, sent_at));
@@ -251,6 +258,8 @@ where
         );
         let now = clock.now();
         let throttled = matches!(reading.signal(), Signal::Throttled { .. });
+        // The engine gives the slot back with the answer.
+        in_flight.slot = false;
         let after = shared.engine.after(&endpoint, reading, units, sent_at, now);
         shared.metrics.record(&after.changes);
         // A request of 0 units is free, as in the middleware: it counts as no throttle and is
@@ -281,7 +290,7 @@ where
 }
 
 /// What a request chose for itself ([`MaxWait`], [`Priority`], [`TokenCost`],
-/// [`TotalTimeout`]), or the limiter's.
+/// [`TotalTimeout`], [`MaxConcurrent`]), or the limiter's.
 #[derive(Clone, Copy)]
 struct Own {
     max_wait: Duration,
@@ -291,6 +300,8 @@ struct Own {
     timeout: Option<(Timestamp, Duration)>,
     /// A retry's own wait after a refusal for contention (`After::retry_in`): not before then.
     not_before: Option<Timestamp>,
+    /// Its own cap on its endpoint's requests in flight.
+    max_concurrent: Option<NonZeroU32>,
 }
 
 /// `sending`, unless `deadline` comes first: then the request's `TotalTimeout` ran out during
@@ -314,15 +325,21 @@ where
 }
 
 /// A request's tokens in flight (attempt 0: none), given back to the endpoint's budgets when
-/// the request's future ends or is dropped.
+/// the request's future ends or is dropped; and an attempt's slot among the endpoint's
+/// requests in flight (`MaxConcurrent`) while it holds one, given back if the future is dropped
+/// between the grant and the answer (or the failure, which give it back themselves).
 struct InFlight<'a> {
     shared: &'a Shared,
     endpoint: &'a Endpoint,
     attempt: u64,
+    slot: bool,
 }
 
 impl Drop for InFlight<'_> {
     fn drop(&mut self) {
+        if self.slot {
+            self.endpoint.limiter().landed();
+        }
         self.shared.engine.landed(self.endpoint, self.attempt);
     }
 }
@@ -344,6 +361,7 @@ fn attempt_of<'w>(
         .instance_count(shared.options.instance_count)
         .max_retry_after(shared.options.max_retry_after)
         .not_before(own.not_before)
+        .max_concurrent(own.max_concurrent)
 }
 
 /// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the

@@ -69,7 +69,7 @@ fn key() -> impl Strategy<Value = String> {
         4 => prop::sample::select(vec![
             "Enabled", "Controller", "InitialUnitsPerMinute", "MinUnitsPerMinute",
             "max_units_per_minute", "Burst", "queue-limit", "MaxWait", "DecreaseCooldown",
-            "InstanceCount", "QuotaWindow", "Aimd", "Cubic", "DecreaseFactor", "IncreaseInterval", "IncreaseStep",
+            "InstanceCount", "QuotaWindow", "MaxConcurrent", "Aimd", "Cubic", "DecreaseFactor", "IncreaseInterval", "IncreaseStep",
             "Beta", "ScaleConstant", "MaxAttempts", "QueryCost", "MaxRetryAfter", "PauseWithoutRetryAfter", "Throttling", "Algorithm",
             "Algorithms", "Threshold", "Factor", "MaxDelay", "MinDelay", "Delay", "MinRemaining",
             "Reserve", "MinSpacing", "MaxExhaustedDelay", "EndpointKey", "Classifier", "Throttled",
@@ -166,6 +166,8 @@ fn plausible_limiter() -> impl Strategy<Value = J> {
         ("DecreaseCooldown", J::Int(3)),
         ("InstanceCount", J::Int(3)),
         ("MaxAttempts", s("2")),
+        ("MaxConcurrent", J::Int(3)),
+        ("max_concurrent", s("0")),
         ("QueryCost", J::Bool(true)),
         ("MaxRetryAfter", s("250ms")),
         ("PauseWithoutRetryAfter", s("0s")),

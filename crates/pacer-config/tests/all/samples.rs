@@ -59,6 +59,7 @@ fn every_value_of_the_samples_is_read() {
     assert_eq!(o.aimd.decrease_factor, 0.7); // not given: the default
     assert_eq!(o.queue_limit, 50);
     assert_eq!(o.max_wait, Duration::from_secs(30));
+    assert_eq!(o.max_concurrent.map(|n| n.get()), Some(8));
     assert_eq!(orders.max_attempts.get(), 4);
     assert_eq!(o.max_retry_after, Duration::from_secs(300));
     assert_eq!(o.pause_without_retry_after, Duration::from_secs(1)); // the default
@@ -83,6 +84,7 @@ fn every_value_of_the_samples_is_read() {
     assert_eq!(o.burst, Duration::from_secs(2));
     assert_eq!(o.quota_window, Duration::from_secs(10));
     assert_eq!(o.pause_without_retry_after, Duration::from_secs(2));
+    assert_eq!(o.max_concurrent, None, "no cap: the default");
     assert_eq!((o.cubic.beta, o.cubic.scale_constant), (0.7, 0.4));
     assert_eq!(
         search.throttling,

@@ -70,6 +70,18 @@ fn every_rule_of_the_adaptive_options() {
             "MaxAttempts = 0: must be at least 1",
         ),
         (
+            r#"{ "MaxConcurrent": 0 }"#,
+            "MaxConcurrent = 0: must be at least 1 (leave it out for no cap)",
+        ),
+        (
+            r#"{ "MaxConcurrent": -1 }"#,
+            "MaxConcurrent = -1: must not be negative",
+        ),
+        (
+            r#"{ "MaxConcurrent": 1.5 }"#,
+            "MaxConcurrent = 1.5: expected a whole number",
+        ),
+        (
             r#"{ "QueryCost": 1 }"#,
             "QueryCost = 1: expected true or false",
         ),

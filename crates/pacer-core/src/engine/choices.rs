@@ -3,6 +3,7 @@
 //! (`RequestBuilder::with_extension(Cost(5))`, for the middleware). Every driver reads them the
 //! same way; [`crate::Priority`] is one too.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 /// Charges this request `units` instead of what the limiter's cost estimator says. A request of
@@ -99,3 +100,38 @@ pub struct TokenCost(pub u64);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TotalTimeout(pub Duration);
+
+/// Sends this request only while fewer than `n` requests of its endpoint are in flight (sent
+/// and not yet answered) in this process, counting every request of the endpoint, with or
+/// without this extension. The limiter's own `MaxConcurrent` still applies: the lower cap
+/// holds. The request waits for a slot in its place in the endpoint's queue, within its
+/// `MaxWait`; past it, it is refused
+/// ([`RejectReason::WaitTooLong`](crate::RejectReason::WaitTooLong), cause
+/// [`WaitCause::Concurrency`](crate::WaitCause::Concurrency)). A request is itself in flight
+/// once sent, so `MaxConcurrent(0)` is taken as 1.
+///
+/// ```
+/// use pacer_core::MaxConcurrent;
+///
+/// // An export that must not run beside any other request of its endpoint.
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(MaxConcurrent(1));
+/// # assert_eq!(request.extensions().get::<MaxConcurrent>().map(|m| m.cap().get()), Some(1));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MaxConcurrent(pub u32);
+
+impl MaxConcurrent {
+    /// The cap: `n`, or 1 for `MaxConcurrent(0)`.
+    ///
+    /// ```
+    /// use pacer_core::MaxConcurrent;
+    ///
+    /// assert_eq!(MaxConcurrent(3).cap().get(), 3);
+    /// assert_eq!(MaxConcurrent(0).cap().get(), 1);
+    /// ```
+    #[must_use]
+    pub fn cap(self) -> NonZeroU32 {
+        NonZeroU32::new(self.0).unwrap_or(NonZeroU32::MIN)
+    }
+}

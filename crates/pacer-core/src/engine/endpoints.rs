@@ -29,8 +29,8 @@ thread_local! {
 /// the shard and finds the entry in it). Sharded by key; an
 /// entry idle for `idle_ttl` with nobody waiting is dropped by a sweep amortised over the
 /// look-ups that reach its shard, and a full shard drops its least recently used idle entry. An
-/// endpoint with waiters is never dropped (the capacity may then be exceeded until they are
-/// served). Each thread remembers the endpoint it looked up last ([`LAST`]): a run of requests
+/// endpoint with waiters, or with requests in flight under `MaxConcurrent`, is never dropped
+/// (the capacity may then be exceeded until they are served). Each thread remembers the endpoint it looked up last ([`LAST`]): a run of requests
 /// to one endpoint finds it there, touching it, without the shard.
 pub(crate) struct Endpoints {
     /// This store's number, for [`LAST`].
@@ -319,8 +319,7 @@ impl Shard {
     ) -> usize {
         let before = self.map.len();
         self.map.retain(|slot| {
-            let keep =
-                now - slot.endpoint.touched() < idle_ttl || slot.endpoint.limiter.queue_len() > 0;
+            let keep = now - slot.endpoint.touched() < idle_ttl || slot.endpoint.limiter.is_busy();
             if !keep {
                 slot.endpoint.stored.store(false, Ordering::Relaxed);
                 evicted(&slot.endpoint.limiter);
@@ -331,7 +330,7 @@ impl Shard {
     }
 
     fn evict_lru(&mut self, evicted: &mut impl FnMut(&Limiter)) {
-        let idle = |s: &Slot| s.endpoint.limiter.queue_len() == 0;
+        let idle = |s: &Slot| !s.endpoint.limiter.is_busy();
         // Usually the least recently used entry is idle; only look further when it is not.
         let oldest = self
             .map

@@ -70,7 +70,7 @@ mod wait;
 mod window_limit;
 
 pub use body::{BodyReading, PacerBody, read_body};
-pub use choices::{Cost, EndpointKey, MaxWait, TokenCost, TotalTimeout};
+pub use choices::{Cost, EndpointKey, MaxConcurrent, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, GRPC_RESOURCE_EXHAUSTED,
     GRPC_UNAVAILABLE, ThrottleClassifier, builtin_body_verdict, forbids_retry, insufficient_quota,
@@ -190,8 +190,8 @@ impl Engine {
         self.endpoints.all()
     }
 
-    /// Drops every endpoint idle longer than the idle TTL with nobody waiting; `evicted` is told
-    /// of each. Returns how many.
+    /// Drops every endpoint idle longer than the idle TTL with nobody waiting (and nothing in
+    /// flight under `MaxConcurrent`); `evicted` is told of each. Returns how many.
     pub fn evict_idle(&self, now: Timestamp, evicted: impl FnMut(&Limiter)) -> usize {
         self.endpoints.evict_idle(now, evicted)
     }
@@ -228,8 +228,10 @@ impl Engine {
     /// otherwise, having taken nothing: the driver then runs [`wait`](Self::wait), which comes
     /// to the same answer at the cost of building its wait. Until a response has carried
     /// rate-limit fields, only the limiter is looked at. It reads the attempt's units, tokens,
-    /// windows, start (the time on the limiter's clock) and `MaxRetryAfter`; `tokens_attempt`
-    /// is as for [`wait`](Self::wait).
+    /// windows, start (the time on the limiter's clock), `MaxRetryAfter` and
+    /// [`MaxConcurrent`]; `tokens_attempt` is as for [`wait`](Self::wait). The attempt is
+    /// then a request in flight: [`after`](Self::after) or [`failed`](Self::failed) gives its
+    /// slot back, or [`Limiter::landed`] if neither comes.
     #[must_use]
     #[inline]
     pub fn go_now(
@@ -253,7 +255,7 @@ impl Engine {
             return None;
         }
         let limiter = endpoint.limiter();
-        let permit = limiter.try_acquire_at(units, now).ok()?;
+        let permit = (limiter.try_acquire_at(units, attempt.max_concurrent, now)).ok()?;
         if headers_seen {
             let mut server = endpoint.server.lock();
             match server
@@ -363,7 +365,9 @@ impl Engine {
     /// After the response: applies `reading` (of a request of `units` sent at `sent_at`) to the
     /// endpoint at `now`. The server's numbers are kept (unless the response came from a
     /// cache), the limiter paces to them ([`Limiter::follow_server`]), then learns from the
-    /// signal (a request of 0 units moves no rate). Says whether the request may be sent again.
+    /// signal (a request of 0 units moves no rate). A request of at least one unit lands: its
+    /// slot among the requests in flight is given back ([`Limiter::landed`], under the same
+    /// lock). Says whether the request may be sent again.
     /// `now` is the time the response came, on the limiter's clock. It takes the reading (what
     /// the response reports is kept, not copied): read its [`signal`](Reading::signal) before.
     pub fn after(
@@ -415,7 +419,9 @@ impl Engine {
             if let Some(fleet) = endpoint.fleet() {
                 fleet.responded_with(&feedback, bare, now);
             }
-            endpoint.limiter().on_response_at(feedback, bare, now)
+            endpoint
+                .limiter()
+                .landed_with_response_at(feedback, bare, now)
         };
         // The server's numbers first, then the signal.
         let changes = match quota {
@@ -486,13 +492,20 @@ impl Engine {
     }
 
     /// After a send that got no response (a connection error, a timeout): neutral to the rate,
-    /// it only gives the limiter back its in-flight count.
+    /// it counts in the measured send rate and gives the request's slot among the requests in
+    /// flight back ([`Limiter::landed`]).
     pub fn failed(&self, endpoint: &Endpoint, units: u64, sent_at: Timestamp) -> Changes {
-        endpoint.limiter().on_response(Feedback {
+        let limiter = endpoint.limiter();
+        let feedback = Feedback {
             units,
             sent_at,
             signal: Signal::Neutral,
-        })
+        };
+        if units == 0 {
+            // Never granted: no slot to give back.
+            return limiter.on_response(feedback);
+        }
+        limiter.landed_with_response_at(feedback, BarePause::Take, limiter.clock().now())
     }
 }
 

@@ -90,6 +90,7 @@ impl RejectReason {
                 WaitCause::Throttling => "wait_too_long:throttling",
                 WaitCause::Queue => "wait_too_long:queue",
                 WaitCause::UnitQuota => "wait_too_long:unit_quota",
+                WaitCause::Concurrency => "wait_too_long:concurrency",
             },
         }
     }

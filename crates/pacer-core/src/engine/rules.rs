@@ -36,6 +36,9 @@ pub enum WaitCause {
     /// A quota in another unit than requests (tokens) has not enough left for the request's
     /// cost in time.
     UnitQuota,
+    /// The adaptive limiter's cap on requests in flight (`MaxConcurrent`, the limiter's or the
+    /// request's own): no slot came free in time.
+    Concurrency,
 }
 
 impl WaitCause {
@@ -48,6 +51,7 @@ impl WaitCause {
             WaitCause::Throttling => "throttling",
             WaitCause::Queue => "queue",
             WaitCause::UnitQuota => "unit_quota",
+            WaitCause::Concurrency => "concurrency",
         }
     }
 }

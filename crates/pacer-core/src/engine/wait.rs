@@ -1,7 +1,8 @@
 //! Every wait before a send, in one `MaxWait` budget, in one order for every driver.
 
 use super::{Endpoint, Engine, Refusal, RejectReason, Rules, WaitCause, WindowAnswer, WindowLimit};
-use crate::{Clock, Priority, Timestamp};
+use crate::{Clock, Limiter, Priority, Timestamp};
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,12 +29,13 @@ pub struct Attempt<'a> {
     instance_count: u32,
     pub(super) max_retry_after: Duration,
     pub(super) not_before: Option<Timestamp>,
+    pub(super) max_concurrent: Option<NonZeroU32>,
 }
 
 impl<'a> Attempt<'a> {
     /// An attempt of `units` that came in at `start` and may wait `max_wait`, with no tokens,
-    /// no window, the default lane, no timeout, one instance and no cap on a `Retry-After`
-    /// beyond `max_wait`'s.
+    /// no window, the default lane, no timeout, one instance, no cap on a `Retry-After`
+    /// beyond `max_wait`'s and no cap of its own on requests in flight.
     #[inline]
     pub fn new(units: u64, start: Timestamp, max_wait: Duration) -> Self {
         Attempt {
@@ -47,6 +49,7 @@ impl<'a> Attempt<'a> {
             instance_count: 1,
             max_retry_after: Duration::MAX,
             not_before: None,
+            max_concurrent: None,
         }
     }
 
@@ -101,6 +104,55 @@ impl<'a> Attempt<'a> {
         self.not_before = at;
         self
     }
+
+    /// Its own cap on its endpoint's requests in flight ([`MaxConcurrent`](crate::MaxConcurrent)):
+    /// it waits for its units until fewer than that many are in flight, the limiter's own
+    /// `MaxConcurrent` applying as well.
+    ///
+    /// ```
+    /// use pacer_core::{Attempt, MaxConcurrent, Timestamp};
+    /// use std::time::Duration;
+    ///
+    /// let attempt = Attempt::new(1, Timestamp::ZERO, Duration::from_secs(30))
+    ///     .max_concurrent(Some(MaxConcurrent(2).cap()));
+    /// # let _ = attempt;
+    /// ```
+    #[inline]
+    pub fn max_concurrent(mut self, cap: Option<NonZeroU32>) -> Self {
+        self.max_concurrent = cap;
+        self
+    }
+}
+
+/// The adaptive limiter's grant while the rest of an attempt's wait runs (the windows' units, the
+/// tokens): a refusal gives its units and its slot back ([`Limiter::refund`]); a wait dropped
+/// meanwhile gives its slot back ([`Limiter::landed`]), so that an abandoned request does not
+/// hold a place under `MaxConcurrent` for ever.
+struct Granted<'a> {
+    limiter: &'a Limiter,
+    units: u64,
+    held: bool,
+}
+
+impl Granted<'_> {
+    /// The attempt was refused: its units and its slot go back.
+    fn refund(&mut self) {
+        self.held = false;
+        self.limiter.refund(self.units);
+    }
+
+    /// The attempt goes: the driver holds its slot from here.
+    fn keep(mut self) {
+        self.held = false;
+    }
+}
+
+impl Drop for Granted<'_> {
+    fn drop(&mut self) {
+        if self.held {
+            self.limiter.landed();
+        }
+    }
 }
 
 impl Engine {
@@ -113,12 +165,13 @@ impl Engine {
     ///    capped like an exhausted stop);
     /// 3. the server-ordered stop ([`Engine::hold`]);
     /// 4. each strict window's ETA, then the proactive delay (without windows, step 3 gives it);
-    /// 5. the adaptive limiter's units, in the attempt's lane;
+    /// 5. the adaptive limiter's units, in the attempt's lane, and a slot among its endpoint's
+    ///    requests in flight under `MaxConcurrent` (the limiter's, and the attempt's own);
     /// 6. each window's units are taken, then the tokens (waiting again if another request or
     ///    process took them meanwhile).
     ///
     /// Sleeps on `clock`; returns when the attempt may go, the send recorded
-    /// ([`Engine::sent`]). `tokens_attempt` carries the number under which the request's tokens
+    /// ([`Engine::sent`]), a request in flight from then on (see [`Engine::go_now`]). `tokens_attempt` carries the number under which the request's tokens
     /// are in flight (0 at first; see [`Engine::tokens_take`]). A refused attempt takes nothing,
     /// but the units of a window taken before another window refused it.
     ///
@@ -221,31 +274,37 @@ impl Engine {
         // 5. The adaptive limiter's queue, in the attempt's lane, with what is left of the
         // budget (and of the timeout). Units that are there are taken at once, as the queue's
         // first look would take them, without building its future.
-        if let Ok(permit) = limiter.try_acquire_at(units, now) {
+        let slots = attempt.max_concurrent;
+        if let Ok(permit) = limiter.try_acquire_at(units, slots, now) {
             now = permit.granted_at();
         } else {
             let waited = now - start;
             let left = max_wait.saturating_sub(waited);
             let timeout_left = attempt.timeout.map(|(end, _)| end - now);
-            let permit = limiter
+            let mut acquire = limiter
                 .acquire_within(units, timeout_left.map_or(left, |t| t.min(left)))
-                .priority(attempt.priority)
-                .await
-                .map_err(|r| match (&r, timeout_left) {
-                    (
-                        RejectReason::WaitTooLong {
-                            cause: WaitCause::Queue,
-                            needed,
-                            ..
-                        },
-                        Some(t),
-                    ) if t < left && *needed <= left => {
-                        past_timeout(WaitCause::Queue).expect("a timeout")
-                    }
-                    _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),
-                })?;
+                .priority(attempt.priority);
+            if let Some(slots) = slots {
+                acquire = acquire.max_concurrent(slots);
+            }
+            let permit = acquire.await.map_err(|r| match (&r, timeout_left) {
+                (
+                    RejectReason::WaitTooLong {
+                        cause: cause @ (WaitCause::Queue | WaitCause::Concurrency),
+                        needed,
+                        ..
+                    },
+                    Some(t),
+                ) if t < left && *needed <= left => past_timeout(*cause).expect("a timeout"),
+                _ => Refusal::Rejected(RejectReason::from_limiter(&r, waited, max_wait)),
+            })?;
             now = permit.granted_at();
         }
+        let mut granted = Granted {
+            limiter,
+            units,
+            held: true,
+        };
         // 6. Take the windows' units, then the tokens; if others took them meanwhile, wait
         // again (the tokens still within the exhausted-stop cap).
         for (w, key) in windows {
@@ -253,7 +312,7 @@ impl Engine {
                 let answer = match w.take(key, units, clock, attempt.instance_count).await {
                     Ok(answer) => answer,
                     Err(e) => {
-                        limiter.refund(units);
+                        granted.refund();
                         return Err(e);
                     }
                 };
@@ -263,7 +322,7 @@ impl Engine {
                     // The next take reads the time again.
                     WindowAnswer::Wait(wait) => {
                         if let Err(e) = sleep(now, wait, WaitCause::Window).await {
-                            limiter.refund(units);
+                            granted.refund();
                             return Err(e);
                         }
                     }
@@ -277,19 +336,20 @@ impl Engine {
                 Ok(None) => break,
                 Ok(Some(wait)) => wait.min(cap.saturating_sub(unit_waited)),
                 Err(e) => {
-                    limiter.refund(units);
+                    granted.refund();
                     return Err(Refusal::Rejected(e.into()));
                 }
             };
             match sleep(now, wait, WaitCause::UnitQuota).await {
                 Ok(after) => now = after,
                 Err(e) => {
-                    limiter.refund(units);
+                    granted.refund();
                     return Err(e);
                 }
             }
             unit_waited += wait;
         }
+        granted.keep();
         self.sent(endpoint, now);
         Ok(now)
     }

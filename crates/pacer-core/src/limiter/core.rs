@@ -8,6 +8,7 @@ use super::{Acquired, Changes, LimiterMemory, LimiterOptions, Priority, RateChan
 use crate::controller::{Controller, ControllerContext};
 use crate::validation::InvalidOptions;
 use crate::{RejectReason, Timestamp, WaitCause};
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 /// The adaptive limiter without any clock, lock or sleep: every method takes `now` and returns a
@@ -18,7 +19,8 @@ use std::time::Duration;
 ///
 /// 1. A request of 0 units goes at once and changes nothing.
 /// 2. With `Enabled = false` every request goes at once (the state is still tracked).
-/// 3. If nobody waits, no pause is on and the bucket has the units, they are taken: go now.
+/// 3. If nobody waits, no pause is on, the bucket has the units and a request in flight more
+///    stays within `MaxConcurrent` (when one is set), they are taken: go now.
 ///    A request larger than the bucket takes a full bucket and leaves a debt; it goes only if
 ///    that debt is repaid within `MaxWait` at the current rate (`units ≤ rate × (Burst +
 ///    MaxWait)`), and one above [`max_cost`](Self::max_cost) is refused outright.
@@ -27,8 +29,11 @@ use std::time::Duration;
 ///    wait is longer than it may wait, it is refused now, having taken nothing. Otherwise it joins
 ///    the queue and the `waited` flag is set.
 /// 5. Waiting requests get their units in arrival order within their [`Priority`] lane
-///    ([`pop_ready`](Self::pop_ready)) once no pause is on and the bucket holds what the first
-///    one needs.
+///    ([`pop_ready`](Self::pop_ready)) once no pause is on, the bucket holds what the first
+///    one needs and it has a slot under `MaxConcurrent`.
+///
+/// Every grant of at least one unit counts as a request in flight until the caller says it
+/// landed ([`landed`](Self::landed)): answered, failed, or never sent.
 ///
 /// A cut or a pause can push a queued request's estimate past its deadline; such requests are
 /// refused at that moment (in [`Changes::rejected`]) rather than left to time out.
@@ -56,6 +61,8 @@ pub struct LimiterCore {
     /// Following the server's numbers, and what that reads of every response.
     pub(super) server: super::server::ServerPace,
     pub(super) stats: super::LimiterStats,
+    /// Requests granted and not yet landed ([`landed`](Self::landed)).
+    pub(super) in_flight: u32,
 }
 
 impl LimiterCore {
@@ -105,6 +112,7 @@ impl LimiterCore {
             meter: SendRateMeter::new(now),
             server,
             stats: super::LimiterStats::default(),
+            in_flight: 0,
         }
     }
 
@@ -141,7 +149,42 @@ impl LimiterCore {
         priority: Priority,
         now: Timestamp,
     ) -> Result<Acquired, RejectReason> {
-        let mut needed = match self.try_take(units, now) {
+        self.acquire_capped(units, max_wait, priority, None, now)
+    }
+
+    /// Like [`acquire_with_priority`](Self::acquire_with_priority), for a request that also
+    /// waits until fewer than `max_concurrent` requests are in flight (its own
+    /// [`MaxConcurrent`](crate::MaxConcurrent); the limiter's `MaxConcurrent` applies as
+    /// well). A request that has its units but no slot waits in the queue, in its place; when
+    /// no slot comes free before the time it may wait ends, it is refused then
+    /// ([`refuse_expired`](Self::refuse_expired)).
+    ///
+    /// ```
+    /// use pacer_core::{Acquired, LimiterCore, LimiterOptions, Priority, Timestamp};
+    /// use std::num::NonZeroU32;
+    /// use std::time::Duration;
+    ///
+    /// let t0 = Timestamp::ZERO;
+    /// let mut core = LimiterCore::new(LimiterOptions::default(), t0).unwrap();
+    /// let one = NonZeroU32::new(1);
+    /// let wait = Duration::from_secs(30);
+    /// assert_eq!(core.acquire_capped(1, wait, Priority::Interactive, one, t0), Ok(Acquired::Now));
+    /// // The first is in flight: the second waits for it.
+    /// let second = core.acquire_capped(1, wait, Priority::Interactive, one, t0);
+    /// assert!(matches!(second, Ok(Acquired::Queued { .. })));
+    /// assert_eq!(core.pop_ready(t0), None);
+    /// assert!(core.landed(), "the first is answered: the second may go");
+    /// assert!(core.pop_ready(t0).is_some());
+    /// ```
+    pub fn acquire_capped(
+        &mut self,
+        units: u64,
+        max_wait: Duration,
+        priority: Priority,
+        max_concurrent: Option<NonZeroU32>,
+        now: Timestamp,
+    ) -> Result<Acquired, RejectReason> {
+        let mut needed = match self.try_take_capped(units, max_concurrent, now) {
             Ok(()) => return Ok(Acquired::Now),
             Err(needed) => needed,
         };
@@ -182,8 +225,14 @@ impl LimiterCore {
         }
         let ticket = Ticket(self.next_ticket);
         self.next_ticket += 1;
-        self.queue
-            .push(ticket, units as f64, priority, now, now + max_wait);
+        self.queue.push(
+            ticket,
+            units as f64,
+            priority,
+            now,
+            now + max_wait,
+            max_concurrent,
+        );
         self.control.waited = true;
         Ok(Acquired::Queued {
             ticket,
@@ -191,54 +240,90 @@ impl LimiterCore {
         })
     }
 
-    /// Grants the first waiting request if its units are there: returns its ticket and how long
-    /// it waited. Call it until it returns `None`.
+    /// Grants the first waiting request if its units are there (and a slot, under
+    /// `MaxConcurrent`): returns its ticket and how long it waited. Call it until it returns
+    /// `None`, then [`refuse_expired`](Self::refuse_expired) when a cap on requests in flight
+    /// is in play.
     pub fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
         if now < self.pause_until {
             return None;
         }
         self.bucket.refill(now);
-        let units = self.queue.front()?.units;
-        if !self.options.enabled || self.bucket.has(units) {
+        let (units, cap) = self.queue.front().map(|w| (w.units, w.cap))?;
+        if !self.options.enabled || (self.bucket.has(units) && self.has_slot(cap)) {
             let w = self.queue.pop_front()?;
             if self.options.enabled {
                 self.bucket.take(w.units);
             }
             let waited = now - w.enqueued_at;
             self.stats.granted(w.units, waited);
+            self.in_flight = self.in_flight.saturating_add(1);
             return Some((w.ticket, waited));
         }
         None
     }
 
-    /// When the first waiting request will get its units if the rate stays as it is; `None` when
-    /// nobody waits.
+    /// When to look at the queue again ([`pop_ready`](Self::pop_ready)): when the first waiting
+    /// request will get its units if the rate stays as it is; `None` when nobody waits. While a
+    /// cap on requests in flight is in play, no later than the earliest time a waiting request
+    /// may wait until ([`refuse_expired`](Self::refuse_expired) refuses it then), and, while
+    /// the first waits for a slot, that time alone: a slot comes free only when a request
+    /// lands ([`landed`](Self::landed)), which no rate can tell.
     pub fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
-        let units = self.queue.front()?.units;
-        Some(self.estimate(0.0, units, now))
+        let (units, cap) = self.queue.front().map(|w| (w.units, w.cap))?;
+        if !self.slots_matter() {
+            return Some(self.estimate(0.0, units, now));
+        }
+        let expiry = self.queue.earliest_deadline();
+        let grant = self.has_slot(cap).then(|| self.estimate(0.0, units, now));
+        match (grant, expiry) {
+            (Some(g), Some(e)) => Some(g.min(e)),
+            (g, e) => g.or(e),
+        }
     }
 
-    /// Takes `units` if they can go right now (nobody waits, no pause, the bucket has them, and
-    /// the debt they leave is repaid within `MaxWait` at the current rate); otherwise changes
-    /// nothing and returns the estimated wait — for a cost whose debt would outlast `MaxWait`,
-    /// the wait for a full bucket plus the time the debt takes, which is longer than `MaxWait`.
-    /// Never queues, never counts a rejection: for callers that would rather do something else
-    /// than wait.
+    /// Takes `units` if they can go right now (nobody waits, no pause, the bucket has them, a
+    /// slot is free under `MaxConcurrent`, and the debt they leave is repaid within `MaxWait`
+    /// at the current rate); otherwise changes nothing and returns the estimated wait — for a
+    /// cost whose debt would outlast `MaxWait`, the wait for a full bucket plus the time the
+    /// debt takes, which is longer than `MaxWait`; for a request that waits only for a slot,
+    /// the wait for its units, which may be zero (when a slot comes free is not known). Never
+    /// queues, never counts a rejection: for callers that would rather do something else than
+    /// wait. A grant of at least one unit is a request in flight until it
+    /// [`landed`](Self::landed).
     pub fn try_take(&mut self, units: u64, now: Timestamp) -> Result<(), Duration> {
+        self.try_take_capped(units, None, now)
+    }
+
+    /// Like [`try_take`](Self::try_take), for a request that also needs fewer than
+    /// `max_concurrent` requests in flight (its own `MaxConcurrent`; the limiter's applies as
+    /// well).
+    pub fn try_take_capped(
+        &mut self,
+        units: u64,
+        max_concurrent: Option<NonZeroU32>,
+        now: Timestamp,
+    ) -> Result<(), Duration> {
         if units == 0 {
             return Ok(());
         }
         let units_f = units as f64;
         if !self.options.enabled {
             self.stats.granted(units_f, Duration::ZERO);
+            self.in_flight = self.in_flight.saturating_add(1);
             return Ok(());
         }
         self.bucket.refill(now);
         let repayable = self.repayable(units_f);
-        if repayable && self.queue.len() == 0 && now >= self.pause_until && self.bucket.has(units_f)
+        if repayable
+            && self.queue.len() == 0
+            && now >= self.pause_until
+            && self.bucket.has(units_f)
+            && self.has_slot(max_concurrent)
         {
             self.bucket.take(units_f);
             self.stats.granted(units_f, Duration::ZERO);
+            self.in_flight = self.in_flight.saturating_add(1);
             return Ok(());
         }
         let wait = self.estimate(self.queue.units(), units_f, now) - now;
@@ -298,7 +383,8 @@ impl LimiterCore {
     }
 
     /// Gives back units that were granted but not used (a caller went away between the grant and
-    /// the send).
+    /// the send). Its slot among the requests in flight is given back by
+    /// [`landed`](Self::landed).
     pub fn refund(&mut self, units: u64, now: Timestamp) {
         if self.options.enabled {
             self.bucket.refill(now);

@@ -17,6 +17,7 @@ mod server;
 mod server_quota;
 mod shell;
 mod slack;
+mod slots;
 mod snapshot;
 
 pub use self::core::LimiterCore;
@@ -31,6 +32,8 @@ pub use snapshot::{LimiterSnapshot, LimiterStats};
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod shell_slot_tests;
 #[cfg(test)]
 mod shell_tests;
 #[cfg(test)]

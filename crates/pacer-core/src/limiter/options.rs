@@ -5,6 +5,7 @@ use crate::controller::{
 };
 use crate::validation::{Checker, InvalidOptions, format_duration};
 use std::fmt;
+use std::num::NonZeroU32;
 use std::str::FromStr;
 use std::time::Duration;
 
@@ -163,6 +164,25 @@ pub struct LimiterOptions {
     /// leaky bucket, a fixed window that is spent) refuses every one of them. The controller
     /// still sees a throttle without `Retry-After` (its rules for bare throttles apply).
     pub pause_without_retry_after: Duration,
+    /// `MaxConcurrent`: the most requests of each endpoint in flight at once — granted and not
+    /// yet answered, failed or given up — **in this process** (it is not divided by
+    /// `InstanceCount`). A request that would be one more waits in the queue, in its place,
+    /// until one lands ([`LimiterCore::landed`](super::LimiterCore::landed)), within the same
+    /// `MaxWait` as everything else; past it, it is refused
+    /// ([`RejectReason::WaitTooLong`](crate::RejectReason::WaitTooLong), cause
+    /// [`WaitCause::Concurrency`](crate::WaitCause::Concurrency)). Default `None`: no cap, only
+    /// the rate. A request may ask for a lower cap of its own
+    /// ([`MaxConcurrent`](crate::MaxConcurrent)). With `Enabled = false` it holds nothing back.
+    ///
+    /// ```
+    /// use pacer_core::LimiterOptions;
+    /// use std::num::NonZeroU32;
+    ///
+    /// let mut options = LimiterOptions::default();
+    /// options.max_concurrent = NonZeroU32::new(4); // Stripe's 4 in flight, say
+    /// options.validate().unwrap();
+    /// ```
+    pub max_concurrent: Option<NonZeroU32>,
 }
 
 /// The most of the server's window a throttle with no readable `Retry-After` pauses for: a server
@@ -189,6 +209,7 @@ impl Default for LimiterOptions {
             pacer: PacerControllerOptions::default(),
             max_retry_after: Duration::from_secs(300),
             pause_without_retry_after: Duration::from_secs(1),
+            max_concurrent: None,
         }
     }
 }
@@ -310,7 +331,11 @@ impl fmt::Display for LimiterOptions {
             self.queue_limit,
             format_duration(self.max_wait),
             self.instance_count
-        )
+        )?;
+        match self.max_concurrent {
+            Some(cap) => write!(f, ", at most {cap} in flight"),
+            None => Ok(()),
+        }
     }
 }
 

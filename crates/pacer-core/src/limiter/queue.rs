@@ -9,6 +9,7 @@
 
 use crate::Timestamp;
 use std::collections::VecDeque;
+use std::num::NonZeroU32;
 
 /// How many interactive requests in a row may be granted while a batch request waits, before
 /// the oldest batch request is granted. Four to one keeps interactive requests well ahead
@@ -52,6 +53,8 @@ pub(crate) struct Waiter {
     pub(crate) units: f64,
     pub(crate) enqueued_at: Timestamp,
     pub(crate) deadline: Timestamp,
+    /// The request's own cap on requests in flight (its `MaxConcurrent`), if it has one.
+    pub(crate) cap: Option<NonZeroU32>,
     live: bool,
 }
 
@@ -72,12 +75,13 @@ impl WaitQueue {
         priority: Priority,
         enqueued_at: Timestamp,
         deadline: Timestamp,
+        cap: Option<NonZeroU32>,
     ) {
         let lane = match priority {
             Priority::Interactive => &mut self.interactive,
             Priority::Batch => &mut self.batch,
         };
-        lane.push(ticket, units, enqueued_at, deadline);
+        lane.push(ticket, units, enqueued_at, deadline, cap);
     }
 
     /// Whether the next grant goes to the batch lane.
@@ -202,6 +206,20 @@ impl WaitQueue {
     pub(crate) fn units(&self) -> f64 {
         self.interactive.units() + self.batch.units()
     }
+
+    /// Whether a live waiter has a cap of its own on requests in flight.
+    pub(crate) fn has_capped(&self) -> bool {
+        self.interactive.capped + self.batch.capped > 0
+    }
+
+    /// The earliest deadline of the live waiters.
+    pub(crate) fn earliest_deadline(&self) -> Option<Timestamp> {
+        self.interactive
+            .iter()
+            .chain(self.batch.iter())
+            .map(|w| w.deadline)
+            .min()
+    }
 }
 
 /// One lane's waiting requests in arrival order. Cancelling leaves a tombstone that is skipped
@@ -211,20 +229,31 @@ struct Lane {
     entries: VecDeque<Waiter>,
     live: usize,
     live_units: f64,
+    /// Live waiters with a cap of their own.
+    capped: usize,
 }
 
 impl Lane {
-    fn push(&mut self, ticket: Ticket, units: f64, enqueued_at: Timestamp, deadline: Timestamp) {
+    fn push(
+        &mut self,
+        ticket: Ticket,
+        units: f64,
+        enqueued_at: Timestamp,
+        deadline: Timestamp,
+        cap: Option<NonZeroU32>,
+    ) {
         debug_assert!(self.entries.back().is_none_or(|w| w.ticket < ticket));
         self.entries.push_back(Waiter {
             ticket,
             units,
             enqueued_at,
             deadline,
+            cap,
             live: true,
         });
         self.live += 1;
         self.live_units += units;
+        self.capped += usize::from(cap.is_some());
     }
 
     /// The first live waiter (dropping tombstones in front of it).
@@ -239,7 +268,7 @@ impl Lane {
     fn pop_front(&mut self) -> Option<Waiter> {
         self.front()?;
         let w = self.entries.pop_front()?;
-        self.forget(w.units);
+        self.forget(&w);
         Some(w)
     }
 
@@ -255,7 +284,7 @@ impl Lane {
         }
         w.live = false;
         let removed = w.clone();
-        self.forget(removed.units);
+        self.forget(&removed);
         Some(removed)
     }
 
@@ -283,7 +312,9 @@ impl Lane {
         self.live_units
     }
 
-    fn forget(&mut self, units: f64) {
+    fn forget(&mut self, w: &Waiter) {
+        let units = w.units;
+        self.capped -= usize::from(w.cap.is_some());
         self.live -= 1;
         if self.live == 0 {
             // Reset instead of subtracting, so float error cannot build up over millions of waits.
@@ -309,6 +340,7 @@ mod tests {
                 Interactive,
                 Timestamp::ZERO,
                 Timestamp::MAX,
+                None,
             );
         }
         q
@@ -318,7 +350,14 @@ mod tests {
     fn lanes(priorities: &[Priority]) -> WaitQueue {
         let mut q = WaitQueue::default();
         for (i, p) in priorities.iter().enumerate() {
-            q.push(Ticket(i as u64), 1.0, *p, Timestamp::ZERO, Timestamp::MAX);
+            q.push(
+                Ticket(i as u64),
+                1.0,
+                *p,
+                Timestamp::ZERO,
+                Timestamp::MAX,
+                None,
+            );
         }
         q
     }
@@ -380,15 +419,22 @@ mod tests {
         assert_eq!(q.pop_front().map(|w| w.ticket.0), Some(0));
         assert_eq!(q.pop_front().map(|w| w.ticket.0), Some(1));
         // Interactive requests granted before any batch request waited do not count.
-        q.push(Ticket(6), 1.0, Batch, Timestamp::ZERO, Timestamp::MAX);
+        q.push(Ticket(6), 1.0, Batch, Timestamp::ZERO, Timestamp::MAX, None);
         assert_eq!(drain(&mut q), [2, 3, 4, 5, 6]);
         // A batch request that leaves resets the streak.
         let mut q = lanes(&[Batch, Interactive, Interactive, Interactive, Interactive]);
         q.pop_front();
         q.pop_front();
         q.remove(Ticket(0));
-        q.push(Ticket(5), 1.0, Batch, Timestamp::ZERO, Timestamp::MAX);
-        q.push(Ticket(6), 1.0, Interactive, Timestamp::ZERO, Timestamp::MAX);
+        q.push(Ticket(5), 1.0, Batch, Timestamp::ZERO, Timestamp::MAX, None);
+        q.push(
+            Ticket(6),
+            1.0,
+            Interactive,
+            Timestamp::ZERO,
+            Timestamp::MAX,
+            None,
+        );
         assert_eq!(drain(&mut q), [3, 4, 6, 5]);
     }
 
@@ -409,6 +455,25 @@ mod tests {
         assert_eq!(lanes(&[Batch]).units_ahead_of_new(Interactive), 0.0);
         assert!(q.has_batch());
         assert_eq!((q.len(), q.units()), (3, 3.0));
+    }
+
+    #[test]
+    fn the_queue_knows_its_capped_waiters_and_its_earliest_deadline() {
+        let mut q = WaitQueue::default();
+        let at = |ms| Timestamp::ZERO + std::time::Duration::from_millis(ms);
+        let one = NonZeroU32::new(1);
+        q.push(Ticket(0), 1.0, Interactive, at(0), at(900), None);
+        q.push(Ticket(1), 1.0, Batch, at(0), at(300), one);
+        q.push(Ticket(2), 1.0, Interactive, at(0), at(500), one);
+        assert!(q.has_capped());
+        assert_eq!(q.earliest_deadline(), Some(at(300)));
+        q.remove(Ticket(1));
+        assert_eq!(q.earliest_deadline(), Some(at(500)));
+        assert_eq!(q.pop_front().map(|w| w.ticket.0), Some(0));
+        assert!(q.has_capped());
+        assert_eq!(q.pop_front().map(|w| (w.ticket.0, w.cap)), Some((2, one)));
+        assert!(!q.has_capped());
+        assert_eq!(q.earliest_deadline(), None);
     }
 
     #[test]

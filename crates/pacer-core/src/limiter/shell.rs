@@ -11,6 +11,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
+use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -29,6 +30,10 @@ pub use acquire::{Acquire, Permit};
 /// are then refused). Dropping a waiting future frees its place in the queue, and gives back the
 /// units if they had been granted but not yet collected.
 ///
+/// Each permit of at least one unit is a request in flight until [`landed`](Limiter::landed)
+/// is called for it: with `MaxConcurrent` set, a request waits until fewer than that many are
+/// in flight, and a released slot wakes it.
+///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -37,6 +42,7 @@ pub use acquire::{Acquire, Permit};
 /// let limiter = Limiter::new(LimiterOptions::default()).unwrap();
 /// let permit = limiter.acquire(1).await.unwrap();
 /// // … send the request …
+/// limiter.landed();
 /// let _ = limiter.on_response(Feedback {
 ///     units: 1,
 ///     sent_at: permit.granted_at(),
@@ -167,27 +173,59 @@ impl Limiter {
     }
 
     /// Takes `units` only if they can go right now; otherwise returns the estimated wait and
-    /// changes nothing.
+    /// changes nothing (see [`LimiterCore::try_take`]).
     pub fn try_acquire(&self, units: u64) -> Result<Permit, Duration> {
-        self.try_acquire_at(units, self.shared.clock.now())
+        self.try_acquire_at(units, None, self.shared.clock.now())
     }
 
-    /// [`try_acquire`](Self::try_acquire) at `now`, read from the limiter's clock by the caller.
-    pub(crate) fn try_acquire_at(&self, units: u64, now: Timestamp) -> Result<Permit, Duration> {
-        self.shared.state.lock().core.try_take(units, now)?;
+    /// [`try_acquire`](Self::try_acquire) at `now`, read from the limiter's clock by the caller,
+    /// for a request with its own cap on requests in flight, if any.
+    pub(crate) fn try_acquire_at(
+        &self,
+        units: u64,
+        max_concurrent: Option<NonZeroU32>,
+        now: Timestamp,
+    ) -> Result<Permit, Duration> {
+        (self.shared.state.lock().core).try_take_capped(units, max_concurrent, now)?;
         Ok(Permit {
             waited: Duration::ZERO,
             granted_at: now,
         })
     }
 
-    /// Gives back units a caller was granted but will not use (the request was not sent after
-    /// all); waiting requests may then go sooner.
+    /// Gives back what a caller was granted but will not use (the request was not sent after
+    /// all): its units, and its slot among the requests in flight ([`landed`](Self::landed));
+    /// waiting requests may then go sooner.
     pub fn refund(&self, units: u64) {
-        let Ok(_) = self.mutate(|core, now| {
+        let Ok(_) = self.apply(self.shared.clock.now(), |core, now| {
             core.refund(units, now);
-            Ok::<_, Infallible>(Changes::default())
+            Ok::<_, Infallible>((Changes::default(), core.landed()))
         });
+    }
+
+    /// A request granted earlier landed: it was answered, its send failed, or it was never
+    /// sent. Its slot among the requests in flight is free again, and a request that waited
+    /// for one (`MaxConcurrent`) is woken. Call it once for every permit of at least one unit
+    /// (see [`LimiterCore::landed`]); the engine's drivers do.
+    pub fn landed(&self) {
+        let Ok(_) = self.apply(self.shared.clock.now(), |core, _| {
+            Ok::<_, Infallible>((Changes::default(), core.landed()))
+        });
+    }
+
+    /// [`landed`](Self::landed) and [`on_response`](Self::on_response) at `now` under one lock:
+    /// what the engine does with a response.
+    pub(crate) fn landed_with_response_at(
+        &self,
+        feedback: Feedback,
+        bare: BarePause,
+        now: Timestamp,
+    ) -> Changes {
+        let Ok(changes) = self.apply(now, |core, now| {
+            let unblocked = core.landed();
+            Ok::<_, Infallible>((core.respond(feedback, bare, now), unblocked))
+        });
+        changes
     }
 
     /// Sets the rate from a fleet's share (see [`LimiterCore::set_share`]).
@@ -252,7 +290,11 @@ impl Limiter {
 
     /// Replaces the options of the running limiter (see [`LimiterCore::update_options`]).
     pub fn update_options(&self, options: LimiterOptions) -> Result<Changes, InvalidOptions> {
-        self.mutate(|core, now| core.update_options(options, now))
+        // A new `MaxConcurrent` or `Enabled` may free the first waiter's slot: its timer is
+        // looked at again.
+        self.apply(self.shared.clock.now(), |core, now| {
+            core.update_options(options, now).map(|c| (c, true))
+        })
     }
 
     /// The limiter's state now.
@@ -266,6 +308,14 @@ impl Limiter {
     #[must_use]
     pub fn queue_len(&self) -> usize {
         self.shared.state.lock().core.queue_len()
+    }
+
+    /// Whether requests wait, or, under `MaxConcurrent`, are in flight: an endpoint that is
+    /// busy is not evicted (its count of requests in flight would be lost).
+    pub(crate) fn is_busy(&self) -> bool {
+        let st = self.shared.state.lock();
+        st.core.queue_len() > 0
+            || (st.core.options().max_concurrent.is_some() && st.core.in_flight() > 0)
     }
 
     /// The current rate, in units per minute for this process.
@@ -338,11 +388,21 @@ impl Limiter {
         now: Timestamp,
         f: impl FnOnce(&mut LimiterCore, Timestamp) -> Result<Changes, E>,
     ) -> Result<Changes, E> {
+        self.apply(now, |core, now| f(core, now).map(|c| (c, false)))
+    }
+
+    /// [`mutate_at`](Self::mutate_at) for a change that also says whether the first waiter's
+    /// timer is out of date (a slot came free).
+    fn apply<E>(
+        &self,
+        now: Timestamp,
+        f: impl FnOnce(&mut LimiterCore, Timestamp) -> Result<(Changes, bool), E>,
+    ) -> Result<Changes, E> {
         let mut wake = Vec::new();
         let changes = {
             let mut st = self.shared.state.lock();
-            let changes = f(&mut st.core, now)?;
-            if changes.rate.is_some() || changes.paused_until.is_some() {
+            let (changes, stale) = f(&mut st.core, now)?;
+            if stale || changes.rate.is_some() || changes.paused_until.is_some() {
                 // The first waiter's timer is out of date: make it look again.
                 st.armed = None;
             }
@@ -430,8 +490,18 @@ impl State {
         for (ticket, rejected) in &changes.rejected {
             self.finish(*ticket, Err(rejected.clone()), wake);
         }
-        while let Some((ticket, waited)) = self.core.pop_ready(now) {
-            self.finish(ticket, Ok(waited), wake);
+        loop {
+            while let Some((ticket, waited)) = self.core.pop_ready(now) {
+                self.finish(ticket, Ok(waited), wake);
+            }
+            // Waiters held by a cap on requests in flight past their time (none without one).
+            let expired = self.core.refuse_expired(now);
+            if expired.rejected.is_empty() {
+                break;
+            }
+            for (ticket, rejected) in expired.rejected {
+                self.finish(ticket, Err(rejected), wake);
+            }
         }
         let first = self.core.first_waiting();
         if first != self.armed {

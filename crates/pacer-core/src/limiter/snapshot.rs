@@ -66,6 +66,9 @@ pub struct LimiterSnapshot {
     pub queue_len: usize,
     /// Units those requests wait for.
     pub queued_units: f64,
+    /// Requests granted and not yet answered, failed or given up
+    /// ([`LimiterCore::in_flight`](super::LimiterCore::in_flight)): what `MaxConcurrent` caps.
+    pub in_flight: u32,
     /// What is left of a Retry-After pause, if one is on.
     pub paused_for: Option<Duration>,
     /// The measured send rate in units per minute, once measured.
@@ -98,6 +101,7 @@ impl LimiterCore {
             capacity: self.bucket.capacity(),
             queue_len: self.queue.len(),
             queued_units: self.queue.units(),
+            in_flight: self.in_flight,
             paused_for: (self.pause_until > now).then(|| self.pause_until - now),
             measured_send_rate: self.meter.per_minute(),
             instance_count: self.instance_count,

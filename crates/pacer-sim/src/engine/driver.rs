@@ -481,21 +481,32 @@ impl Engine<'_> {
         );
     }
 
-    /// A scheduled grant: send every waiting attempt whose units are there.
+    /// A scheduled grant: send every waiting attempt whose units are there, and count the ones
+    /// whose time to wait ended while `MaxConcurrent` held the queue as refused.
     fn grant(&mut self, instance: u32, now: Timestamp) {
         let i = instance as usize;
         if self.armed[i] != Some(now) || self.stopped[i] {
             return; // A later arm superseded this event, or the instance stopped.
         }
         self.armed[i] = None;
-        let mut granted = false;
-        while let Some((ticket, waited)) = self.clients[i].pop_ready(now) {
-            granted = true;
-            if let Some(a) = self.waiting[i].remove(&ticket) {
-                self.send(instance, a.request, a.attempt, now, waited);
+        let (mut granted, mut refused) = (false, false);
+        loop {
+            while let Some((ticket, waited)) = self.clients[i].pop_ready(now) {
+                granted = true;
+                match self.waiting[i].remove(&ticket) {
+                    Some(a) => self.send(instance, a.request, a.attempt, now, waited),
+                    None => self.clients[i].not_sent(now),
+                }
             }
+            let expired = self.clients[i].refuse_expired(now);
+            if expired.rejected.is_empty() {
+                break;
+            }
+            // The first waiter may have been refused: the next may go at once.
+            refused = true;
+            self.apply(instance, expired);
         }
-        let earliest = if granted { now } else { now + NUDGE };
+        let earliest = if granted || refused { now } else { now + NUDGE };
         self.arm(instance, now, earliest);
     }
 

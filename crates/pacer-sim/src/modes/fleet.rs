@@ -157,6 +157,14 @@ impl Client for FleetClient {
         self.limiter.next_grant_at(now)
     }
 
+    fn refuse_expired(&mut self, now: Timestamp) -> Changes {
+        self.limiter.refuse_expired(now)
+    }
+
+    fn not_sent(&mut self, now: Timestamp) {
+        self.limiter.not_sent(now);
+    }
+
     fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
         let changes = self.limiter.on_response(response, now);
         self.member.on_response(

@@ -175,7 +175,9 @@ const KEY: &str = "model-api";
 ///   the instance's [`ServerState`] keeps them, the limiter follows the server's numbers when
 ///   there are any ([`LimiterCore::follow_server`]), then learns from the signal;
 /// - before each attempt queues, [`ServerState::hold`] asks for the server's stop and the
-///   proactive delay ([`pacer_core::Percentage`]), refused past `MaxWait`.
+///   proactive delay ([`pacer_core::Percentage`]), refused past `MaxWait`;
+/// - each attempt granted is in flight until its response comes back
+///   ([`LimiterCore::landed`]), which `MaxConcurrent` caps.
 #[derive(Debug)]
 pub struct LimiterClient {
     core: LimiterCore,
@@ -244,6 +246,14 @@ impl Client for LimiterClient {
         self.core.next_grant_at(now)
     }
 
+    fn refuse_expired(&mut self, now: Timestamp) -> Changes {
+        self.core.refuse_expired(now)
+    }
+
+    fn not_sent(&mut self, _now: Timestamp) {
+        let _ = self.core.landed();
+    }
+
     fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
         if !self.seen {
             return Ok(Duration::ZERO);
@@ -270,6 +280,9 @@ impl Client for LimiterClient {
     }
 
     fn on_response(&mut self, response: &Response, now: Timestamp) -> Changes {
+        // The attempt landed: its slot among the requests in flight is free (the engine looks
+        // at the queue again after every response).
+        let _ = self.core.landed();
         let max_retry_after = self.core.options().max_retry_after;
         let reading = if self.graphql {
             let (status, cost) = graphql_response(response);
@@ -360,6 +373,30 @@ mod tests {
         run.instance_count = 3;
         let o = LimiterMode::with_options("cfg", mine).options_for(&run);
         assert_eq!((o.queue_limit, o.instance_count), (7, 3));
+    }
+
+    #[test]
+    fn a_response_or_an_attempt_never_sent_gives_the_slot_back() {
+        let mut o = sim_limiter_defaults();
+        o.max_concurrent = std::num::NonZeroU32::new(1);
+        let t0 = Timestamp::ZERO;
+        let mut client = LimiterClient::new(LimiterCore::new(o, t0).unwrap());
+        assert_eq!(client.acquire(1, t0), Ok(Acquired::Now));
+        assert!(matches!(client.acquire(1, t0), Ok(Acquired::Queued { .. })));
+        assert_eq!(client.pop_ready(t0), None, "the first is in flight");
+        let response = Response {
+            units: 1,
+            sent_at: t0,
+            verdict: Verdict::Accepted,
+            headers: None,
+        };
+        let _ = client.on_response(&response, t0);
+        assert!(
+            client.pop_ready(t0).is_some(),
+            "its response freed the slot"
+        );
+        client.not_sent(t0);
+        assert_eq!(client.core().in_flight(), 0);
     }
 
     #[test]

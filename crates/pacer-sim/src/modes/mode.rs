@@ -111,11 +111,27 @@ pub trait Client: fmt::Debug {
         let _ = now;
     }
 
-    /// Grants the first waiting attempt if its units are there.
+    /// Grants the first waiting attempt if its units are there (and a slot under
+    /// `MaxConcurrent`).
     fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)>;
 
-    /// When the first waiting attempt will get its units at the current rate.
+    /// When to look at the queue again: when the first waiting attempt will get its units at the
+    /// current rate, or, under `MaxConcurrent`, the earliest time a waiting attempt may wait
+    /// until ([`refuse_expired`](Self::refuse_expired)).
     fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp>;
+
+    /// Refuses the waiting attempts whose time to wait ended while a cap on requests in flight
+    /// held the queue ([`pacer_core::LimiterCore::refuse_expired`]). Default: none.
+    fn refuse_expired(&mut self, now: Timestamp) -> Changes {
+        let _ = now;
+        Changes::default()
+    }
+
+    /// A granted attempt was never sent: its slot among the requests in flight is given back
+    /// ([`pacer_core::LimiterCore::landed`]). Default: nothing.
+    fn not_sent(&mut self, now: Timestamp) {
+        let _ = now;
+    }
 
     /// Learns from a response; waiting attempts it can no longer serve come back in
     /// [`Changes::rejected`].

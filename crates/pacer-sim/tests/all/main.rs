@@ -8,6 +8,7 @@ mod extension;
 mod fidelity;
 mod fleet;
 mod live;
+mod max_concurrent;
 mod model;
 mod overload;
 mod plots;

@@ -29,6 +29,7 @@ impl Request<'_> {
         .instance_count(named.instance_count(&self.config))
         .max_retry_after(options.max_retry_after)
         .not_before(not_before)
+        .max_concurrent(self.max_concurrent())
     }
 
     /// The engine's fast path ([`pacer_core::Engine::go_now`]): the time the request may go
@@ -46,7 +47,8 @@ impl Request<'_> {
         let attempt = Attempt::new(self.units, now, options.max_wait)
             .tokens(self.tokens())
             .windows(windows)
-            .max_retry_after(options.max_retry_after);
+            .max_retry_after(options.max_retry_after)
+            .max_concurrent(self.max_concurrent());
         let mut tokens_attempt = self.tokens_attempt();
         let sent_at = named.engine.go_now(
             &self.config.rules,

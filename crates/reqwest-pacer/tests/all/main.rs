@@ -17,6 +17,7 @@ mod headers;
 mod hostile;
 mod live_updates;
 mod load;
+mod max_concurrent;
 mod memory;
 mod observability;
 mod per_request;

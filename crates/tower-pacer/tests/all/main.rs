@@ -4,6 +4,7 @@
 mod bodies;
 mod fleet;
 mod layer;
+mod max_concurrent;
 mod metrics;
 mod same_times;
 mod support;

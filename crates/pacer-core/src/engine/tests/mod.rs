@@ -4,6 +4,7 @@ use http::{HeaderMap, StatusCode};
 use std::time::SystemTime;
 
 mod before_send;
+mod concurrency;
 mod refusals;
 
 const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);

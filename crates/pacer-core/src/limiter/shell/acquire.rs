@@ -7,11 +7,13 @@ use crate::RejectReason;
 use crate::{Sleep, Timestamp};
 use std::fmt;
 use std::future::Future;
+use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-/// Proof that a request got its units.
+/// Proof that a request got its units (and, for at least one unit, a slot among the requests in
+/// flight until [`Limiter::landed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "send the request, then report its response with the permit's `granted_at`"]
 pub struct Permit {
@@ -42,6 +44,8 @@ pub struct Acquire<'a> {
     /// `None`: the limiter's `MaxWait`.
     max_wait: Option<Duration>,
     priority: Priority,
+    /// The request's own cap on requests in flight, if any.
+    max_concurrent: Option<NonZeroU32>,
     step: Step,
     sleep: Option<(Timestamp, Sleep)>,
 }
@@ -67,6 +71,7 @@ impl<'a> Acquire<'a> {
             units,
             max_wait,
             priority: Priority::Interactive,
+            max_concurrent: None,
             step: Step::Start,
             sleep: None,
         }
@@ -86,6 +91,30 @@ impl<'a> Acquire<'a> {
     /// ```
     pub fn priority(mut self, priority: Priority) -> Self {
         self.priority = priority;
+        self
+    }
+
+    /// Waits, besides its units, until fewer than `max_concurrent` requests are in flight
+    /// (the request's own [`MaxConcurrent`](crate::MaxConcurrent); the limiter's
+    /// `MaxConcurrent` applies as well). Default: the limiter's cap alone.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use pacer_core::{Limiter, LimiterOptions};
+    /// use std::num::NonZeroU32;
+    ///
+    /// let limiter = Limiter::new(LimiterOptions::default()).unwrap();
+    /// let one = NonZeroU32::MIN;
+    /// let first = limiter.acquire(1).max_concurrent(one).await.unwrap();
+    /// // … sent; the second would wait for it, until its answer:
+    /// limiter.landed();
+    /// let second = limiter.acquire(1).max_concurrent(one).await.unwrap();
+    /// # let _ = (first, second);
+    /// # }
+    /// ```
+    pub fn max_concurrent(mut self, max_concurrent: NonZeroU32) -> Self {
+        self.max_concurrent = Some(max_concurrent);
         self
     }
 }
@@ -121,9 +150,13 @@ impl Future for Acquire<'_> {
                 Step::Waiting(ticket) => ticket,
                 Step::Start => {
                     let max_wait = this.max_wait.unwrap_or(st.core.options().max_wait);
-                    let acquired =
-                        st.core
-                            .acquire_with_priority(this.units, max_wait, this.priority, now);
+                    let acquired = st.core.acquire_capped(
+                        this.units,
+                        max_wait,
+                        this.priority,
+                        this.max_concurrent,
+                        now,
+                    );
                     match acquired {
                         Ok(Acquired::Now) => {
                             this.step = Step::Done;
@@ -151,6 +184,11 @@ impl Future for Acquire<'_> {
                                 },
                             );
                             this.step = Step::Waiting(ticket);
+                            if st.core.expires_first(ticket) {
+                                // Under a cap on requests in flight, its deadline is the first
+                                // waiter's timer now.
+                                st.armed = None;
+                            }
                             if this.priority == Priority::Interactive && st.core.has_batch_waiting()
                             {
                                 // It may have pushed batch requests past their time.
@@ -217,7 +255,13 @@ impl Drop for Acquire<'_> {
         {
             let mut st = shared.state.lock();
             match st.slots.remove(&ticket).and_then(|s| s.outcome) {
-                Some(Ok(_)) => st.core.refund(self.units, now),
+                Some(Ok(_)) => {
+                    // Granted but never collected: its units and its slot go back.
+                    st.core.refund(self.units, now);
+                    if st.core.landed() {
+                        st.armed = None;
+                    }
+                }
                 Some(Err(_)) => {}
                 None => {
                     st.core.cancel(ticket);

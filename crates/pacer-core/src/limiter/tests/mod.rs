@@ -1,7 +1,8 @@
-//! The limiter's rules, each on manual time: the bucket and the queue (`queue`), the cost bound
-//! (`cost`), and how
-//! responses, pauses and new options move the rate (`feedback`). The helpers are here.
+//! The limiter's rules, each on manual time: the bucket and the queue (`queue`), the cap on
+//! requests in flight (`concurrency`), the cost bound (`cost`), and how responses, pauses and
+//! new options move the rate (`feedback`). The helpers are here.
 
+mod concurrency;
 mod controllers;
 mod cost;
 mod feedback;
