@@ -135,7 +135,7 @@ impl Middleware for PacerMiddleware {
 /// A request without a body is copied field by field: `try_clone` makes the request's own
 /// configuration map on every copy to set a timeout that is most often unset, then replaces it
 /// (about a seventh of the instructions Pacer spends on a request with retries on; see
-/// docs/BENCHMARKS.md). A request with a body is copied by `try_clone`, which alone can share its
+/// docs/research/benchmarks-history.md). A request with a body is copied by `try_clone`, which alone can share its
 /// bytes (and refuses a stream).
 fn retry_copy(req: &reqwest::Request) -> Option<reqwest::Request> {
     if req.body().is_some() {

@@ -269,8 +269,8 @@ fn a_cold_start_against_a_window_of_seconds_learns_it_from_the_first_success() {
 /// from that success kept for the whole run, and a bare throttle's pause a quarter of it, this
 /// seed meets four 429s more than AIMD (23 against 19; 19 against 17 with a pause of a second,
 /// 96.0 % with 8 when the window was counted over only in the first minute); over 20 seeds the
-/// median is 97.7 % with 16 against AIMD's 94.2 % with 18 (docs/limiter.md, "A throttle without
-/// `Retry-After`").
+/// median is 97.7 % with 16 against AIMD's 94.2 % with 18 (docs/research/limiter-record.md, "A
+/// throttle without `Retry-After`").
 #[test]
 fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
     let options = SimOptions {

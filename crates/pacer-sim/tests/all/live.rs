@@ -2,8 +2,8 @@
 //! imposes, a target that is not ours, and the agreement of live mode with `compare`.
 //!
 //! These tests run on the real clock on a shared, loaded machine: they assert no upper bound on
-//! elapsed time, and their tolerances are wide on purpose (see `docs/simulation.md`, "Live
-//! mode").
+//! elapsed time, and their tolerances are wide on purpose (see `docs/live.md`, "Agreement with
+//! `compare`").
 
 use axum::Router;
 use axum::routing::any;
@@ -202,8 +202,8 @@ async fn anyone_s_target_has_no_share() {
 /// Why not the full scale at 30×: a debug build spends about 0.5 ms of CPU per request, so the
 /// full scale at 30× (over 1,000 arrivals a second) needs more than a core, and on a shared,
 /// loaded machine a starved process answers its own feedback seconds late, which breaks any
-/// control loop. Half the units at 20× is a third of that load. `docs/simulation.md` gives the
-/// full-scale figures, from the release binary.
+/// control loop. Half the units at 20× is a third of that load. `docs/research/simulation-record.md`
+/// gives the full-scale figures, from the release binary.
 fn agreement_options() -> SimOptions {
     let mut o = crate::short(AGREEMENT_MINUTES);
     o.quota /= 2;
