@@ -136,6 +136,11 @@ pub use pacer_config::{
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+/// The recipes' examples, compiled as doctests.
+#[doc = include_str!("../docs/recipes.md")]
+#[cfg(doctest)]
+pub struct RecipesDoctests;
+
 /// The restarts guide's examples, compiled as doctests.
 #[doc = include_str!("../docs/restarts.md")]
 #[cfg(doctest)]

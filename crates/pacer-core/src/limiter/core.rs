@@ -4,7 +4,7 @@ use super::bucket::Bucket;
 use super::control::Control;
 use super::queue::{WaitQueue, Waiter};
 use super::send_rate::SendRateMeter;
-use super::{Acquired, Changes, LimiterMemory, LimiterOptions, Priority, RateChangeReason, Ticket};
+use super::{Acquired, Changes, LimiterOptions, Priority, RateChangeReason, Ticket};
 use crate::controller::{Controller, ControllerContext};
 use crate::validation::InvalidOptions;
 use crate::{RejectReason, Timestamp, WaitCause};
@@ -552,43 +552,6 @@ impl LimiterCore {
         // Noted even when the rate stays the maximum: it is held to now.
         changes.rate_moved(previous, rate, RateChangeReason::Measured);
         changes.started_limiting = true;
-    }
-
-    /// What it learnt, to start a limiter of another process from ([`recall`](Self::recall)):
-    /// the rate it holds requests to and its controller's memory. `None` before it limits (an
-    /// unlimited start has learnt nothing).
-    #[must_use]
-    pub fn memory(&self) -> Option<LimiterMemory> {
-        self.control.limiting.then(|| {
-            LimiterMemory::new(
-                self.rate * f64::from(self.instance_count.max(1)),
-                self.controller.memory(),
-            )
-        })
-    }
-
-    /// Starts from what a limiter of an earlier process learnt ([`memory`](Self::memory)): it
-    /// limits from now on, at its share of the remembered rate (within this limiter's
-    /// `[MinUnitsPerMinute, MaxUnitsPerMinute]`), and its controller starts from what the
-    /// earlier one learnt (an `InitialUnitsPerMinute` too gives way to it). A memory whose
-    /// numbers are not finite and positive changes nothing, and so does any memory once a
-    /// response came (what this limiter learnt itself stands).
-    pub fn recall(&mut self, memory: &LimiterMemory, now: Timestamp) -> Changes {
-        let mut changes = Changes::default();
-        let heard = self.stats.successes + self.stats.throttled > 0;
-        if !memory.is_sound() || heard {
-            return changes;
-        }
-        let rate = self
-            .share(memory.rate)
-            .clamp(self.min_rate(), self.max_rate());
-        changes.started_limiting = !self.control.limiting;
-        self.control.start(rate, self.instance_count, now);
-        let previous = self.rate;
-        self.set_rate(rate, now);
-        changes.rate_moved(previous, rate, RateChangeReason::Reconfigured);
-        self.controller.recall(&memory.controller, now);
-        changes
     }
 
     /// The number of requests waiting.

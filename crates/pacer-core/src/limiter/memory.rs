@@ -6,6 +6,8 @@
 //! it held requests to and its controller's estimate of the limit. That, and the wall-clock time
 //! it was saved at, is what is kept.
 
+use super::{Changes, LimiterCore, RateChangeReason};
+use crate::Timestamp;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -90,5 +92,44 @@ impl LimiterMemory {
         positive(self.rate)
             && self.controller.limit.is_none_or(positive)
             && self.controller.window.is_none_or(|w| !w.is_zero())
+    }
+}
+
+impl LimiterCore {
+    /// What it learnt, to start a limiter of another process from ([`recall`](Self::recall)):
+    /// the rate it holds requests to and its controller's memory. `None` before it limits (an
+    /// unlimited start has learnt nothing).
+    #[must_use]
+    pub fn memory(&self) -> Option<LimiterMemory> {
+        self.control.limiting.then(|| {
+            LimiterMemory::new(
+                self.rate * f64::from(self.instance_count.max(1)),
+                self.controller.memory(),
+            )
+        })
+    }
+
+    /// Starts from what a limiter of an earlier process learnt ([`memory`](Self::memory)): it
+    /// limits from now on, at its share of the remembered rate (within this limiter's
+    /// `[MinUnitsPerMinute, MaxUnitsPerMinute]`), and its controller starts from what the
+    /// earlier one learnt (an `InitialUnitsPerMinute` too gives way to it). A memory whose
+    /// numbers are not finite and positive changes nothing, and so does any memory once a
+    /// response came (what this limiter learnt itself stands).
+    pub fn recall(&mut self, memory: &LimiterMemory, now: Timestamp) -> Changes {
+        let mut changes = Changes::default();
+        let heard = self.stats.successes + self.stats.throttled > 0;
+        if !memory.is_sound() || heard {
+            return changes;
+        }
+        let rate = self
+            .share(memory.rate)
+            .clamp(self.min_rate(), self.max_rate());
+        changes.started_limiting = !self.control.limiting;
+        self.control.start(rate, self.instance_count, now);
+        let previous = self.rate;
+        self.set_rate(rate, now);
+        changes.rate_moved(previous, rate, RateChangeReason::Reconfigured);
+        self.controller.recall(&memory.controller, now);
+        changes
     }
 }
