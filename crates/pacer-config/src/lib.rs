@@ -42,6 +42,10 @@
 //! * **Reload** is opt-in: [`ConfigWatcher`] keeps each endpoint's rate, clamped into the new
 //!   bounds; an invalid new file is logged and changes nothing.
 //!
+//! Building the reqwest middleware ([`from_config_file`], [`PacerSettings::build`], the
+//! watcher) needs the `reqwest` feature, off by default (the `pacer` crate's `config` feature
+//! turns it on); without it the crate reads and validates settings on `pacer-core` alone.
+//!
 //! Every key, its default and its range: `docs/configuration.md` in the repository.
 
 mod dialect;
