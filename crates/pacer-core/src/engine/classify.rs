@@ -206,18 +206,41 @@ pub fn builtin_body_verdict(status: StatusCode, body: &[u8]) -> Option<BodyVerdi
     secondary.then_some(BodyVerdict::Penalty)
 }
 
-/// True if the response's `x-should-retry` (OpenAI, Anthropic) or `Stripe-Should-Retry`
-/// (Stripe) header is `false` (any case): the server asks that the request not be sent again.
-/// The vendors' SDKs honour it, and so does Pacer.
+/// True if the server asks that the request not be sent again: its `x-should-retry` (OpenAI,
+/// Anthropic) or `Stripe-Should-Retry` (Stripe) header is `false` (any case), or its
+/// `grpc-retry-pushback-ms` is negative or not a number (gRFC A6, "gRPC Retry Design": such a
+/// pushback means "do not retry"). The vendors' SDKs and gRPC's clients honour them, and so
+/// does Pacer.
+///
+/// ```
+/// use http::HeaderMap;
+/// use pacer_core::forbids_retry;
+///
+/// let mut h = HeaderMap::new();
+/// h.insert("grpc-retry-pushback-ms", "1000".parse()?);
+/// assert!(!forbids_retry(&h));
+/// h.insert("grpc-retry-pushback-ms", "-1".parse()?);
+/// assert!(forbids_retry(&h));
+/// # Ok::<(), http::header::InvalidHeaderValue>(())
+/// ```
 #[must_use]
 pub fn forbids_retry(headers: &HeaderMap) -> bool {
-    ["x-should-retry", "stripe-should-retry"]
+    let said_false = ["x-should-retry", "stripe-should-retry"]
         .iter()
         .any(|name| {
             headers
                 .get(*name)
                 .is_some_and(|v| v.as_bytes().trim_ascii().eq_ignore_ascii_case(b"false"))
-        })
+        });
+    said_false
+        || headers
+            .get("grpc-retry-pushback-ms")
+            .is_some_and(|v| !is_pushback(v.as_bytes().trim_ascii()))
+}
+
+/// A gRPC pushback a client may wait out: a non-negative integer of milliseconds.
+fn is_pushback(value: &[u8]) -> bool {
+    !value.is_empty() && value.iter().all(u8::is_ascii_digit)
 }
 
 /// True if the content type is JSON: `application/json`, or a `+json` type

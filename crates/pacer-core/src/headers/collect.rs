@@ -191,6 +191,8 @@ pub(crate) struct Collected<'a> {
     pub(crate) retry_after_ms: Lines<'a>,
     /// Azure's `x-ms-retry-after-ms`.
     pub(crate) x_ms_retry_after_ms: Lines<'a>,
+    /// gRPC's `grpc-retry-pushback-ms`.
+    pub(crate) grpc_retry_pushback_ms: Lines<'a>,
     pub(crate) found: bool,
 }
 
@@ -210,6 +212,7 @@ pub(crate) fn may_be_field(name: &str) -> bool {
         }
         Some(b'a') => name.starts_with("anthropic-ratelimit-"),
         Some(b's') => name == "sforce-limit-info",
+        Some(b'g') => name == "grpc-retry-pushback-ms",
         Some(b'z') => name.starts_with("zendesk-ratelimit-"),
         _ => false,
     }
@@ -244,6 +247,7 @@ impl<'a> Collected<'a> {
             "retry-after" => &mut self.retry_after,
             "retry-after-ms" => &mut self.retry_after_ms,
             "x-ms-retry-after-ms" => &mut self.x_ms_retry_after_ms,
+            "grpc-retry-pushback-ms" => &mut self.grpc_retry_pushback_ms,
             "x-shopify-shop-api-call-limit" => &mut self.shopify,
             "sforce-limit-info" => &mut self.salesforce,
             // Zendesk's account-wide limit, beside `X-Rate-Limit-Remaining`.

@@ -44,6 +44,7 @@ pub(super) const NAMES: &[&str] = &[
     "x-shopify-shop-api-call-limit",
     "x-rate-limit",
     "x-ms-retry-after-ms",
+    "grpc-retry-pushback-ms",
     "x-hubspot-ratelimit-max",
     "x-hubspot-ratelimit-remaining",
     "x-hubspot-ratelimit-interval-milliseconds",

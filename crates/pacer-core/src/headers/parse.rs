@@ -85,8 +85,11 @@ fn every_dialect(headers: &HeaderMap, now: SystemTime) -> RateLimitInfo {
     mark_zero_limits(&mut policies);
     let retry_after = retry_after(
         &c.retry_after,
-        &c.retry_after_ms,
-        &c.x_ms_retry_after_ms,
+        [
+            &c.retry_after_ms,
+            &c.x_ms_retry_after_ms,
+            &c.grpc_retry_pushback_ms,
+        ],
         now,
     );
     RateLimitInfo::from_parts(policies, retry_after)

@@ -10,6 +10,11 @@
 //!   SDKs' (`@azure/core-rest-pipeline`'s throttling strategy, `azure_core`'s retry policy):
 //!   `retry-after-ms`, then `x-ms-retry-after-ms`, then `Retry-After`; the first that parses
 //!   wins, so a millisecond field beats a `Retry-After` beside it.
+//! * `grpc-retry-pushback-ms: 1000`: gRPC's server pushback (gRFC A6, "gRPC Retry Design"), read
+//!   after the two above and before `Retry-After`. A throttled gRPC call with no message comes
+//!   back "trailers-only", its trailers in the headers, where it is read. A negative or
+//!   unreadable pushback asks that the call not be retried at all
+//!   ([`forbids_retry`](crate::forbids_retry) says so).
 //!
 //! `X-RateLimit-Reset-After` is deliberately *not* read as a Retry-After: Discord sends it on
 //! every response as the reset of a bucket, so it becomes a policy's reset instead; when that
@@ -25,18 +30,17 @@ use super::collect::Lines;
 use super::datetime::{parse_http_date, until};
 use super::num::{millis_from_secs_reading, parse_decimal_secs};
 
-/// The Retry-After of a response, from `retry-after-ms`, `x-ms-retry-after-ms` or
-/// `Retry-After`, in that order.
+/// The Retry-After of a response: the first of the millisecond fields `millis` that parses, in
+/// their order (`retry-after-ms`, `x-ms-retry-after-ms`, `grpc-retry-pushback-ms`), else
+/// `Retry-After`.
 pub(crate) fn retry_after(
     seconds_or_date: &Lines<'_>,
-    millis: &Lines<'_>,
-    ms_millis: &Lines<'_>,
+    millis: [&Lines<'_>; 3],
     now: SystemTime,
 ) -> Option<Duration> {
     millis
-        .singleton()
-        .and_then(parse_retry_after_ms)
-        .or_else(|| ms_millis.singleton().and_then(parse_retry_after_ms))
+        .iter()
+        .find_map(|m| m.singleton().and_then(parse_retry_after_ms))
         .or_else(|| {
             seconds_or_date
                 .singleton()
@@ -143,6 +147,17 @@ mod tests {
                 &[("x-ms-retry-after-ms", "1"), ("x-ms-retry-after-ms", "2")],
                 None,
             ),
+            // gRPC's pushback, in a trailers-only answer: after Azure's, before Retry-After.
+            (&[("grpc-retry-pushback-ms", "1000")], Some(ms(1000))),
+            (
+                &[("grpc-retry-pushback-ms", "1000"), ("retry-after", "5")],
+                Some(ms(1000)),
+            ),
+            (
+                &[("grpc-retry-pushback-ms", "1000"), ("x-ms-retry-after-ms", "300")],
+                Some(ms(300)),
+            ),
+            (&[("grpc-retry-pushback-ms", "-1")], None),
         ];
         for (fields, want) in cases {
             let mut m = HeaderMap::new();
