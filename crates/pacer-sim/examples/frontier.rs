@@ -1,6 +1,6 @@
 //! What AIMD pays for the Pacer controller's share against buckets, and where the Pacer
-//! controller's 429s come from: the evidence behind `docs/controllers.md` ("Against buckets:
-//! 429s at the same share").
+//! controller's 429s come from: the evidence behind `docs/research/controllers-record.md`
+//! ("Against buckets: 429s at the same share").
 //!
 //! ```sh
 //! cargo run --release -p pacer-sim --example frontier

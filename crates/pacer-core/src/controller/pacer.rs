@@ -58,7 +58,8 @@ const CEILING_MEMORY: Duration = Duration::from_secs(600);
 /// A limit that fell in steps fell when it is this part or more under the highest level a
 /// throttle found held within `CEILING_MEMORY` (wider than `FALL_BAND`: two processes against
 /// a bucket trade a few percent back and forth at each throttle). Chosen over the simulator's
-/// autoscale story and the shapes example (docs/controllers.md).
+/// autoscale story and the shapes example (docs/research/controllers-record.md, "A fall in
+/// steps").
 const STEPPED_FALL_BAND: f64 = 0.3;
 /// A level counts for [`STEPPED_FALL_BAND`] when it held this long without a throttle.
 const PEAK_HELD: Duration = Duration::from_secs(60);

@@ -13,7 +13,8 @@ use std::time::Duration;
 /// Room a sliding window holds beyond what it gives back is spread over the window ÷ this
 /// ([`LimiterCore::level_pace`]): 6 s of a minute. Chosen over the simulator's sweep (4 instances,
 /// the quota cut's 429s against the long Retry-After's share): 2 s left most of the echo, 10 s
-/// gave up more of the room a long stop frees; docs/controllers.md has the figures.
+/// gave up more of the room a long stop frees; docs/research/controllers-experiments.md has the
+/// figures ("The echo of a stop, and the level rule").
 const SURPLUS_SPREAD_DIVISOR: f64 = 10.0;
 
 /// A short window's `remaining: 0` with a reset this near is paced through, not held
@@ -183,7 +184,8 @@ impl LimiterCore {
     /// requests in flight. Spread over a tenth of the window the burst becomes a ramp and the
     /// gaps close; room the window gives back steadily (a larger policy's units leaving) is in
     /// the first term, and used as it comes. Room spent at the limiter's maximum rate (a quota
-    /// that doubles) still comes back as a burst every window: docs/controllers.md measures it.
+    /// that doubles) still comes back as a burst every window: docs/research/controllers-record.md
+    /// measures it.
     fn level_pace(&self, remaining: f64, window: Duration, now: Timestamp) -> f64 {
         let surplus_spread = window.as_secs_f64() / SURPLUS_SPREAD_DIVISOR;
         self.server.accepted.leaving_per_minute(now) + remaining * 60.0 / surplus_spread
@@ -245,12 +247,12 @@ impl LimiterCore {
     /// arrive when their ways to the server bunch them, and then a unit leaves it within a pace
     /// interval. The reset says no more: whole-second fields round any wait to a second, most of
     /// such a window, and held until it a process lost that second each time
-    /// (docs/controllers.md, "When the way to the server varies"). The bucket keeps at most one
-    /// unit, so that what follows goes at the pace and no faster; a window really spent
-    /// (a fixed window's boundary further off, another client's burst) answers it with a
-    /// throttle and its `Retry-After`, which pauses as any throttle does. A longer reset is held,
-    /// and so is a stop before the limiter is a window old (a start's burst fills the window
-    /// until then).
+    /// (docs/research/controllers-record.md, "When the way to the server varies"). The bucket
+    /// keeps at most one unit, so that what follows goes at the pace and no faster; a window
+    /// really spent (a fixed window's boundary further off, another client's burst) answers it
+    /// with a throttle and its `Retry-After`, which pauses as any throttle does. A longer reset
+    /// is held, and so is a stop before the limiter is a window old (a start's burst fills the
+    /// window until then).
     fn pace_through_stop(&mut self, quota: &ServerQuota, now: Timestamp) -> Option<f64> {
         let window = quota.window.filter(|w| *w <= ServerQuota::SHORT_WINDOW)?;
         let age = now.saturating_duration_since(self.control.created_at());

@@ -1,7 +1,8 @@
 //! Pacer's controller and header-aware control against AIMD: the acceptance figures of
-//! `docs/controllers.md`, pinned with a small tolerance so that a later change cannot quietly
-//! lose them. The simulator is deterministic, so each figure is exact; the tolerance only lets a
-//! harmless change (a last-bit difference in `ln` or `cbrt`) through.
+//! `docs/controllers.md` (seed by seed in `docs/research/controllers-record.md`), pinned with
+//! a small tolerance so that a later change cannot quietly lose them. The simulator is
+//! deterministic, so each figure is exact; the tolerance only lets a harmless change (a
+//! last-bit difference in `ln` or `cbrt`) through.
 
 use pacer_sim::metrics::RunMetrics;
 use pacer_sim::{Mode, SimOptions, Story, compare, mode_by_name};
@@ -299,7 +300,7 @@ fn a_cold_start_against_a_one_second_bucket_scales_the_young_count() {
 /// their first seconds as a short window's pace. Pinned: the Pacer controller 98.1 % with 19
 /// 429s and the library's defaults 97.7 % with 28, against AIMD's 87.1 % with 16; `headers`
 /// at least 98 % with none. Over 20 seeds (medians) the Pacer controller takes 97.4 % with 23
-/// 429s, AIMD 87.8 % with 18.5 (docs/controllers.md, "A fixed window's boundary").
+/// 429s, AIMD 87.8 % with 18.5 (docs/research/controllers-record.md, "A fixed window's boundary").
 #[test]
 fn a_restart_mid_window_keeps_the_share() {
     let c = crate::run(

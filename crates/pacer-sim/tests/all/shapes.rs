@@ -5,8 +5,8 @@
 //! The last tests pin the Pacer controller against the leaky bucket and HAProxy's counter, the
 //! library's defaults against short windows, and the bucket profile's mode against its
 //! configuration text and the buckets (docs/controllers.md, "When every 429 costs: a profile
-//! for buckets"). docs/controllers.md ("Other server shapes") has the
-//! 20-seed medians.
+//! for buckets"). docs/controllers.md ("Other server shapes") and
+//! docs/research/controllers-record.md have the 20-seed medians.
 
 use super::run;
 use pacer_sim::metrics::RunMetrics;
@@ -207,7 +207,7 @@ fn an_even_pace_of_more_than_about_92_percent_overfills_a_one_second_window_when
 /// 1 s the pause is a quarter of the window (a pause of the whole second took 96.4 % with 22
 /// 429s). Pinned, with
 /// AIMD's for scale: at 10 s the controller's 429s stay above AIMD's at this seed, at 1 s they
-/// are as many (docs/controllers.md).
+/// are as many (docs/research/controllers-record.md, "A leaky bucket's slack").
 #[test]
 fn the_pacer_controller_sheds_a_leaky_bucket_s_slack() {
     for (window, share, throttled, aimd) in [
@@ -307,7 +307,7 @@ fn a_fleet_with_the_library_s_defaults_learns_a_short_window() {
 /// from then on, growing from the cut until a throttle measures a whole window (before the
 /// rules: 46–68 % of the quota, held for minutes; with the pace over the span as the estimate
 /// but `QuotaWindow` still a minute: 69.1 %, 72.9 %, 97.3 %, 93.1 % and 93.6 %, with 12, 10, 9,
-/// 23 and 18 429s). Pinned; the 20-seed medians are in docs/controllers.md.
+/// 23 and 18 429s). Pinned; the 20-seed medians are in docs/research/controllers-record.md.
 #[test]
 fn the_library_s_defaults_measure_a_short_window_s_pace() {
     for (shape, window, share, throttled) in [
@@ -331,7 +331,7 @@ fn the_library_s_defaults_measure_a_short_window_s_pace() {
 /// defaults took 66.2 % and 64.5 % of the quota at phases 3 and 5 s (96.7 % at phase 0), and
 /// the Pacer controller with `InitialUnitsPerMinute` set but `QuotaWindow` left at a minute
 /// 69.2 % even at phase 0, against AIMD's 85 %.
-/// Pinned; the 20-seed medians at every phase are in docs/controllers.md.
+/// Pinned; the 20-seed medians at every phase are in docs/research/controllers-record.md.
 #[test]
 fn a_fixed_window_s_boundary_anywhere_in_the_first_seconds_reads_as_a_short_window() {
     let phased = |phase: u64| SimOptions {

@@ -11,8 +11,10 @@ use std::time::Duration;
 const YOUNG_SETTLE: Duration = Duration::from_secs(2);
 /// The part of a young count, scaled to the window, taken as the limit: the count holds the
 /// room a fresh server gives at once (a bucket's capacity), which a pace measured over a few
-/// seconds overstates. Chosen over the simulator's 1 s windows (docs/controllers.md). A server
-/// that queued our requests (`Young::queued`) gave no room at once: its count is taken whole.
+/// seconds overstates. Chosen over the simulator's 1 s windows
+/// (docs/research/controllers-record.md, "A cold start against a server with a shorter
+/// window"). A server that queued our requests (`Young::queued`) gave no room at once: its
+/// count is taken whole.
 const YOUNG_SCALE: f64 = 0.6;
 
 /// A throttle before the limiter is a `QuotaWindow` old whose `Retry-After` ends within this
@@ -22,7 +24,7 @@ const YOUNG_SCALE: f64 = 0.6;
 /// after its first boundary may end a span past a quarter of a minute: with a quarter, a fixed
 /// window of 10 s was read at some phases as a minute's, its first seconds' count as the limit.
 /// Of 0.25, 0.33, 0.4 and 0.5, the least that reads a fixed window of 10 s as short at every
-/// phase (docs/controllers.md, "A fixed window's boundary").
+/// phase (docs/research/controllers-record.md, "A fixed window's boundary").
 const YOUNG_PACE_SPAN: f64 = 0.4;
 
 impl PacerController {
