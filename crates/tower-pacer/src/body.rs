@@ -8,8 +8,9 @@ use http_body_util::{Empty, Full};
 /// `None`, and its request is sent once.
 ///
 /// Implemented for the bodies a client usually sends whole: [`Full`], [`Empty`], [`Bytes`],
-/// `String`, `Vec<u8>`, `&'static str`, `&'static [u8]` and `()`. A body type of one's own
-/// implements it in a line:
+/// `String`, `Vec<u8>`, `&'static str`, `&'static [u8]` and `()`; with the `tonic` feature, for
+/// tonic's `tonic::body::Body`, which answers `None` (see its implementation). A body type of
+/// one's own implements it in a line:
 ///
 /// ```
 /// use tower_pacer::ReplayBody;
@@ -62,3 +63,15 @@ macro_rules! replay_by_clone {
 }
 
 replay_by_clone!(Bytes, String, Vec<u8>, &'static str, &'static [u8], ());
+
+/// tonic's request body is the stream of a call's encoded messages, read once: a throttled call
+/// (`RESOURCE_EXHAUSTED`, `UNAVAILABLE`) is not sent again by the layer but handed back, its
+/// `Status` to the caller, while the endpoint keeps what the answer taught (the cut, the
+/// `grpc-retry-pushback-ms`): a call made again waits for it. Implemented here because a user's
+/// crate cannot (neither the trait nor the type would be its own).
+#[cfg(feature = "tonic")]
+impl ReplayBody for tonic::body::Body {
+    fn replay(&self) -> Option<Self> {
+        None
+    }
+}

@@ -1,5 +1,5 @@
 //! Pacer as a [tower] [`Layer`](tower_layer::Layer): client-side rate limiting for any tower
-//! HTTP client (a `hyper-util` client, tonic, axum's client side, the AWS SDK's HTTP clients).
+//! HTTP client (a `hyper-util` client, a tonic channel with the `tonic` feature).
 //!
 //! [`PacerLayer`] wraps a service of `http::Request<B>` → `http::Response<R>` (making it one
 //! of `http::Request<B>` → `http::Response<`[`PacerBody`]`<R>>`) and drives the same
@@ -92,7 +92,8 @@ pub use pacer_core::{
 /// [`TimedOut`] (its [`TotalTimeout`] ran out during the send), or the inner service's error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-/// The guide's examples (`docs/tower.md`), compiled as doctests (one needs `config`).
+/// The guide's examples (`docs/tower.md`), compiled as doctests (one needs `config`, one
+/// `tonic`).
 #[doc = include_str!("../../../docs/tower.md")]
-#[cfg(all(doctest, feature = "config"))]
+#[cfg(all(doctest, feature = "config", feature = "tonic"))]
 pub struct GuideDoctests;

@@ -53,6 +53,10 @@ impl KeyMode {
     /// `path` the URL's path (`/search/code`; no query). A driver takes these from its request
     /// type (reqwest's `Url`, http's `Uri`) and gets the same key for the same URL.
     ///
+    /// A request with no origin (no scheme, no host: a tonic call, whose channel adds its origin
+    /// after the layer) keys by its path alone: `SchemeHostPort` and `Host` give the empty key,
+    /// `HostAndFirstSegment` the gRPC service (`/grpc.health.v1.Health`).
+    ///
     /// ```
     /// use pacer_core::KeyMode;
     ///
@@ -63,6 +67,9 @@ impl KeyMode {
     /// KeyMode::DiscordRoute.write_key("https", "discord.com", Some(443),
     ///     "/api/v10/channels/223/messages/1049", &mut key);
     /// assert_eq!(key, "https://discord.com:443/api/v10/channels/223/messages/:id");
+    /// let mut key = String::new();
+    /// KeyMode::HostAndFirstSegment.write_key("", "", None, "/grpc.health.v1.Health/Check", &mut key);
+    /// assert_eq!(key, "/grpc.health.v1.Health");
     /// ```
     pub fn write_key(
         self,
@@ -73,6 +80,10 @@ impl KeyMode {
         out: &mut String,
     ) {
         let origin = |out: &mut String, extra: usize| {
+            if scheme.is_empty() && host.is_empty() {
+                out.reserve(extra);
+                return;
+            }
             out.reserve(scheme.len() + host.len() + 9 + extra);
             out.push_str(scheme);
             out.push_str("://");

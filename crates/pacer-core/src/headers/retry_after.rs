@@ -154,7 +154,10 @@ mod tests {
                 Some(ms(1000)),
             ),
             (
-                &[("grpc-retry-pushback-ms", "1000"), ("x-ms-retry-after-ms", "300")],
+                &[
+                    ("grpc-retry-pushback-ms", "1000"),
+                    ("x-ms-retry-after-ms", "300"),
+                ],
                 Some(ms(300)),
             ),
             (&[("grpc-retry-pushback-ms", "-1")], None),

@@ -8,3 +8,5 @@ mod max_concurrent;
 mod metrics;
 mod same_times;
 mod support;
+#[cfg(feature = "tonic")]
+mod tonic;
