@@ -19,7 +19,7 @@ pub enum ControllerKind {
     Cubic,
     /// [`PacerController`]: Pacer's own, which finds the limit, holds just under it and probes
     /// rarely. The default: in the simulator's sweep (docs/controllers.md) it has at least
-    /// AIMD's share of the quota with at most its 429s in every seeded run with 2 and 4
+    /// AIMD's share of the quota with at most its 429s in all but one seeded run with 2 and 4
     /// instances.
     #[default]
     Pacer,
