@@ -24,7 +24,7 @@ pub use engine::{
     After, Attempt, BODY_LIMIT, BodyReading, BodyVerdict, ClassifierStatuses, Cost, DEFAULT_FRAMES,
     DefaultClassifier, Endpoint, EndpointKey, Engine, GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE,
     Hold, KeyMode, MaxConcurrent, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT, QueryCost,
-    QuotaExhausted, Reading, Refusal, RejectReason, Retries, Rules, ServerState,
+    QuotaExhausted, Reading, Refusal, RejectReason, Rejection, Retries, Rules, ServerState,
     ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer,
     WindowLimit, forbids_retry, insufficient_quota, is_json, read_body,
 };

@@ -1,78 +1,8 @@
 //! Errors the middleware returns, wrapped in `reqwest_middleware::Error::Middleware`.
 
 use crate::Paced;
-use pacer_core::RejectReason;
-use std::fmt;
-use std::sync::Arc;
+pub use pacer_core::Rejection;
 use std::time::Duration;
-
-/// A request refused before it was sent; nothing reached the server.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection {
-    /// Boxed: it would make every `Result` of this crate's errors larger.
-    pub(crate) paced: Box<Paced>,
-    pub(crate) reason: RejectReason,
-}
-
-impl Rejection {
-    pub(crate) fn new(limiter: &Arc<str>, endpoint: &Arc<str>, reason: RejectReason) -> Self {
-        Rejection {
-            paced: Box::new(Paced::new(limiter, endpoint)),
-            reason,
-        }
-    }
-
-    /// The limiter that refused it.
-    #[must_use]
-    pub fn limiter(&self) -> &str {
-        self.paced.limiter()
-    }
-
-    /// The request's endpoint key.
-    #[must_use]
-    pub fn endpoint(&self) -> &str {
-        self.paced.endpoint()
-    }
-
-    /// What Pacer did with the request until it refused it: how long it waited, the rate then
-    /// (its attempts are 0: it was not sent).
-    #[must_use]
-    pub fn paced(&self) -> &Paced {
-        &self.paced
-    }
-
-    /// Why.
-    #[must_use]
-    pub fn reason(&self) -> &RejectReason {
-        &self.reason
-    }
-
-    /// The wait the request would have needed, when a wait refused it.
-    #[must_use]
-    pub fn needed_wait(&self) -> Option<Duration> {
-        self.reason.needed_wait()
-    }
-
-    /// A short, stable name: `queue_full`, `above_window_limit`, `above_quota_limit`,
-    /// `cost_above_limit`, `past_timeout`, or `wait_too_long` with the cause
-    /// (`wait_too_long:server_stop`).
-    #[must_use]
-    pub fn kind(&self) -> &'static str {
-        self.reason.kind()
-    }
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "request to {} refused by limiter {:?}: {}",
-            self.endpoint(),
-            self.limiter(),
-            self.reason
-        )
-    }
-}
 
 /// The middleware's errors. Reach them from a `reqwest_middleware::Error` with
 /// [`PacerErrorExt`].
@@ -172,13 +102,17 @@ impl PacerErrorExt for reqwest_middleware::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pacer_core::WaitCause;
+    use pacer_core::{RejectReason, WaitCause};
+    use std::sync::Arc;
+
+    fn paced(limiter: &str, endpoint: &str) -> Paced {
+        Paced::new(&Arc::from(limiter), &Arc::from(endpoint))
+    }
 
     #[test]
     fn a_rejection_survives_the_middleware_error_wrapping() {
         let r = Rejection::new(
-            &Arc::from("orders"),
-            &Arc::from("https://api.test:443"),
+            paced("orders", "https://api.test:443"),
             RejectReason::WaitTooLong {
                 cause: WaitCause::ServerStop,
                 needed: Duration::from_secs(40),
@@ -199,8 +133,7 @@ mod tests {
     #[test]
     fn a_cost_above_the_limit_names_the_cost_and_the_most_it_may_take() {
         let r = Rejection::new(
-            &Arc::from("openai"),
-            &Arc::from("https://api.test:443"),
+            paced("openai", "https://api.test:443"),
             RejectReason::CostAboveLimit {
                 cost: u64::MAX,
                 max: 46_500,

@@ -3,7 +3,7 @@
 use crate::named::Named;
 use crate::{
     Cost, EndpointKey, LimiterConfig, MaxConcurrent, MaxWait, Paced, PacerError, PacerMiddleware,
-    TokenCost, TotalTimeout, UseLimiter,
+    Rejection, TokenCost, TotalTimeout, UseLimiter,
 };
 use http::Extensions;
 use pacer_core::{Endpoint, Priority, Retries, Signal, Timestamp, WindowLimit};
@@ -286,7 +286,10 @@ impl<'a> Request<'a> {
                         waited_in_all += named.clock.now() - start;
                         rate = limiter.rate();
                         if let PacerError::Rejected(rejection) = &mut error {
-                            *rejection.paced = self.paced(0, waited_in_all, rate);
+                            *rejection = Rejection::new(
+                                self.paced(0, waited_in_all, rate),
+                                rejection.reason().clone(),
+                            );
                             named.metrics.rejected(rejection.kind());
                             tracing::info!(
                                 reason = rejection.kind(),

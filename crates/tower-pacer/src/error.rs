@@ -1,14 +1,21 @@
 //! Why a request failed in the layer, and why a layer cannot be made from a configuration.
 
+use pacer_core::Paced;
 use std::time::Duration;
 
 /// A request's [`TotalTimeout`](crate::TotalTimeout) ran out while it was being sent: the send
 /// was abandoned. (One that would run out while waiting is refused before it is sent, with
-/// [`RejectReason::PastTimeout`](crate::RejectReason::PastTimeout).)
+/// [`RejectReason::PastTimeout`](crate::RejectReason::PastTimeout).) The middleware's
+/// `PacerError::TimedOut`, with the same fields.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the request's TotalTimeout of {:.3} s ran out during its send", timeout.as_secs_f64())]
+#[error(
+    "request to {} through limiter {:?} timed out: TotalTimeout of {:.3} s",
+    .paced.endpoint(), .paced.limiter(), .timeout.as_secs_f64()
+)]
 #[non_exhaustive]
 pub struct TimedOut {
+    /// What the layer did with the request until then (the attempt that timed out counted).
+    pub paced: Paced,
     /// The request's `TotalTimeout`.
     pub timeout: Duration,
 }

@@ -5,11 +5,13 @@ use crate::PacerService;
 use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
 use pacer_core::{
-    Clock, Endpoint, Engine, Fleet, FleetLink, FleetOptions, FleetStore, InvalidOptions, KeyMode,
-    Limiter, LimiterMetrics, LimiterOptions, RealClock, Rules, Timestamp, WindowLimit,
+    Clock, Controller, ControllerFactory, Endpoint, Engine, Fleet, FleetLink, FleetOptions,
+    FleetStore, InvalidOption, InvalidOptions, KeyMode, Limiter, LimiterMetrics, LimiterOptions,
+    RealClock, Rules, Timestamp, WindowLimit,
 };
 use std::fmt;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 use tower_layer::Layer;
 
@@ -66,6 +68,7 @@ impl PacerLayer {
     pub fn builder(options: LimiterOptions) -> PacerLayerBuilder {
         PacerLayerBuilder {
             options,
+            controller: None,
             rules: Rules::default(),
             key: KeyMode::default(),
             cost: None,
@@ -195,6 +198,37 @@ impl PacerLayer {
             .find(endpoint)
             .map(|e| e.limiter().snapshot())
     }
+
+    /// Sets the number of processes that share the layer's budget, live, in every endpoint
+    /// now and every one made later (the middleware's `set_instance_count`; see
+    /// [`pacer_core::Limiter::set_instance_count`]): each takes its share of the rate, and a
+    /// strict window's fallback its share of the window.
+    ///
+    /// ```
+    /// use pacer_core::LimiterOptions;
+    /// use tower_pacer::PacerLayer;
+    ///
+    /// let layer = PacerLayer::new(LimiterOptions::default())?;
+    /// layer.set_instance_count(3)?;
+    /// assert!(layer.set_instance_count(0).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidOption`] for 0, and nothing changes.
+    pub fn set_instance_count(&self, count: u32) -> Result<(), InvalidOption> {
+        let shared = &self.shared;
+        if count == 0 {
+            return Err(InvalidOption::new("InstanceCount", 0, "must be at least 1"));
+        }
+        shared.live_instance_count.store(count, Ordering::Relaxed);
+        for (_, limiter) in shared.engine.limiters() {
+            let changes = limiter.set_instance_count(count)?;
+            shared.metrics.record(&changes);
+        }
+        Ok(())
+    }
 }
 
 impl<S> Layer<S> for PacerLayer {
@@ -209,6 +243,7 @@ impl<S> Layer<S> for PacerLayer {
 #[must_use]
 pub struct PacerLayerBuilder {
     options: LimiterOptions,
+    controller: Option<ControllerFactory>,
     rules: Rules,
     key: KeyMode,
     cost: Option<Arc<CostFn>>,
@@ -235,6 +270,43 @@ impl fmt::Debug for PacerLayerBuilder {
 }
 
 impl PacerLayerBuilder {
+    /// A controller of your own, made anew for each endpoint (the `Controller` option is then
+    /// ignored; a fleet's members run the fleet's). A
+    /// [`RateController`](pacer_core::RateController) runs in a
+    /// [`PureController`](pacer_core::PureController): `.controller(|| PureController::new(Mine))`.
+    ///
+    /// ```
+    /// use pacer_core::{LimiterOptions, PureController, RateController, RateControllerState};
+    /// use tower_pacer::PacerLayer;
+    ///
+    /// /// Halves on a throttle, never climbs.
+    /// #[derive(Debug)]
+    /// struct Halve;
+    ///
+    /// impl RateController for Halve {
+    ///     fn on_throttled(&mut self, state: &RateControllerState) -> f64 {
+    ///         state.rate / 2.0
+    ///     }
+    ///     fn on_success(&mut self, _: &RateControllerState) -> Option<f64> {
+    ///         None
+    ///     }
+    /// }
+    ///
+    /// let layer = PacerLayer::builder(LimiterOptions::default())
+    ///     .controller(|| PureController::new(Halve))
+    ///     .build()?;
+    /// # let _ = layer;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn controller<F, C>(mut self, make: F) -> Self
+    where
+        F: Fn() -> C + Send + Sync + 'static,
+        C: Controller,
+    {
+        self.controller = Some(Arc::new(move || Box::new(make()) as Box<dyn Controller>));
+        self
+    }
+
     /// How the engine reads responses, what it waits for and how often it sends a throttled
     /// request (the classifier, the server-stop policy, the proactive algorithm,
     /// `MaxAttempts`). Default [`Rules::default`].
@@ -396,6 +468,8 @@ impl PacerLayerBuilder {
                     }
                 },
                 options: self.options,
+                controller: self.controller,
+                live_instance_count: AtomicU32::new(0),
                 rules: self.rules,
                 key: self.key,
                 cost: self.cost,
@@ -414,6 +488,10 @@ impl PacerLayerBuilder {
 pub(crate) struct Shared {
     pub(crate) name: Arc<str>,
     pub(crate) options: LimiterOptions,
+    /// A controller of the user's, made for each endpoint.
+    controller: Option<ControllerFactory>,
+    /// The number of processes set live (`PacerLayer::set_instance_count`); 0: the options'.
+    live_instance_count: AtomicU32,
     pub(crate) rules: Rules,
     pub(crate) key: KeyMode,
     cost: Option<Arc<CostFn>>,
@@ -463,6 +541,14 @@ impl Shared {
         tokens(request.method(), request.uri(), request.headers())
     }
 
+    /// The number of processes sharing the layer's budget: set live, else the options'.
+    pub(crate) fn instance_count(&self) -> u32 {
+        match self.live_instance_count.load(Ordering::Relaxed) {
+            0 => self.options.instance_count,
+            count => count,
+        }
+    }
+
     /// The endpoint key of `uri`: the same as the middleware's for the same URL.
     pub(crate) fn key(&self, uri: &Uri) -> String {
         let scheme = uri.scheme_str().unwrap_or("");
@@ -493,10 +579,15 @@ impl Shared {
                     builder =
                         builder.controller(Fleet::controller(&self.options, Arc::clone(&link)));
                     joins = Some(link);
+                } else if let Some(make) = &self.controller {
+                    builder = builder.controller(make());
                 }
                 let limiter = builder
                     .build()
                     .expect("the options are validated when the layer is built");
+                if let count @ 1.. = self.live_instance_count.load(Ordering::Relaxed) {
+                    let _ = limiter.set_instance_count(count);
+                }
                 self.metrics.endpoint_added(&limiter);
                 limiter
             },

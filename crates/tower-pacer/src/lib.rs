@@ -8,7 +8,8 @@
 //!
 //! 1. waits for what the server ordered (a `Retry-After`, a spent quota until its reset) and the
 //!    proactive delay its rate-limit fields call for, then for the adaptive limiter's units, all
-//!    within one `MaxWait`, else refuses the request with a [`RejectReason`] (the middleware's);
+//!    within one `MaxWait`, else refuses the request with a [`Rejection`] (the middleware's: its
+//!    [`RejectReason`], the limiter, the endpoint and what was done until then);
 //! 2. sends it, reads the response ([`Rules::read_with_cost`]: throttle or not, the server's
 //!    numbers; a 429's or 403's JSON body for the classifier and, with `QueryCost`, a GraphQL query's
 //!    cost: [`Rules::body_limit`]), and adapts the rate ([`pacer_core::Engine::after`]);
@@ -83,11 +84,11 @@ pub use service::{PacerFuture, PacerService};
 
 pub use pacer_core::{
     Cost, EndpointKey, KeyMode, LimiterOptions, MaxConcurrent, MaxWait, Paced, Priority,
-    QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted, RejectReason, Rules, TokenCost, TotalTimeout,
-    WaitCause,
+    QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted, RejectReason, Rejection, Rules, TokenCost,
+    TotalTimeout, WaitCause,
 };
 
-/// The error type of a [`PacerService`], boxed: a [`RejectReason`] (a request refused before it
+/// The error type of a [`PacerService`], boxed: a [`Rejection`] (a request refused before it
 /// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed), a
 /// [`TimedOut`] (its [`TotalTimeout`] ran out during the send), or the inner service's error.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -8,7 +8,7 @@ use http::{Request, Response};
 use http_body::Body as HttpBody;
 use pacer_core::{
     Attempt, BodyVerdict, Cost, Endpoint, EndpointKey, MaxConcurrent, MaxWait, Paced, PacerBody,
-    Priority, QuotaExhausted, Refusal, RejectReason, Retries, Signal, Sleep, Timestamp, TokenCost,
+    Priority, QuotaExhausted, Refusal, Rejection, Retries, Signal, Sleep, Timestamp, TokenCost,
     TotalTimeout, WindowLimit, read_body,
 };
 use std::fmt;
@@ -194,17 +194,24 @@ where
                 }
                 Err(refused) => {
                     tracing::info!(attempt, endpoint = %key, "request not sent: {refused}");
-                    if let Some(reason) = refused.downcast_ref::<RejectReason>() {
+                    if let Refusal::Rejected(reason) = &refused {
                         shared.metrics.rejected(reason.kind());
                     }
                     waited += clock.now() - begin;
+                    let rate = endpoint.limiter().rate();
                     return match last {
                         Some(mut response) => {
-                            let rate = endpoint.limiter().rate();
                             (response.extensions_mut()).insert(paced(attempt - 1, waited, rate));
                             Ok(response)
                         }
-                        None => Err(refused),
+                        // The middleware's refusal: the reason, the limiter, the endpoint and
+                        // what was done until then.
+                        None => Err(match refused {
+                            Refusal::Rejected(reason) => {
+                                Box::new(Rejection::new(paced(0, waited, rate), reason)) as BoxError
+                            }
+                            other => Box::new(other),
+                        }),
                     };
                 }
             }
@@ -224,7 +231,10 @@ where
         let sending = inner.call(request);
         let sent = match own.timeout {
             None => sending.await.map_err(Into::into),
-            Some((end, timeout)) => within(clock.sleep_until(end), sending, timeout).await,
+            Some((end, timeout)) => {
+                let paced = paced(attempt, waited, rate);
+                within(clock.sleep_until(end), sending, timeout, paced).await
+            }
         };
         let response = match sent {
             Ok(response) => response,
@@ -306,19 +316,26 @@ struct Own {
 
 /// `sending`, unless `deadline` comes first: then the request's `TotalTimeout` ran out during
 /// the send, which is abandoned.
-async fn within<F, R, E>(deadline: Sleep, sending: F, timeout: Duration) -> Result<R, BoxError>
+async fn within<F, R, E>(
+    deadline: Sleep,
+    sending: F,
+    timeout: Duration,
+    paced: Paced,
+) -> Result<R, BoxError>
 where
     F: Future<Output = Result<R, E>>,
     E: Into<BoxError>,
 {
     let (mut deadline, mut sending) = (deadline, std::pin::pin!(sending));
+    let mut paced = Some(paced);
     std::future::poll_fn(|cx| {
         if let Poll::Ready(sent) = sending.as_mut().poll(cx) {
             return Poll::Ready(sent.map_err(Into::into));
         }
         deadline.as_mut().poll(cx).map(|()| {
             tracing::info!("request timed out (TotalTimeout)");
-            Err(Box::new(TimedOut { timeout }) as BoxError)
+            let paced = paced.take().expect("the send ends once");
+            Err(Box::new(TimedOut { paced, timeout }) as BoxError)
         })
     })
     .await
@@ -358,7 +375,7 @@ fn attempt_of<'w>(
         .windows(windows)
         .priority(own.priority)
         .timeout(own.timeout)
-        .instance_count(shared.options.instance_count)
+        .instance_count(shared.instance_count())
         .max_retry_after(shared.options.max_retry_after)
         .not_before(own.not_before)
         .max_concurrent(own.max_concurrent)
@@ -375,9 +392,9 @@ async fn wait(
     own: Own,
     start: Timestamp,
     tokens_attempt: &mut u64,
-) -> Result<Timestamp, BoxError> {
+) -> Result<Timestamp, Refusal> {
     let attempt = attempt_of(shared, windows, units, own, start);
-    let waited = shared
+    shared
         .engine
         .wait(
             &shared.rules,
@@ -386,9 +403,5 @@ async fn wait(
             &attempt,
             tokens_attempt,
         )
-        .await;
-    waited.map_err(|refusal| match refusal {
-        Refusal::Rejected(reason) => Box::new(reason) as BoxError,
-        other => Box::new(other),
-    })
+        .await
 }

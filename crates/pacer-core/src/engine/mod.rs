@@ -83,7 +83,7 @@ pub use memory::{EndpointMemory, PacerMemory, Recalled};
 pub use query_cost::{QUERY_COST_BODY_LIMIT, QueryCost};
 pub use reading::Reading;
 pub use refusal::{PENALTY_PAUSE, RefusalClass, refusal_from_headers};
-pub use reject::RejectReason;
+pub use reject::{RejectReason, Rejection};
 pub use retries::Retries;
 pub use rules::{Hold, Rules, WaitCause};
 pub use server_state::ServerState;

@@ -1,8 +1,102 @@
 //! Why a request was refused before it was sent: one reason for every driver.
 
-use crate::{CostAboveLimit, QuotaUnit, WaitCause};
+use crate::{CostAboveLimit, Paced, QuotaUnit, WaitCause};
 use std::fmt;
 use std::time::Duration;
+
+/// A request refused before it was sent, as every driver reports it: why, and what Pacer did
+/// with it until then (the limiter, the endpoint key, the time it waited, the rate; its
+/// attempts are 0 when it was never sent). The reqwest middleware returns it in
+/// `PacerError::Rejected`; the tower layer's error downcasts to it.
+///
+/// ```
+/// use pacer_core::{Paced, RejectReason, Rejection, WaitCause};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let paced = Paced::new(&Arc::from("orders"), &Arc::from("https://api.test:443"))
+///     .with_waited(Duration::from_secs(1));
+/// let reason = RejectReason::WaitTooLong {
+///     cause: WaitCause::ServerStop,
+///     needed: Duration::from_secs(40),
+///     max_wait: Duration::from_secs(30),
+/// };
+/// let r = Rejection::new(paced, reason);
+/// assert_eq!((r.limiter(), r.endpoint()), ("orders", "https://api.test:443"));
+/// assert_eq!(r.kind(), "wait_too_long:server_stop");
+/// assert_eq!(r.needed_wait(), Some(Duration::from_secs(40)));
+/// assert_eq!(r.paced().waited(), Duration::from_secs(1));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// Boxed: it would make every `Result` that holds one larger.
+    paced: Box<Paced>,
+    reason: RejectReason,
+}
+
+impl Rejection {
+    /// A refusal for `reason`, of a request that `paced` describes.
+    #[must_use]
+    pub fn new(paced: Paced, reason: RejectReason) -> Self {
+        Rejection {
+            paced: Box::new(paced),
+            reason,
+        }
+    }
+
+    /// The limiter that refused it.
+    #[must_use]
+    pub fn limiter(&self) -> &str {
+        self.paced.limiter()
+    }
+
+    /// The request's endpoint key.
+    #[must_use]
+    pub fn endpoint(&self) -> &str {
+        self.paced.endpoint()
+    }
+
+    /// What Pacer did with the request until it refused it: how long it waited, the rate then,
+    /// the attempts sent before (0 unless a retry was refused).
+    #[must_use]
+    pub fn paced(&self) -> &Paced {
+        &self.paced
+    }
+
+    /// Why.
+    #[must_use]
+    pub fn reason(&self) -> &RejectReason {
+        &self.reason
+    }
+
+    /// The wait the request would have needed, when a wait refused it.
+    #[must_use]
+    pub fn needed_wait(&self) -> Option<Duration> {
+        self.reason.needed_wait()
+    }
+
+    /// A short, stable name: `queue_full`, `above_window_limit`, `above_quota_limit`,
+    /// `cost_above_limit`, `past_timeout`, or `wait_too_long` with the cause
+    /// (`wait_too_long:server_stop`).
+    #[must_use]
+    pub fn kind(&self) -> &'static str {
+        self.reason.kind()
+    }
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "request to {} refused by limiter {:?}: {}",
+            self.endpoint(),
+            self.limiter(),
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for Rejection {}
 
 /// Why a request was refused before it was sent.
 #[derive(Debug, Clone, PartialEq, Eq)]

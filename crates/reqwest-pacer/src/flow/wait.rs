@@ -100,9 +100,10 @@ impl Request<'_> {
             .await;
         self.set_tokens_attempt(tokens_attempt);
         let now = waited.map_err(|refusal| match refusal {
-            Refusal::Rejected(reason) => {
-                PacerError::Rejected(Rejection::new(&named.name, endpoint.key(), reason))
-            }
+            Refusal::Rejected(reason) => PacerError::Rejected(Rejection::new(
+                crate::Paced::new(&named.name, endpoint.key()),
+                reason,
+            )),
             Refusal::Store { message } => PacerError::WindowStore {
                 limiter: named.name.to_string(),
                 message,

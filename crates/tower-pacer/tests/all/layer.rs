@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tower_layer::Layer;
 use tower_pacer::{
-    Cost, EndpointKey, MaxWait, PacerLayer, PacerLayerBuilder, RejectReason, TimedOut, TotalTimeout,
+    Cost, EndpointKey, MaxWait, PacerLayer, PacerLayerBuilder, RejectReason, Rejection, TimedOut,
+    TotalTimeout,
 };
 use tower_service::Service;
 
@@ -71,16 +72,29 @@ async fn a_retry_after_beyond_max_wait_refuses_the_next_request_before_it_is_sen
         "one attempt: the throttle is the answer"
     );
     let refused = drive(&clock, service.call(get(&base))).await.unwrap_err();
-    let refused = refused.downcast_ref::<RejectReason>().expect("a refusal");
+    // The middleware's refusal: the reason, the limiter, the endpoint, what was done.
+    let rejection = refused.downcast_ref::<Rejection>().expect("a refusal");
     assert_eq!(
-        refused,
+        rejection.reason(),
         &RejectReason::WaitTooLong {
             cause: WaitCause::ServerStop,
             needed: Duration::from_secs(600),
             max_wait: Duration::from_secs(30),
         }
     );
-    assert_eq!(refused.kind(), "wait_too_long:server_stop");
+    assert_eq!(rejection.kind(), "wait_too_long:server_stop");
+    assert_eq!(rejection.limiter(), "default");
+    assert_eq!(rejection.endpoint(), base, "the key of scheme://host:port");
+    assert_eq!(
+        (rejection.paced().attempts(), rejection.paced().waited()),
+        (0, Duration::ZERO)
+    );
+    assert!(
+        refused
+            .to_string()
+            .contains("refused by limiter \"default\""),
+        "{refused}"
+    );
 }
 
 /// A body read once, as a stream is: it cannot be sent again.
@@ -254,7 +268,10 @@ async fn a_request_s_own_cost_key_and_max_wait_are_honoured() {
     )
     .await
     .unwrap_err();
-    let reason = refused.downcast_ref::<RejectReason>().expect("a refusal");
+    let reason = refused
+        .downcast_ref::<Rejection>()
+        .expect("a refusal")
+        .reason();
     assert_eq!(reason.kind(), "wait_too_long:queue");
     // The limiter's own MaxWait (30 s) lets the next one wait the debt out.
     drive(&clock, service.call(get(&base))).await.unwrap();
@@ -300,7 +317,7 @@ async fn a_strict_window_never_lets_more_than_its_limit_through_in_any_span() {
     let mut big = get(&base);
     big.extensions_mut().insert(Cost(4));
     let err = drive(&clock, service.call(big)).await.unwrap_err();
-    let reason = err.downcast_ref::<RejectReason>().expect("a refusal");
+    let reason = err.downcast_ref::<Rejection>().expect("a refusal").reason();
     assert_eq!(reason.kind(), "above_window_limit");
 }
 
@@ -341,7 +358,7 @@ async fn a_request_whose_tokens_are_not_there_waits_for_the_refill() {
     let mut huge = get(&base);
     huge.extensions_mut().insert(tower_pacer::TokenCost(5_000));
     let err = drive(&clock, service.call(huge)).await.unwrap_err();
-    let reason = err.downcast_ref::<RejectReason>().expect("a refusal");
+    let reason = err.downcast_ref::<Rejection>().expect("a refusal").reason();
     assert_eq!(reason.kind(), "above_quota_limit");
 }
 
@@ -361,10 +378,11 @@ async fn a_total_timeout_abandons_a_send_still_running_when_it_ends_on_the_layer
         .insert(TotalTimeout(Duration::from_millis(300)));
     let start = clock.now();
     let e = drive(&clock, service.call(request)).await.unwrap_err();
+    let timed_out = e.downcast_ref::<TimedOut>().expect("timed out");
+    assert_eq!(timed_out.timeout, Duration::from_millis(300), "{e}");
     assert_eq!(
-        e.downcast_ref::<TimedOut>().map(|t| t.timeout),
-        Some(Duration::from_millis(300)),
-        "{e}"
+        (timed_out.paced.attempts(), timed_out.paced.limiter()),
+        (1, "default")
     );
     assert_eq!(clock.now() - start, Duration::from_millis(300));
     let snapshot = layer.limiter(&base).expect("the endpoint is known");
@@ -393,7 +411,7 @@ async fn a_total_timeout_shorter_than_the_server_s_stop_is_refused_before_the_se
         .insert(TotalTimeout(Duration::from_secs(1)));
     let e = drive(&clock, service.call(request)).await.unwrap_err();
     assert_eq!(
-        e.downcast_ref::<RejectReason>(),
+        e.downcast_ref::<Rejection>().map(Rejection::reason),
         Some(&RejectReason::PastTimeout {
             cause: WaitCause::ServerStop,
             timeout: Duration::from_secs(1),
@@ -471,4 +489,78 @@ async fn a_fresh_layer_recalls_what_the_last_one_learnt() {
         .build()
         .unwrap();
     assert_eq!(other.recall(&memory).unknown_limiters, ["orders"]);
+}
+
+/// Halves on a throttle, never climbs: a controller of the user's, told apart from the
+/// built-in ones by its cut.
+#[derive(Debug)]
+struct Halve;
+
+impl pacer_core::RateController for Halve {
+    fn on_throttled(&mut self, state: &pacer_core::RateControllerState) -> f64 {
+        state.rate / 2.0
+    }
+    fn on_success(&mut self, _: &pacer_core::RateControllerState) -> Option<f64> {
+        None
+    }
+}
+
+#[tokio::test]
+async fn a_controller_of_one_s_own_paces_each_endpoint() {
+    let base = serve(vec![(429, vec![]), (200, vec![])]).await;
+    let clock = ManualClock::new();
+    let mut opts = options();
+    opts.initial_units_per_minute = Some(600.0);
+    let layer = PacerLayer::builder(opts)
+        .max_attempts(NonZeroU32::MIN)
+        .controller(|| pacer_core::PureController::new(Halve))
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(hyper_client());
+    let first = drive(&clock, service.call(get(&base))).await.unwrap();
+    assert_eq!(first.status(), 429);
+    let limiter = layer.limiter(&base).expect("the endpoint is known");
+    assert_eq!(limiter.rate, 300.0, "the user's cut, not a built-in one");
+}
+
+#[tokio::test]
+async fn the_instance_count_set_live_reaches_every_endpoint_now_and_later() {
+    let (first, second) = (
+        serve(vec![(200, vec![])]).await,
+        serve(vec![(200, vec![])]).await,
+    );
+    let clock = ManualClock::new();
+    let mut opts = options();
+    opts.initial_units_per_minute = Some(600.0);
+    let layer = builder(opts)
+        .clock(Arc::new(clock.clone()))
+        .build()
+        .unwrap();
+    let mut service = layer.layer(hyper_client());
+    drive(&clock, service.call(get(&first))).await.unwrap();
+    let before = layer.limiter(&first).unwrap();
+    assert_eq!(before.instance_count, 1);
+    layer.set_instance_count(3).unwrap();
+    let now = layer.limiter(&first).unwrap();
+    assert_eq!(now.instance_count, 3, "an endpoint that was there");
+    assert!(
+        (now.rate - before.rate / 3.0).abs() < 1e-9,
+        "its share: {} of {}",
+        now.rate,
+        before.rate
+    );
+    drive(&clock, service.call(get(&second))).await.unwrap();
+    assert_eq!(
+        layer.limiter(&second).unwrap().instance_count,
+        3,
+        "an endpoint made after"
+    );
+    let refused = layer.set_instance_count(0).unwrap_err();
+    assert!(refused.to_string().contains("InstanceCount"), "{refused}");
+    assert_eq!(
+        layer.limiter(&first).unwrap().instance_count,
+        3,
+        "unchanged"
+    );
 }

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::Semaphore;
 use tower_layer::Layer;
-use tower_pacer::{MaxConcurrent, PacerLayer, RejectReason};
+use tower_pacer::{MaxConcurrent, PacerLayer, RejectReason, Rejection};
 use tower_service::Service;
 
 /// A server that counts the requests that reach it and answers each only when the test lets
@@ -153,7 +153,10 @@ async fn the_wait_for_a_slot_counts_in_max_wait_and_is_refused_with_a_typed_erro
     until("it waits", || limiter(&layer, &gate).queue_len == 1).await;
     clock.advance(Duration::from_secs(2));
     let refused = own.await.unwrap().unwrap_err();
-    let refused = refused.downcast_ref::<RejectReason>().expect("a refusal");
+    let refused = refused
+        .downcast_ref::<Rejection>()
+        .expect("a refusal")
+        .reason();
     assert_eq!(
         refused,
         &RejectReason::WaitTooLong {
