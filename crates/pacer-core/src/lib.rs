@@ -7,6 +7,7 @@
 
 mod clock;
 mod controller;
+pub mod drive;
 mod engine;
 mod fleet;
 mod limiter;
@@ -19,14 +20,15 @@ mod endpoint;
 mod headers;
 mod throttling;
 pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
+pub use drive::{DEFAULT_FRAMES, PacerBody, WindowLimit, read_body};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
-    After, Attempt, BODY_LIMIT, BodyReading, BodyVerdict, ClassifierStatuses, Cost, DEFAULT_FRAMES,
+    After, Attempt, AttemptWait, BODY_LIMIT, BodyReading, BodyVerdict, ClassifierStatuses, Cost,
     DefaultClassifier, Endpoint, EndpointKey, Engine, GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE,
-    Hold, KeyMode, MaxConcurrent, MaxWait, Paced, PacerBody, QUERY_COST_BODY_LIMIT, QueryCost,
-    QuotaExhausted, Reading, Refusal, RejectReason, Rejection, Retries, Rules, ServerState,
-    ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WindowAnswer,
-    WindowLimit, forbids_retry, insufficient_quota, is_json, read_body,
+    Hold, KeyMode, MaxConcurrent, MaxWait, Paced, QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted,
+    Reading, Refusal, RejectReason, Rejection, Retries, Rules, ServerState, ThrottleClassifier,
+    TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WaitStep, WindowAnswer, forbids_retry,
+    insufficient_quota, is_json,
 };
 pub use engine::{EndpointMemory, PacerMemory, Recalled};
 pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from_headers};

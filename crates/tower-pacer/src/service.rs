@@ -382,7 +382,7 @@ fn attempt_of<'w>(
 }
 
 /// Every wait before a send, within one `MaxWait` from `start`, in the engine's order (the
-/// middleware's: [`pacer_core::Engine::wait`]), with the strict windows the request is counted
+/// middleware's: [`pacer_core::Engine::begin_wait`], pumped by [`pacer_core::drive::wait`]), with the strict windows the request is counted
 /// in. Returns when the request may go.
 async fn wait(
     shared: &Shared,
@@ -394,14 +394,13 @@ async fn wait(
     tokens_attempt: &mut u64,
 ) -> Result<Timestamp, Refusal> {
     let attempt = attempt_of(shared, windows, units, own, start);
-    shared
-        .engine
-        .wait(
-            &shared.rules,
-            &shared.clock,
-            endpoint,
-            &attempt,
-            tokens_attempt,
-        )
-        .await
+    pacer_core::drive::wait(
+        &shared.engine,
+        &shared.rules,
+        &shared.clock,
+        endpoint,
+        &attempt,
+        tokens_attempt,
+    )
+    .await
 }

@@ -3,19 +3,23 @@
 //!
 //! Two calls carry a request through it:
 //!
-//! - **before the send**, [`Engine::wait`]: every wait of an [`Attempt`] in one order and one
-//!   `MaxWait` budget, after [`Engine::go_now`], which lets an attempt that nothing holds go
-//!   at once without building that wait. Its steps can be called alone: [`Engine::hold`] (how long the endpoint's
-//!   server state asks the request to wait, and why: a server-ordered stop, or the proactive
-//!   algorithm's delay), [`Engine::tokens_wait`] / [`Engine::tokens_take`] for quotas in other
-//!   units (tokens), [`WindowLimit`] for strict windows;
+//! - **before the send**, [`Engine::begin_wait`]: every wait of an [`Attempt`] in one order and
+//!   one `MaxWait` budget, as a state machine ([`AttemptWait`]) that says what to do next
+//!   ([`WaitStep`]: sleep until a time, ask a strict window's store, queue in the limiter, go, or
+//!   be refused) and is handed the time and each answer back; after [`Engine::go_now`], which
+//!   lets an attempt that nothing holds go at once without building that wait. Its steps can be
+//!   called alone: [`Engine::hold`] (how long the endpoint's server state asks the request to
+//!   wait, and why: a server-ordered stop, or the proactive algorithm's delay),
+//!   [`Engine::tokens_wait`] / [`Engine::tokens_take`] for quotas in other units (tokens);
 //! - **after the response**, [`Rules::read`] (pure: status, headers, what the body said → a
 //!   [`Reading`]) and [`Engine::after`], which applies the reading to the endpoint (its adaptive
 //!   limiter, the server's numbers, its budgets) and says whether the request may be sent
 //!   again.
 //!
-//! The engine takes the time as an argument and never sleeps: the driver sleeps what it says.
-//! The adaptive limiter's queue is the endpoint's [`Limiter`], which a driver awaits (its state
+//! The engine takes the time as an argument and never sleeps, reads no clock, calls no store and
+//! spawns nothing: the driver does what it says ([`crate::drive`] holds what the async drivers
+//! share: the pump [`crate::drive::wait`], the strict windows' stores, the body reader). The
+//! adaptive limiter's queue is the endpoint's [`Limiter`], which a driver awaits (its state
 //! machine, [`crate::LimiterCore`], is as free of IO as the rest).
 //!
 //! Everything known of one endpoint lives in one [`Endpoint`], in one store with one bounded
@@ -50,7 +54,7 @@
 //! assert_eq!(hold.wait, Duration::from_secs(7));
 //! ```
 
-mod body;
+mod attempt;
 mod buckets;
 mod choices;
 mod classify;
@@ -67,9 +71,8 @@ mod rules;
 mod server_state;
 mod units;
 mod wait;
-mod window_limit;
 
-pub use body::{BodyReading, PacerBody, read_body};
+pub use attempt::Attempt;
 pub use choices::{Cost, EndpointKey, MaxConcurrent, MaxWait, TokenCost, TotalTimeout};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, GRPC_RESOURCE_EXHAUSTED,
@@ -81,14 +84,13 @@ pub use key::{KeyMode, UnknownKeyMode};
 pub use marks::{Paced, QuotaExhausted};
 pub use memory::{EndpointMemory, PacerMemory, Recalled};
 pub use query_cost::{QUERY_COST_BODY_LIMIT, QueryCost};
-pub use reading::Reading;
+pub use reading::{BodyReading, Reading};
 pub use refusal::{PENALTY_PAUSE, RefusalClass, refusal_from_headers};
-pub use reject::{RejectReason, Rejection};
+pub use reject::{Refusal, RejectReason, Rejection, WindowAnswer};
 pub use retries::Retries;
 pub use rules::{Hold, Rules, WaitCause};
 pub use server_state::ServerState;
-pub use wait::Attempt;
-pub use window_limit::{DEFAULT_FRAMES, Refusal, WindowAnswer, WindowLimit};
+pub use wait::{AttemptWait, WaitStep};
 
 use crate::limiter::BarePause;
 use crate::{Changes, CostAboveLimit, Feedback, Limiter, Signal, Timestamp};
@@ -510,4 +512,4 @@ impl Engine {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,10 +1,10 @@
 //! What a response says, read by the rules: [`Reading`].
 
 use super::RefusalClass;
-use crate::{Policy, RateLimitInfo, Signal};
+use crate::{BodyVerdict, Policy, QueryCost, RateLimitInfo, Signal};
 use std::time::Duration;
 
-/// What a response says, read by [`Rules::read`](crate::Rules::read)(crate::Rules::read).
+/// What a response says, read by [`Rules::read`](crate::Rules::read).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reading {
     pub(super) signal: Signal,
@@ -87,4 +87,19 @@ impl Reading {
     pub fn kept(&self, seen: bool) -> bool {
         (self.reports || seen) && !self.from_cache
     }
+}
+
+/// What a body said, read within [`Rules::body_limit`](crate::Rules::body_limit)
+/// ([`read_body`](crate::read_body), [`Rules::judge_body`](crate::Rules::judge_body)): the
+/// classifier's verdict on a 429's, a GraphQL query's cost. Hand both to
+/// [`Rules::read_with_cost`](crate::Rules::read_with_cost).
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct BodyReading {
+    /// What [`ThrottleClassifier::classify_body`](crate::ThrottleClassifier::classify_body)
+    /// said of a 429's body.
+    pub verdict: Option<BodyVerdict>,
+    /// A GraphQL query's cost, when the rules read it
+    /// ([`Rules::with_query_cost`](crate::Rules::with_query_cost)).
+    pub cost: Option<QueryCost>,
 }

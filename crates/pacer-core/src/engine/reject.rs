@@ -289,3 +289,44 @@ impl fmt::Display for RejectReason {
 }
 
 impl std::error::Error for RejectReason {}
+
+/// What a window says of a request's units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowAnswer {
+    /// They fit (and, from [`WindowLimit::take`](crate::WindowLimit::take), were taken).
+    Go,
+    /// They fit after this wait (nothing taken).
+    Wait(Duration),
+}
+
+/// Why a request was not sent: refused for a reason ([`RejectReason`]), or a strict window's
+/// store failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// Refused: it would wait too long, could never fit, or the queue is full.
+    Rejected(RejectReason),
+    /// A strict window's store failed, and the window's [`StoreFailure`](crate::StoreFailure) does not send without
+    /// it.
+    Store {
+        /// What failed, naming the window.
+        message: String,
+    },
+}
+
+impl From<RejectReason> for Refusal {
+    fn from(reason: RejectReason) -> Self {
+        Refusal::Rejected(reason)
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::Rejected(reason) => write!(f, "refused: {reason}"),
+            Refusal::Store { message } => write!(f, "strict window store: {message}"),
+        }
+    }
+}
+
+impl std::error::Error for Refusal {}

@@ -1,11 +1,11 @@
 //! The engine's rules: how it reads a response ([`Rules::read`] → [`Reading`]) and what the
 //! server's state asks of a request before its send ([`Rules::hold`] → [`Hold`]).
 
-use super::body::BodyReading;
 use super::classify::{
     BODY_LIMIT, BodyVerdict, DefaultClassifier, ThrottleClassifier, forbids_retry, is_json,
 };
 use super::query_cost::QUERY_COST_BODY_LIMIT;
+use super::reading::BodyReading;
 use super::reading::Reading;
 use super::refusal::RefusalClass;
 use super::units;

@@ -75,7 +75,7 @@ impl Request<'_> {
     }
 
     /// Step 3: every wait before a send, in one budget of `MaxWait`, in the engine's order
-    /// ([`pacer_core::Engine::wait`]), not before `not_before` (a retry's own wait). Returns
+    /// ([`pacer_core::Engine::begin_wait`], pumped by [`pacer_core::drive::wait`]), not before `not_before` (a retry's own wait). Returns
     /// when the request may go, or why it may not.
     pub(super) async fn wait(
         &self,
@@ -88,16 +88,15 @@ impl Request<'_> {
         let _waiting = named.waiting();
         let attempt = self.attempt(windows, start, not_before);
         let mut tokens_attempt = self.tokens_attempt();
-        let waited = named
-            .engine
-            .wait(
-                &config.rules,
-                &named.clock,
-                endpoint,
-                &attempt,
-                &mut tokens_attempt,
-            )
-            .await;
+        let waited = pacer_core::drive::wait(
+            &named.engine,
+            &config.rules,
+            &named.clock,
+            endpoint,
+            &attempt,
+            &mut tokens_attempt,
+        )
+        .await;
         self.set_tokens_attempt(tokens_attempt);
         let now = waited.map_err(|refusal| match refusal {
             Refusal::Rejected(reason) => PacerError::Rejected(Rejection::new(

@@ -2,91 +2,17 @@
 //! state that both take.
 
 use super::*;
-
-#[tokio::test]
-async fn wait_holds_for_the_stop_then_refuses_what_would_outlast_max_wait() {
-    use crate::ManualClock;
-    let (engine, endpoint) = engine_and_endpoint("a");
-    let rules = Rules::default();
-    let _ = engine.after(
-        &endpoint,
-        read(429, &[("retry-after", "5")]),
-        1,
-        at(0),
-        at(0),
-    );
-    let manual = ManualClock::new();
-    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
-    let attempt = Attempt::new(1, at(0), secs(30)).max_retry_after(MAX_RETRY_AFTER);
-    let mut tokens = 0;
-    let went = manual
-        .drive(engine.wait(&rules, &clock, &endpoint, &attempt, &mut tokens))
-        .await;
-    assert!(went.unwrap() >= at(5), "held for the Retry-After");
-    let _ = engine.after(
-        &endpoint,
-        read(429, &[("retry-after", "50")]),
-        1,
-        at(5),
-        at(5),
-    );
-    let short = Attempt::new(1, manual.now(), secs(30)).max_retry_after(MAX_RETRY_AFTER);
-    let refused = manual
-        .drive(engine.wait(&rules, &clock, &endpoint, &short, &mut tokens))
-        .await;
-    match refused {
-        Err(Refusal::Rejected(RejectReason::WaitTooLong { cause, needed, .. })) => {
-            assert_eq!(cause, WaitCause::ServerStop);
-            assert_eq!(needed, secs(50));
-        }
-        other => panic!("{other:?}"),
-    }
-}
-
-#[tokio::test]
-async fn wait_takes_a_window_s_units_and_waits_for_its_room() {
-    use crate::{ManualClock, MemoryWindowStore};
-    let (engine, endpoint) = engine_and_endpoint("a");
-    let manual = ManualClock::new();
-    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
-    let window =
-        WindowLimit::new("w", 2, secs(10), MemoryWindowStore::new(manual.clone())).unwrap();
-    let windows = [(&window, "w:a".to_owned())];
-    let rules = Rules::default();
-    let mut tokens = 0;
-    let mut sent = Vec::new();
-    for _ in 0..3 {
-        let attempt = Attempt::new(1, manual.now(), secs(30)).windows(&windows);
-        let at = manual
-            .drive(engine.wait(&rules, &clock, &endpoint, &attempt, &mut tokens))
-            .await
-            .unwrap();
-        sent.push(at);
-    }
-    assert_eq!(sent[0], sent[1], "two fit at once");
-    assert!(
-        sent[2] - sent[0] >= secs(9),
-        "the third waits for the window: {sent:?}"
-    );
-    let above = Attempt::new(3, manual.now(), secs(30)).windows(&windows);
-    let refused = manual
-        .drive(engine.wait(&rules, &clock, &endpoint, &above, &mut tokens))
-        .await;
-    assert!(
-        matches!(
-            refused,
-            Err(Refusal::Rejected(RejectReason::AboveWindowLimit { .. }))
-        ),
-        "{refused:?}"
-    );
-}
+use crate::WindowLimit;
 
 /// Responses as a test writes them: a status and its fields.
-type Responses<'a> = &'a [(u16, &'a [(&'static str, &'a str)])];
+pub(crate) type Responses<'a> = &'a [(u16, &'a [(&'static str, &'a str)])];
 
 /// An engine and its endpoint `a` on `clock`, whose limiter starts at 600 units a minute (a
 /// bucket of 10), having read `responses` at the time 0.
-fn paced_endpoint(clock: &crate::ManualClock, responses: Responses<'_>) -> (Engine, Arc<Endpoint>) {
+pub(crate) fn paced_endpoint(
+    clock: &crate::ManualClock,
+    responses: Responses<'_>,
+) -> (Engine, Arc<Endpoint>) {
     let engine = Engine::new(100, secs(3600));
     let options = LimiterOptions {
         initial_units_per_minute: Some(600.0),
@@ -110,7 +36,7 @@ fn paced_endpoint(clock: &crate::ManualClock, responses: Responses<'_>) -> (Engi
     (engine, endpoint)
 }
 
-fn units_left(endpoint: &Endpoint) -> f64 {
+pub(crate) fn units_left(endpoint: &Endpoint) -> f64 {
     endpoint.limiter().snapshot().available_units
 }
 
@@ -221,66 +147,6 @@ fn the_fast_path_takes_the_units_only_while_nothing_holds_the_request() {
         "the units taken for it are given back"
     );
     engine.landed(&endpoint, number);
-}
-
-/// Where the fast path goes, the wait comes to the same time and takes the same: the two from
-/// the same state, each in its own engine.
-#[tokio::test]
-async fn where_the_fast_path_goes_the_wait_goes_at_the_same_time() {
-    let plenty: &[(&'static str, &str)] = &[
-        ("ratelimit-policy", "\"d\";q=100;w=60"),
-        ("ratelimit", "\"d\";r=90;t=30"),
-    ];
-    let tokens: &[(&'static str, &str)] = &[
-        ("x-ratelimit-limit-tokens", "1000"),
-        ("x-ratelimit-remaining-tokens", "100"),
-        ("x-ratelimit-reset-tokens", "60s"),
-    ];
-    let stopped: &[(&'static str, &str)] = &[("retry-after", "1")];
-    let cases: [(&str, Responses<'_>, Option<u64>); 4] = [
-        ("no fields", &[], None),
-        ("draft-11 fields", &[(200, plenty)], None),
-        ("a budget in tokens", &[(200, tokens)], Some(30)),
-        ("a stop that is over", &[(429, stopped)], None),
-    ];
-    let rules = Rules::default();
-    for (name, responses, cost) in cases {
-        let clock = crate::ManualClock::new();
-        clock.advance(secs(2));
-        let now = clock.now();
-        let (fast, fast_endpoint) = paced_endpoint(&clock, responses);
-        let (slow, slow_endpoint) = paced_endpoint(&clock, responses);
-        let attempt = Attempt::new(3, now, secs(30)).tokens(cost);
-        let (mut fast_tokens, mut slow_tokens) = (0, 0);
-        let went = fast.go_now(&rules, &fast_endpoint, &attempt, &mut fast_tokens);
-        let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
-        let waited = slow
-            .wait(
-                &rules,
-                &dyn_clock,
-                &slow_endpoint,
-                &attempt,
-                &mut slow_tokens,
-            )
-            .await;
-        assert_eq!(went, Some(now), "{name}");
-        assert_eq!(waited, Ok(now), "{name}");
-        assert!(
-            (units_left(&fast_endpoint) - units_left(&slow_endpoint)).abs() < 1e-9,
-            "{name}"
-        );
-        assert_eq!(fast_tokens != 0, slow_tokens != 0, "{name}");
-        assert_eq!(
-            fast_endpoint.snapshot(now).map(|s| s.since_last_request()),
-            slow_endpoint.snapshot(now).map(|s| s.since_last_request()),
-            "{name}"
-        );
-        assert_eq!(
-            fast.tokens_wait(&fast_endpoint, Some(80), now),
-            slow.tokens_wait(&slow_endpoint, Some(80), now),
-            "{name}"
-        );
-    }
 }
 
 /// The engine's look before a send skips the aged copy of a state that holds nothing back at any

@@ -5,15 +5,18 @@ use std::time::SystemTime;
 
 mod before_send;
 mod concurrency;
+mod machine;
+pub(crate) use before_send::{Responses, paced_endpoint, units_left};
+pub(crate) use concurrency::{capped, in_flight};
 mod refusals;
 
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+pub(crate) const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 
-fn secs(s: u64) -> Duration {
+pub(crate) fn secs(s: u64) -> Duration {
     Duration::from_secs(s)
 }
 
-fn at(s: u64) -> Timestamp {
+pub(crate) fn at(s: u64) -> Timestamp {
     Timestamp::from_duration(secs(s))
 }
 
@@ -25,7 +28,7 @@ fn headers(fields: &[(&'static str, &str)]) -> HeaderMap {
     map
 }
 
-fn read(status: u16, fields: &[(&'static str, &str)]) -> Reading {
+pub(crate) fn read(status: u16, fields: &[(&'static str, &str)]) -> Reading {
     Rules::default().read(
         StatusCode::from_u16(status).unwrap(),
         &headers(fields),
@@ -35,7 +38,7 @@ fn read(status: u16, fields: &[(&'static str, &str)]) -> Reading {
     )
 }
 
-fn engine_and_endpoint(key: &str) -> (Engine, Arc<Endpoint>) {
+pub(crate) fn engine_and_endpoint(key: &str) -> (Engine, Arc<Endpoint>) {
     let engine = Engine::new(100, secs(3600));
     let endpoint = engine.endpoint(
         key,

@@ -10,26 +10,12 @@
 //! longer is not read at all; one of unknown length is read up to the limit, and what was read
 //! goes back in front of the rest of the stream, so the caller reads the same bytes either way.
 
-use super::rules::Rules;
-use crate::{BodyVerdict, BoxError, QueryCost};
+use crate::{BodyReading, BoxError, Rules};
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-
-/// What a body said, read within [`Rules::body_limit`] ([`read_body`], [`Rules::judge_body`]):
-/// the classifier's verdict on a 429's, a GraphQL query's cost. Hand both to
-/// [`Rules::read_with_cost`].
-#[derive(Debug, Clone, Default, PartialEq)]
-#[non_exhaustive]
-pub struct BodyReading {
-    /// What [`ThrottleClassifier::classify_body`](crate::ThrottleClassifier::classify_body)
-    /// said of a 429's body.
-    pub verdict: Option<BodyVerdict>,
-    /// A GraphQL query's cost, when the rules read it ([`Rules::with_query_cost`]).
-    pub cost: Option<QueryCost>,
-}
 
 pin_project_lite::pin_project! {
     /// The body of a response a driver hands on: the inner body, untouched, or — when the
@@ -204,6 +190,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::BodyVerdict;
     use http_body_util::BodyExt;
     use std::collections::VecDeque;
 

@@ -1,10 +1,10 @@
-//! A strict window as the engine runs it: its limit in its store, and what to do when the store
+//! A strict window as the drivers run it: its limit in its store, and what to do when the store
 //! cannot be reached (a fallback in memory, sending without it, or a refusal that outlasts the
 //! outage by a window's length).
 
 use crate::{
-    Clock, GeometryError, MemoryWindowStore, RejectReason, StoreFailure, Timestamp, WindowError,
-    WindowFuture, WindowGeometry, WindowStore,
+    Clock, GeometryError, MemoryWindowStore, Refusal, RejectReason, StoreFailure, Timestamp,
+    WindowAnswer, WindowError, WindowFuture, WindowGeometry, WindowStore,
 };
 use parking_lot::Mutex;
 use std::fmt;
@@ -53,47 +53,6 @@ pub struct WindowLimit {
     /// Under `FailClosed`, refuse until then.
     quarantine_until: Arc<Mutex<Timestamp>>,
 }
-
-/// What a window says of a request's units.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowAnswer {
-    /// They fit (and, from [`WindowLimit::take`], were taken).
-    Go,
-    /// They fit after this wait (nothing taken).
-    Wait(Duration),
-}
-
-/// Why a request was not sent: refused for a reason ([`RejectReason`]), or a strict window's
-/// store failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Refusal {
-    /// Refused: it would wait too long, could never fit, or the queue is full.
-    Rejected(RejectReason),
-    /// A strict window's store failed, and the window's [`StoreFailure`] does not send without
-    /// it.
-    Store {
-        /// What failed, naming the window.
-        message: String,
-    },
-}
-
-impl From<RejectReason> for Refusal {
-    fn from(reason: RejectReason) -> Self {
-        Refusal::Rejected(reason)
-    }
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::Rejected(reason) => write!(f, "refused: {reason}"),
-            Refusal::Store { message } => write!(f, "strict window store: {message}"),
-        }
-    }
-}
-
-impl std::error::Error for Refusal {}
 
 /// Where one call goes: the window's store, or the fallback with its share of the limit.
 struct Target<'a> {

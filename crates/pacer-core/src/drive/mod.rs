@@ -1,0 +1,92 @@
+//! What the drivers share to do the I/O the engine asks for: the engine ([`crate::Engine`])
+//! decides and never waits; a driver sleeps, calls the stores, queues, sends and reads.
+//!
+//! - [`wait`]: an attempt's wait ([`AttemptWait`](crate::AttemptWait)) run on a [`Clock`], its
+//!   strict windows asked through their stores, the limiter's queue awaited: what the reqwest
+//!   middleware and the tower layer run before each send;
+//! - [`WindowLimit`]: a strict window's store, with what to do when it cannot be reached;
+//! - [`read_body`] and [`PacerBody`]: a response's body read where the rules need it, and handed
+//!   on whole.
+
+mod body;
+mod window_limit;
+
+pub use body::{PacerBody, read_body};
+pub use window_limit::{DEFAULT_FRAMES, WindowLimit};
+
+use crate::{Attempt, Clock, Endpoint, Engine, Refusal, Rules, Timestamp, WaitStep};
+use std::sync::Arc;
+
+/// Runs the wait of `attempt` before its send ([`Engine::begin_wait`]) on `clock`: sleeps what
+/// it says, asks its strict windows' stores, waits in the endpoint's limiter's queue. Returns
+/// when the attempt may go, its send recorded, a request in flight from then on (see
+/// [`Engine::go_now`]); `tokens_attempt` is as for [`Engine::begin_wait`].
+///
+/// ```
+/// use pacer_core::{Attempt, Clock, Engine, Limiter, LimiterOptions, ManualClock, Rules, Timestamp};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let clock = ManualClock::new();
+/// let shared: Arc<dyn Clock> = Arc::new(clock.clone());
+/// let engine = Engine::new(100, Duration::from_secs(3600));
+/// let endpoint = engine.endpoint("api", clock.now(), || {
+///     Limiter::builder(LimiterOptions::default()).clock(Arc::clone(&shared)).build().unwrap()
+/// }, |_| {});
+/// let attempt = Attempt::new(1, clock.now(), Duration::from_secs(30));
+/// let mut tokens = 0;
+/// let sent_at = pacer_core::drive::wait(&engine, &Rules::default(), &shared, &endpoint, &attempt,
+///     &mut tokens).await;
+/// assert_eq!(sent_at, Ok(clock.now()));
+/// # }
+/// ```
+///
+/// # Errors
+///
+/// [`Refusal::Rejected`] with the reason; [`Refusal::Store`] when a strict window's store
+/// failed and its policy does not send without it.
+pub async fn wait(
+    engine: &Engine,
+    rules: &Rules,
+    clock: &Arc<dyn Clock>,
+    endpoint: &Endpoint,
+    attempt: &Attempt<'_>,
+    tokens_attempt: &mut u64,
+) -> Result<Timestamp, Refusal> {
+    let mut machine = engine.begin_wait(rules, endpoint, attempt, tokens_attempt);
+    let mut step = machine.start();
+    loop {
+        step = match step {
+            WaitStep::Sleep(until) => {
+                clock.sleep_until(until).await;
+                machine.slept(clock.now())
+            }
+            WaitStep::AskWindow { index, take } => {
+                let (window, key) = &attempt.windows[index];
+                let (units, count) = (attempt.units, attempt.instance_count);
+                let answer = if take {
+                    window.take(key, units, clock, count).await
+                } else {
+                    window.eta(key, units, clock, count).await
+                };
+                machine.window_answered(clock.now(), answer)
+            }
+            WaitStep::Queue { within } => {
+                let mut acquire = (endpoint.limiter())
+                    .acquire_within(attempt.units, within)
+                    .priority(attempt.priority);
+                if let Some(slots) = attempt.max_concurrent {
+                    acquire = acquire.max_concurrent(slots);
+                }
+                machine.queued(acquire.await.map(|permit| permit.granted_at()))
+            }
+            WaitStep::Go(at) => return Ok(at),
+            WaitStep::Refused(refusal) => return Err(refusal),
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,310 @@
+//! The wait run by its async driver ([`wait`]): the limiter's queue awaited, the strict
+//! windows' stores asked, the clock slept on, a wait dropped after its grant.
+
+use super::*;
+use crate::engine::tests::{
+    MAX_RETRY_AFTER, Responses, at, capped, engine_and_endpoint, in_flight, paced_endpoint, read,
+    secs, units_left,
+};
+use crate::{
+    EtaOutcome, EventsOutcome, FillOutcome, MemoryWindowStore, RejectReason, TryOutcome, WaitCause,
+    WindowFuture, WindowGeometry, WindowStore, WindowTime,
+};
+
+#[tokio::test]
+async fn wait_holds_for_the_stop_then_refuses_what_would_outlast_max_wait() {
+    use crate::ManualClock;
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let rules = Rules::default();
+    let _ = engine.after(
+        &endpoint,
+        read(429, &[("retry-after", "5")]),
+        1,
+        at(0),
+        at(0),
+    );
+    let manual = ManualClock::new();
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let attempt = Attempt::new(1, at(0), secs(30)).max_retry_after(MAX_RETRY_AFTER);
+    let mut tokens = 0;
+    let went = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &attempt,
+            &mut tokens,
+        ))
+        .await;
+    assert!(went.unwrap() >= at(5), "held for the Retry-After");
+    let _ = engine.after(
+        &endpoint,
+        read(429, &[("retry-after", "50")]),
+        1,
+        at(5),
+        at(5),
+    );
+    let short = Attempt::new(1, manual.now(), secs(30)).max_retry_after(MAX_RETRY_AFTER);
+    let refused = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &short,
+            &mut tokens,
+        ))
+        .await;
+    match refused {
+        Err(Refusal::Rejected(RejectReason::WaitTooLong { cause, needed, .. })) => {
+            assert_eq!(cause, WaitCause::ServerStop);
+            assert_eq!(needed, secs(50));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn wait_takes_a_window_s_units_and_waits_for_its_room() {
+    use crate::{ManualClock, MemoryWindowStore};
+    let (engine, endpoint) = engine_and_endpoint("a");
+    let manual = ManualClock::new();
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let window =
+        WindowLimit::new("w", 2, secs(10), MemoryWindowStore::new(manual.clone())).unwrap();
+    let windows = [(&window, "w:a".to_owned())];
+    let rules = Rules::default();
+    let mut tokens = 0;
+    let mut sent = Vec::new();
+    for _ in 0..3 {
+        let attempt = Attempt::new(1, manual.now(), secs(30)).windows(&windows);
+        let at = manual
+            .drive(crate::drive::wait(
+                &engine,
+                &rules,
+                &clock,
+                &endpoint,
+                &attempt,
+                &mut tokens,
+            ))
+            .await
+            .unwrap();
+        sent.push(at);
+    }
+    assert_eq!(sent[0], sent[1], "two fit at once");
+    assert!(
+        sent[2] - sent[0] >= secs(9),
+        "the third waits for the window: {sent:?}"
+    );
+    let above = Attempt::new(3, manual.now(), secs(30)).windows(&windows);
+    let refused = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &above,
+            &mut tokens,
+        ))
+        .await;
+    assert!(
+        matches!(
+            refused,
+            Err(Refusal::Rejected(RejectReason::AboveWindowLimit { .. }))
+        ),
+        "{refused:?}"
+    );
+}
+
+/// Where the fast path goes, the wait comes to the same time and takes the same: the two from
+/// the same state, each in its own engine.
+#[tokio::test]
+async fn where_the_fast_path_goes_the_wait_goes_at_the_same_time() {
+    let plenty: &[(&'static str, &str)] = &[
+        ("ratelimit-policy", "\"d\";q=100;w=60"),
+        ("ratelimit", "\"d\";r=90;t=30"),
+    ];
+    let tokens: &[(&'static str, &str)] = &[
+        ("x-ratelimit-limit-tokens", "1000"),
+        ("x-ratelimit-remaining-tokens", "100"),
+        ("x-ratelimit-reset-tokens", "60s"),
+    ];
+    let stopped: &[(&'static str, &str)] = &[("retry-after", "1")];
+    let cases: [(&str, Responses<'_>, Option<u64>); 4] = [
+        ("no fields", &[], None),
+        ("draft-11 fields", &[(200, plenty)], None),
+        ("a budget in tokens", &[(200, tokens)], Some(30)),
+        ("a stop that is over", &[(429, stopped)], None),
+    ];
+    let rules = Rules::default();
+    for (name, responses, cost) in cases {
+        let clock = crate::ManualClock::new();
+        clock.advance(secs(2));
+        let now = clock.now();
+        let (fast, fast_endpoint) = paced_endpoint(&clock, responses);
+        let (slow, slow_endpoint) = paced_endpoint(&clock, responses);
+        let attempt = Attempt::new(3, now, secs(30)).tokens(cost);
+        let (mut fast_tokens, mut slow_tokens) = (0, 0);
+        let went = fast.go_now(&rules, &fast_endpoint, &attempt, &mut fast_tokens);
+        let dyn_clock: Arc<dyn Clock> = Arc::new(clock.clone());
+        let waited = crate::drive::wait(
+            &slow,
+            &rules,
+            &dyn_clock,
+            &slow_endpoint,
+            &attempt,
+            &mut slow_tokens,
+        )
+        .await;
+        assert_eq!(went, Some(now), "{name}");
+        assert_eq!(waited, Ok(now), "{name}");
+        assert!(
+            (units_left(&fast_endpoint) - units_left(&slow_endpoint)).abs() < 1e-9,
+            "{name}"
+        );
+        assert_eq!(fast_tokens != 0, slow_tokens != 0, "{name}");
+        assert_eq!(
+            fast_endpoint.snapshot(now).map(|s| s.since_last_request()),
+            slow_endpoint.snapshot(now).map(|s| s.since_last_request()),
+            "{name}"
+        );
+        assert_eq!(
+            fast.tokens_wait(&fast_endpoint, Some(80), now),
+            slow.tokens_wait(&slow_endpoint, Some(80), now),
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_wait_for_a_slot_counts_in_max_wait_and_in_the_total_timeout() {
+    let (engine, endpoint, manual) = capped("a", 1);
+    let rules = Rules::default();
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let mut tokens = 0;
+    let first = Attempt::new(1, at(0), secs(30));
+    assert!(
+        engine
+            .go_now(&rules, &endpoint, &first, &mut tokens)
+            .is_some()
+    );
+    let second = Attempt::new(1, at(0), secs(2));
+    let refused = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &second,
+            &mut tokens,
+        ))
+        .await;
+    assert_eq!(
+        refused,
+        Err(Refusal::Rejected(RejectReason::WaitTooLong {
+            cause: WaitCause::Concurrency,
+            needed: secs(2),
+            max_wait: secs(2),
+        }))
+    );
+    assert_eq!(manual.now(), at(2));
+    let end = manual.now() + secs(1);
+    let timed = Attempt::new(1, manual.now(), secs(30)).timeout(Some((end, secs(1))));
+    let refused = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &timed,
+            &mut tokens,
+        ))
+        .await;
+    assert_eq!(
+        refused,
+        Err(Refusal::Rejected(RejectReason::PastTimeout {
+            cause: WaitCause::Concurrency,
+            timeout: secs(1),
+        }))
+    );
+    assert_eq!(in_flight(&endpoint), 1);
+}
+
+#[tokio::test]
+async fn a_wait_dropped_after_its_grant_gives_its_slot_back() {
+    let (engine, endpoint, manual) = capped("a", 1);
+    let rules = Rules::default();
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let store = Stalled(MemoryWindowStore::new(manual.clone()));
+    let window = WindowLimit::new("w", 10, secs(10), store).unwrap();
+    let windows = [(&window, "w:a".to_owned())];
+    let attempt = Attempt::new(1, at(0), secs(30)).windows(&windows);
+    let mut tokens = 0;
+    {
+        let mut wait = Box::pin(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &attempt,
+            &mut tokens,
+        ));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(wait.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(
+            in_flight(&endpoint),
+            1,
+            "granted, taking the window's units"
+        );
+    }
+    assert_eq!(in_flight(&endpoint), 0, "dropped: the slot is back");
+}
+
+/// A store whose takes never answer: a wait that reaches them hangs after its grant.
+#[derive(Debug)]
+struct Stalled(MemoryWindowStore);
+
+impl WindowStore for Stalled {
+    fn try_take<'a>(
+        &'a self,
+        _: &'a str,
+        _: WindowGeometry,
+        _: u64,
+        _: u64,
+    ) -> WindowFuture<'a, TryOutcome> {
+        Box::pin(std::future::pending())
+    }
+    fn fill<'a>(
+        &'a self,
+        _: &'a str,
+        _: WindowGeometry,
+        _: u64,
+        _: u64,
+    ) -> WindowFuture<'a, FillOutcome> {
+        Box::pin(std::future::pending())
+    }
+    fn events<'a>(
+        &'a self,
+        key: &'a str,
+        g: WindowGeometry,
+        count: u64,
+    ) -> WindowFuture<'a, EventsOutcome> {
+        self.0.events(key, g, count)
+    }
+    fn eta<'a>(
+        &'a self,
+        key: &'a str,
+        g: WindowGeometry,
+        limit: u64,
+        count: u64,
+    ) -> WindowFuture<'a, EtaOutcome> {
+        self.0.eta(key, g, limit, count)
+    }
+    fn now(&self) -> WindowFuture<'_, WindowTime> {
+        self.0.now()
+    }
+    fn clear<'a>(&'a self, key: &'a str) -> WindowFuture<'a, ()> {
+        self.0.clear(key)
+    }
+}
