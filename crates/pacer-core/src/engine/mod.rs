@@ -226,12 +226,12 @@ impl Engine {
     /// Before the send, the fast path: the time the attempt may go when nothing holds it now —
     /// no strict window, nothing ordered or asked by the server's state ([`hold`](Self::hold)
     /// is zero), its tokens within their budgets, the adaptive limiter's units there — with its
-    /// units and tokens taken and the send recorded, as [`wait`](Self::wait) would. `None`
-    /// otherwise, having taken nothing: the driver then runs [`wait`](Self::wait), which comes
+    /// units and tokens taken and the send recorded, as [`begin_wait`](Self::begin_wait) would. `None`
+    /// otherwise, having taken nothing: the driver then runs [`begin_wait`](Self::begin_wait), which comes
     /// to the same answer at the cost of building its wait. Until a response has carried
     /// rate-limit fields, only the limiter is looked at. It reads the attempt's units, tokens,
     /// windows, start (the time on the limiter's clock), `MaxRetryAfter` and
-    /// [`MaxConcurrent`]; `tokens_attempt` is as for [`wait`](Self::wait). The attempt is
+    /// [`MaxConcurrent`]; `tokens_attempt` is as for [`begin_wait`](Self::begin_wait). The attempt is
     /// then a request in flight: [`after`](Self::after) or [`failed`](Self::failed) gives its
     /// slot back, or [`Limiter::landed`] if neither comes.
     #[must_use]
