@@ -63,7 +63,7 @@ pub struct CompareArgs {
     #[arg(long = "mode", value_name = "MODE", value_parser = parse_mode)]
     pub modes: Vec<String>,
     /// Client instances.
-    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<u32>(1, 64))]
+    #[arg(long, default_value_t = 2, allow_negative_numbers = true, value_parser = whole::<u32>(1, 1000))]
     pub instances: u32,
     /// The hidden quota, units per minute.
     #[arg(long, default_value_t = 3000, allow_negative_numbers = true, value_parser = whole::<u64>(1, u64::MAX))]
@@ -372,7 +372,7 @@ mod tests {
     #[test]
     fn negative_numbers_reach_their_flag_s_range() {
         for (flag, value, rule) in [
-            ("--instances", "-1", "must be from 1 to 64"),
+            ("--instances", "-1", "must be from 1 to 1000"),
             ("--seed", "-1", "must not be negative"),
             ("--demand", "-1", "must be from 0 to 1,000,000"),
             ("--quota", "-3000", "must be at least 1"),

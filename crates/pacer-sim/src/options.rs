@@ -118,9 +118,9 @@ impl SimOptions {
 
     /// Checks the settings; the error names the first one out of range.
     pub fn validate(&self) -> Result<(), String> {
-        if self.instances == 0 || self.instances > 64 {
+        if self.instances == 0 || self.instances > 1000 {
             return Err(format!(
-                "--instances {}: must be from 1 to 64",
+                "--instances {}: must be from 1 to 1000",
                 self.instances
             ));
         }
@@ -265,7 +265,7 @@ mod tests {
         };
         assert_eq!(
             bad.validate().unwrap_err(),
-            "--instances 0: must be from 1 to 64"
+            "--instances 0: must be from 1 to 1000"
         );
         let bad = SimOptions {
             demand: f64::NAN,

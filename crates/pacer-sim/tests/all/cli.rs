@@ -83,13 +83,13 @@ fn the_default_modes_include_pacer_and_headers() {
 fn bad_settings_are_named() {
     let e = execute_args(&["--instances", "0"]).unwrap_err();
     assert!(
-        e.contains("invalid value '0' for '--instances <INSTANCES>': must be from 1 to 64"),
+        e.contains("invalid value '0' for '--instances <INSTANCES>': must be from 1 to 1000"),
         "{e}"
     );
     // A negative number is the flag's value, out of range, not an unknown flag.
     let e = execute_args(&["--instances", "-1"]).unwrap_err();
     assert!(
-        e.contains("invalid value '-1' for '--instances <INSTANCES>': must be from 1 to 64"),
+        e.contains("invalid value '-1' for '--instances <INSTANCES>': must be from 1 to 1000"),
         "{e}"
     );
 }
