@@ -35,9 +35,9 @@ pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from
 #[cfg(any(test, feature = "test-util"))]
 pub use fleet::conformance as fleet_conformance;
 pub use fleet::{
-    CommitReply, CommitRequest, Fleet, FleetCall, FleetError, FleetFollower, FleetFuture,
-    FleetHandle, FleetLink, FleetMember, FleetOptions, FleetStore, Gauges, MemoryFleetStore,
-    NewsFuture, Steered, SyncReply, SyncRequest, TickData,
+    CommitReply, CommitRequest, DrawReply, DrawRequest, Drawn, Fleet, FleetCall, FleetError,
+    FleetFollower, FleetFuture, FleetHandle, FleetLink, FleetMember, FleetOptions, FleetStore,
+    Gauges, MemoryFleetStore, NewsFuture, Steered, SyncReply, SyncRequest, TickData,
 };
 pub use headers::{
     DeclaredDialect, DeclaredDialectBuilder, Dialect, FieldGrammar, Policy, QuotaUnit,

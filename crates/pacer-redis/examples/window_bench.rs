@@ -14,9 +14,12 @@
 //! costs. **`CONFIG RESETSTAT` clears the server's statistics: point the bench at a Redis of your
 //! own.**
 
+#[path = "common/flags.rs"]
+mod flags;
+
+use flags::Flags;
 use pacer_core::{Clock, RealClock, WindowGeometry, WindowStore};
 use pacer_redis::RedisWindowStore;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -36,42 +39,22 @@ struct Args {
 }
 
 fn parse() -> Result<Args, String> {
-    let mut map: HashMap<String, String> = HashMap::new();
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let name = flag
-            .strip_prefix("--")
-            .ok_or_else(|| format!("unexpected argument {flag:?}"))?;
-        let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
-        map.insert(name.to_owned(), value);
-    }
-    fn get<T: std::str::FromStr>(
-        map: &mut HashMap<String, String>,
-        name: &str,
-        default: Option<T>,
-    ) -> Result<T, String> {
-        match map.remove(name) {
-            Some(v) => v.parse().map_err(|_| format!("--{name}: bad value {v:?}")),
-            None => default.ok_or_else(|| format!("--{name} is required")),
-        }
-    }
+    let mut flags = Flags::parse()?;
     let url = std::env::var("REDIS_URL").unwrap_or_else(|_| "redis://127.0.0.1:6379".into());
     let args = Args {
-        url: get(&mut map, "url", Some(url))?,
-        frames: get(&mut map, "frames", None)?,
-        frame_length_us: get(&mut map, "frame-length-us", None)?,
-        width: get(&mut map, "width", None)?,
-        keys: get(&mut map, "keys", None)?,
-        requests: get(&mut map, "requests", None)?,
-        clients: get(&mut map, "clients", None)?,
-        limit: get(&mut map, "limit", None)?,
-        count: get(&mut map, "count", Some(1))?,
-        threads: get(&mut map, "threads", Some(1))?,
-        prefix: get(&mut map, "prefix", Some("pacer:bench:".to_owned()))?,
+        url: flags.get("url", Some(url))?,
+        frames: flags.get("frames", None)?,
+        frame_length_us: flags.get("frame-length-us", None)?,
+        width: flags.get("width", None)?,
+        keys: flags.get("keys", None)?,
+        requests: flags.get("requests", None)?,
+        clients: flags.get("clients", None)?,
+        limit: flags.get("limit", None)?,
+        count: flags.get("count", Some(1))?,
+        threads: flags.get("threads", Some(1))?,
+        prefix: flags.get("prefix", Some("pacer:bench:".to_owned()))?,
     };
-    if let Some(unknown) = map.keys().next() {
-        return Err(format!("unknown flag --{unknown}"));
-    }
+    flags.finish()?;
     if args.keys == 0 || args.clients == 0 || args.threads == 0 {
         return Err("--keys, --clients and --threads must be positive".into());
     }

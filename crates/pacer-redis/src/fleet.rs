@@ -5,8 +5,8 @@ use crate::backend::{Backend, Loadable};
 use crate::library::FleetLibrary;
 use crate::{KeyFormat, RedisWindowError, RedisWindowStore};
 use pacer_core::{
-    Clock, CommitReply, CommitRequest, FleetError, FleetFuture, FleetStore, Gauges, NewsFuture,
-    SyncReply, SyncRequest, TickData, Timestamp, WindowTime,
+    Clock, CommitReply, CommitRequest, DrawReply, DrawRequest, FleetError, FleetFuture, FleetStore,
+    Gauges, NewsFuture, SyncReply, SyncRequest, TickData, Timestamp, WindowTime,
 };
 use parking_lot::Mutex;
 use redis::Value;
@@ -24,7 +24,7 @@ const NEWS_RECONNECT: Duration = Duration::from_secs(1);
 
 /// Fleets in Redis (or Valkey, or a Redis Cluster): every process that uses the same Redis and
 /// key prefix shares each fleet's members, gauges and state
-/// ([`FleetStore`]'s rules). Each call is one atomic `FCALL` of the `pacer_fleet_v1` library on
+/// ([`FleetStore`]'s rules). Each call is one atomic `FCALL` of the `pacer_fleet_v2` library on
 /// the Redis server's clock, loaded by itself as the window library is; a fleet's three keys
 /// share one hash tag (`pacer:f:{limiter:endpoint}:m`, `:g`, `:s`), so a cluster keeps them in
 /// one slot. An urgent commit (a cut, a stop) is published on the fleet's channel
@@ -402,6 +402,33 @@ impl FleetStore for RedisFleetStore {
             let f = &self.inner.library.leave;
             self.call(f, &[&m, &g], vec![member.to_owned()]).await?;
             Ok(())
+        })
+    }
+
+    fn draw<'a>(&'a self, key: &'a str, request: &'a DrawRequest) -> FleetFuture<'a, DrawReply> {
+        Box::pin(async move {
+            let [_, _, s, _] = self.redis_keys(key);
+            let args = vec![
+                decimal(request.units.max(0.0)),
+                decimal(request.rate),
+                decimal(request.burst.max(0.0)),
+                micros(request.max_wait),
+                (request.not_before.as_nanos() / 1_000).to_string(),
+            ];
+            let f = &self.inner.library.draw;
+            let reply = self.call(f, &[&s], args).await?;
+            let Value::Array(items) = &reply else {
+                return Err(bad(f, &reply));
+            };
+            let [now, at, earliest] = &items[..] else {
+                return Err(bad(f, &reply));
+            };
+            let (Some(now), Some(at), Some(earliest)) = (int(now), int(at), int(earliest)) else {
+                return Err(bad(f, &reply));
+            };
+            let time = |us: i64| Timestamp::from_nanos(u64::try_from(us).unwrap_or(0) * 1_000);
+            let at = (at >= 0).then(|| time(at));
+            Ok(DrawReply::new(time(now), at, time(earliest.max(now))))
         })
     }
 

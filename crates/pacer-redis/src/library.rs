@@ -59,13 +59,13 @@ impl Library {
     }
 }
 
-/// The Lua source of the fleet library (`pacer_fleet_v1`), loaded with `FUNCTION LOAD REPLACE`
+/// The Lua source of the fleet library (`pacer_fleet_v2`), loaded with `FUNCTION LOAD REPLACE`
 /// by a [`RedisFleetStore`](crate::RedisFleetStore).
 pub const FLEET_LIBRARY_SOURCE: &str = include_str!("lua/pacer_fleet.lua");
 
-/// The fleet library's name: `pacer_fleet_v1`. Its functions are this name followed by `_sync`,
-/// `_commit` and `_leave`.
-pub const FLEET_LIBRARY_NAME: &str = "pacer_fleet_v1";
+/// The fleet library's name: `pacer_fleet_v2` (v1 had no pool). Its functions are this name
+/// followed by `_sync`, `_commit`, `_leave` and `_draw`.
+pub const FLEET_LIBRARY_NAME: &str = "pacer_fleet_v2";
 
 /// The fleet library's names and source: the real one, or the test build that reads the time
 /// from an extra argument.
@@ -76,6 +76,7 @@ pub(crate) struct FleetLibrary {
     pub(crate) sync: String,
     pub(crate) commit: String,
     pub(crate) leave: String,
+    pub(crate) draw: String,
 }
 
 impl FleetLibrary {
@@ -107,6 +108,7 @@ impl FleetLibrary {
             sync: format!("{name}_sync"),
             commit: format!("{name}_commit"),
             leave: format!("{name}_leave"),
+            draw: format!("{name}_draw"),
             name,
             source,
         }
@@ -154,8 +156,8 @@ mod tests {
 
     /// The fleet library's released digest, as [`RELEASED`] for the window library.
     const FLEET_RELEASED: (&str, &str) = (
-        "pacer_fleet_v1",
-        "22522d7d9414d839af7a1432bc0e9977f163fafa6435994a5b2b2987d18734ae",
+        "pacer_fleet_v2",
+        "d60daad04b3dfd4b11ade7d49e2238f16b25aa01c31623ab8d32b219a09b9994",
     );
 
     #[test]
@@ -169,9 +171,9 @@ mod tests {
             "the fleet Lua changed: bump the library version"
         );
         let t = FleetLibrary::test_clock();
-        assert_eq!(t.sync, "pacer_fleet_v1_testclock_sync");
+        assert_eq!(t.sync, "pacer_fleet_v2_testclock_sync");
         assert!(t.source.contains("local TEST_CLOCK = true"));
-        assert!(!t.source.contains("'pacer_fleet_v1_sync'"));
+        assert!(!t.source.contains("'pacer_fleet_v2_sync'"));
     }
 
     #[test]

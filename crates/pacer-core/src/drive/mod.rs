@@ -2,7 +2,8 @@
 //! decides and never waits; a driver sleeps, calls the stores, queues, sends and reads.
 //!
 //! - [`wait`]: an attempt's wait ([`AttemptWait`](crate::AttemptWait)) run on a [`Clock`], its
-//!   strict windows asked through their stores, the limiter's queue awaited: what the reqwest
+//!   strict windows asked through their stores, its fleet's pool drawn from, the limiter's queue
+//!   awaited: what the reqwest
 //!   middleware and the tower layer run before each send;
 //! - [`WindowLimit`]: a strict window's store, with what to do when it cannot be reached;
 //! - [`read_body`] and [`PacerBody`]: a response's body read where the rules need it, and handed
@@ -18,7 +19,8 @@ use crate::{Attempt, Clock, Endpoint, Engine, Refusal, Rules, Timestamp, WaitSte
 use std::sync::Arc;
 
 /// Runs the wait of `attempt` before its send ([`Engine::begin_wait`]) on `clock`: sleeps what
-/// it says, asks its strict windows' stores, waits in the endpoint's limiter's queue. Returns
+/// it says, asks its strict windows' stores and its fleet's pool, waits in the endpoint's
+/// limiter's queue. Returns
 /// when the attempt may go, its send recorded, a request in flight from then on (see
 /// [`Engine::go_now`]); `tokens_attempt` is as for [`Engine::begin_wait`].
 ///
@@ -72,6 +74,13 @@ pub async fn wait(
                     window.eta(key, units, clock, count).await
                 };
                 machine.window_answered(clock.now(), answer)
+            }
+            WaitStep::AskPool => {
+                let fleet = endpoint
+                    .fleet()
+                    .expect("only a fleet's member draws from a pool");
+                let drawn = fleet.draw(machine.draw_request(), clock.as_ref()).await;
+                machine.pool_answered(clock.now(), drawn)
             }
             WaitStep::Queue { within } => {
                 let mut acquire = (endpoint.limiter())

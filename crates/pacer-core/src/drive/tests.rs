@@ -308,3 +308,157 @@ impl WindowStore for Stalled {
         self.0.clear(key)
     }
 }
+
+/// In a fleet too large for shares (2,000 members at 3,000 units a minute: an even share
+/// delivers under a unit within `MaxWait`), a request's units come from the fleet's pool: the
+/// fast path steps aside, the wait draws from the store, goes when the store says, and a draw
+/// beyond a tenth of the window is refused, having taken nothing.
+#[tokio::test]
+async fn a_large_fleet_s_requests_draw_from_its_pool() {
+    use crate::{
+        FleetCall, FleetHandle, FleetLink, FleetMember, FleetOptions, Gauges, Limiter,
+        LimiterOptions, ManualClock, MemoryFleetStore, SyncRequest,
+    };
+    use std::time::Duration;
+    let manual = ManualClock::new();
+    manual.advance(secs(10));
+    let clock: Arc<dyn Clock> = Arc::new(manual.clone());
+    let store = Arc::new(MemoryFleetStore::new(manual.clone()));
+    let key = "orders:a";
+    let t0 = manual.now();
+    for i in 0..1_999 {
+        let mut other = SyncRequest::new(format!("other-{i}"), secs(3_600), 0);
+        other.claim = Duration::from_millis(1);
+        let _ = store.sync_at(key, &other, t0);
+    }
+    // The member syncs a little later: 2,000 members, the tick is its own; its commit writes
+    // the fleet's first state, which draws from the pool.
+    manual.advance(secs(1));
+    let whole = LimiterOptions {
+        initial_units_per_minute: Some(3_000.0),
+        ..LimiterOptions::default()
+    };
+    let mut member = FleetMember::new(key, "me", FleetOptions::default(), whole, t0);
+    let now = manual.now();
+    let mut call = member.poll(Gauges::default(), now);
+    while let Some(c) = call {
+        call = match c {
+            FleetCall::Sync(r) => member.on_sync(store.sync_at(key, &r, now), now, now),
+            FleetCall::Commit(r) => member.on_commit(store.commit_at(key, &r, now), now),
+        };
+    }
+    assert_eq!(member.members(), 2_000);
+    let draw = member
+        .pool(1, secs(30), now)
+        .expect("the fleet draws from its pool");
+    assert_eq!(draw.max_wait, secs(6), "a tenth of the 60 s window");
+    assert_eq!(
+        member.share(now),
+        Some(3_000.0),
+        "its limiter at the whole rate"
+    );
+
+    // The endpoint's own limiter is far above the pool: what paces is the pool.
+    let engine = Engine::new(100, Duration::from_secs(3_600));
+    let endpoint = engine.endpoint(
+        "a",
+        now,
+        || {
+            let own = LimiterOptions {
+                initial_units_per_minute: Some(600_000.0),
+                ..LimiterOptions::default()
+            };
+            Limiter::builder(own)
+                .clock(Arc::clone(&clock))
+                .build()
+                .unwrap()
+        },
+        |_| {},
+    );
+    let handle = FleetHandle::new(member, FleetLink::new());
+    assert!(endpoint.join_fleet(Arc::clone(&handle)));
+    // The task is not run here; building it hands the handle its store.
+    let _task = FleetHandle::run(
+        &handle,
+        Arc::clone(&store) as Arc<dyn crate::FleetStore>,
+        endpoint.limiter().clone(),
+        Arc::clone(&clock),
+    );
+    let rules = Rules::default();
+    let one = Attempt::new(1, now, secs(30));
+    let mut tokens = 0;
+    assert_eq!(
+        engine.go_now(&rules, &endpoint, &one, &mut tokens),
+        None,
+        "no fast path"
+    );
+    // The pool's slack is a second of the rate, 50 units ahead: 51 go at once, the next a
+    // unit's time (20 ms) later.
+    let mut sent = Vec::new();
+    for _ in 0..52 {
+        let attempt = Attempt::new(1, manual.now(), secs(30));
+        let went = manual
+            .drive(crate::drive::wait(
+                &engine,
+                &rules,
+                &clock,
+                &endpoint,
+                &attempt,
+                &mut tokens,
+            ))
+            .await;
+        sent.push(went.expect("sent"));
+    }
+    assert!(
+        sent[..51].iter().all(|&t| t == now),
+        "the burst: {:?}",
+        &sent[..3]
+    );
+    assert_eq!(
+        sent[51],
+        now + Duration::from_millis(20),
+        "then the fleet's rate"
+    );
+    // 400 units go a unit's time later, and take 8 s of the pool: the next request would wait
+    // 8 s, beyond a tenth of the window, and is refused, having taken nothing.
+    let big = Attempt::new(400, manual.now(), secs(30));
+    let went = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &big,
+            &mut tokens,
+        ))
+        .await;
+    assert_eq!(went, Ok(now + Duration::from_millis(40)));
+    let next = Attempt::new(1, manual.now(), secs(30));
+    let refused = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &next,
+            &mut tokens,
+        ))
+        .await;
+    match refused {
+        Err(Refusal::Rejected(RejectReason::WaitTooLong {
+            cause,
+            needed,
+            max_wait,
+        })) => {
+            assert_eq!(cause, WaitCause::Queue);
+            assert_eq!((needed, max_wait), (secs(8), secs(6)));
+        }
+        other => panic!("{other:?}"),
+    }
+    let draw = handle.pool(1, secs(30), manual.now()).expect("a draw");
+    assert_eq!(
+        store.draw_at(key, &draw, manual.now()).earliest,
+        manual.now() + secs(8),
+        "the refusal took nothing"
+    );
+}

@@ -224,7 +224,7 @@ impl Engine {
     }
 
     /// Before the send, the fast path: the time the attempt may go when nothing holds it now —
-    /// no strict window, nothing ordered or asked by the server's state ([`hold`](Self::hold)
+    /// no strict window, no fleet's pool to draw from, nothing ordered or asked by the server's state ([`hold`](Self::hold)
     /// is zero), its tokens within their budgets, the adaptive limiter's units there — with its
     /// units and tokens taken and the send recorded, as [`begin_wait`](Self::begin_wait) would. `None`
     /// otherwise, having taken nothing: the driver then runs [`begin_wait`](Self::begin_wait), which comes
@@ -247,6 +247,13 @@ impl Engine {
             return None;
         }
         let (units, now) = (attempt.units, attempt.start);
+        // A fleet that draws from its pool asks the store first: no fast path.
+        if endpoint
+            .fleet()
+            .is_some_and(|f| f.pool(units, attempt.max_wait, now).is_some())
+        {
+            return None;
+        }
         let headers_seen = self.headers_seen();
         if headers_seen
             && !self

@@ -23,6 +23,11 @@ pub enum WaitStep {
         /// Take the units, rather than ask when they would fit.
         take: bool,
     },
+    /// Draw the attempt's units from its fleet's pool ([`AttemptWait::draw_request`], through
+    /// [`FleetHandle::draw`](crate::FleetHandle::draw)), then [`AttemptWait::pool_answered`]
+    /// with the time after the store answered. Only in a fleet that draws from its pool
+    /// ([`FleetMember::pool`](crate::FleetMember::pool)).
+    AskPool,
     /// Wait in the endpoint's adaptive limiter's queue for the attempt's units (in its lane,
     /// under its `MaxConcurrent`) at most `within`, then [`AttemptWait::queued`] with the grant's
     /// time or the limiter's refusal.
@@ -51,6 +56,11 @@ enum Stage {
     Eta { i: usize, asked: bool },
     /// The proactive delay on the state after the windows' ETAs.
     HoldAgain,
+    /// The fleet's pool, asked (`asked`) or to ask.
+    Pool { asked: bool },
+    /// The pool's units are due: a stop that began meanwhile sends the attempt back to draw
+    /// after it.
+    Drawn,
     /// The adaptive limiter's queue, asked (`asked`) or to ask.
     Queue { asked: bool },
     /// Window `i`'s units taken, asked (`asked`) or to ask.
@@ -70,9 +80,11 @@ enum Stage {
 ///    like an exhausted stop);
 /// 3. the server-ordered stop ([`Engine::hold`]);
 /// 4. each strict window's ETA, then the proactive delay (without windows, step 3 gives it);
-/// 5. the adaptive limiter's units, in the attempt's lane, and a slot among its endpoint's
+/// 5. in a fleet that draws from its pool, the units drawn from it (and, if the fleet's stop
+///    began before they were due, drawn again after it);
+/// 6. the adaptive limiter's units, in the attempt's lane, and a slot among its endpoint's
 ///    requests in flight under `MaxConcurrent` (the limiter's, and the attempt's own);
-/// 6. each window's units are taken, then the tokens (waiting again if another request or
+/// 7. each window's units are taken, then the tokens (waiting again if another request or
 ///    process took them meanwhile).
 ///
 /// The driver calls [`start`](Self::start), then does what each [`WaitStep`] says and hands the
@@ -121,6 +133,8 @@ pub struct AttemptWait<'a> {
     /// Whether the limiter's grant (units and a slot) is held: given back on a refusal after it
     /// (units and slot) or a drop (the slot).
     granted: bool,
+    /// The draw from the fleet's pool a [`WaitStep::AskPool`] asks for.
+    draw: Option<crate::DrawRequest>,
 }
 
 impl Engine {
@@ -146,6 +160,7 @@ impl Engine {
             unit_waited: Duration::ZERO,
             queue_left: (Duration::ZERO, None),
             granted: false,
+            draw: None,
         }
     }
 }
@@ -198,6 +213,47 @@ impl AttemptWait<'_> {
         match wait {
             Some(wait) => self.sleep_or_run(wait, WaitCause::Window),
             None => self.run(),
+        }
+    }
+
+    /// The draw a [`WaitStep::AskPool`] asks the fleet's pool for.
+    ///
+    /// # Panics
+    ///
+    /// Unless the last step was [`WaitStep::AskPool`].
+    #[must_use]
+    pub fn draw_request(&self) -> &crate::DrawRequest {
+        assert_eq!(self.stage, Stage::Pool { asked: true }, "a pool's draw");
+        self.draw.as_ref().expect("the draw asked for")
+    }
+
+    /// The answer to a [`WaitStep::AskPool`], at `now`, the time after the store answered: the
+    /// units are due at a time (the attempt waits until then), it would wait too long (it is
+    /// refused), or the store did not answer (the attempt waits in its own limiter's queue, at
+    /// the member's share).
+    pub fn pool_answered(&mut self, now: Timestamp, drawn: crate::Drawn) -> WaitStep {
+        assert_eq!(self.stage, Stage::Pool { asked: true }, "a pool's answer");
+        self.now = now;
+        match drawn {
+            crate::Drawn::Go(at) => {
+                self.stage = Stage::Drawn;
+                self.sleep_or_run(at.saturating_duration_since(now), WaitCause::Queue)
+            }
+            crate::Drawn::TooLong(at) => {
+                // The pool hands units out no further ahead than its draw's `max_wait` (at most
+                // what was left of `MaxWait`): both from the attempt's start.
+                let waited = now - self.attempt.start;
+                let ahead = self.draw.as_ref().map_or(Duration::ZERO, |d| d.max_wait);
+                self.refuse(Refusal::Rejected(RejectReason::WaitTooLong {
+                    cause: WaitCause::Queue,
+                    needed: waited + at.saturating_duration_since(now),
+                    max_wait: waited + ahead,
+                }))
+            }
+            _ => {
+                self.stage = Stage::Queue { asked: false };
+                self.run()
+            }
         }
     }
 
@@ -254,7 +310,7 @@ impl AttemptWait<'_> {
                         !attempt.windows.is_empty(),
                     );
                     self.stage = if attempt.windows.is_empty() {
-                        Stage::Queue { asked: false }
+                        Stage::Pool { asked: false }
                     } else {
                         Stage::Eta { i: 0, asked: false }
                     };
@@ -279,9 +335,12 @@ impl AttemptWait<'_> {
                         attempt.max_retry_after,
                         false,
                     );
-                    self.stage = Stage::Queue { asked: false };
+                    self.stage = Stage::Pool { asked: false };
                     self.sleep(hold.wait, hold.cause)
                 }
+                Stage::Pool { asked: false } => self.pool(),
+                Stage::Pool { asked: true } => panic!("an attempt's wait driven before its draw"),
+                Stage::Drawn => self.drawn(),
                 Stage::Queue { .. } => Some(self.queue()),
                 Stage::Take { i, asked: false } if i < attempt.windows.len() => {
                     self.stage = Stage::Take { i, asked: true };
@@ -341,7 +400,44 @@ impl AttemptWait<'_> {
         self.sleep(wait, WaitCause::UnitQuota)
     }
 
-    /// Step 5: the adaptive limiter's units, taken at once when they are there (as the queue's
+    /// Step 5: in a fleet that draws from its pool, the draw, with what is left of the budget.
+    fn pool(&mut self) -> Option<WaitStep> {
+        let left = (self.attempt.max_wait).saturating_sub(self.now - self.attempt.start);
+        let draw = self
+            .endpoint
+            .fleet()
+            .and_then(|fleet| fleet.pool(self.attempt.units, left, self.now));
+        match draw {
+            Some(draw) => {
+                self.draw = Some(draw);
+                self.stage = Stage::Pool { asked: true };
+                Some(WaitStep::AskPool)
+            }
+            None => {
+                self.stage = Stage::Queue { asked: false };
+                None
+            }
+        }
+    }
+
+    /// Step 5, its units due: a stop of the fleet's that began meanwhile holds the attempt to
+    /// its end, and it draws again then (the units it drew are spent: a fleet's draws held
+    /// through a stop and sent at its end would be one burst).
+    fn drawn(&mut self) -> Option<WaitStep> {
+        let until = self.endpoint.fleet().and_then(|f| f.pause_until(self.now));
+        match until {
+            Some(until) if until > self.now => {
+                self.stage = Stage::Pool { asked: false };
+                self.sleep(until - self.now, WaitCause::ServerStop)
+            }
+            _ => {
+                self.stage = Stage::Queue { asked: false };
+                None
+            }
+        }
+    }
+
+    /// Step 6: the adaptive limiter's units, taken at once when they are there (as the queue's
     /// first look would take them, without building its future), else the queue, with what is
     /// left of the budget (and of the timeout).
     fn queue(&mut self) -> WaitStep {

@@ -5,7 +5,9 @@
 //! reads it through a test build of its Lua library), so every time is exact.
 
 use crate::window::conformance::BoxFuture;
-use crate::{CommitRequest, FleetStore, Gauges, ManualClock, SyncReply, SyncRequest, Timestamp};
+use crate::{
+    CommitRequest, DrawRequest, FleetStore, Gauges, ManualClock, SyncReply, SyncRequest, Timestamp,
+};
 use std::time::Duration;
 
 /// A store under test, with the manual clock it reads.
@@ -64,6 +66,7 @@ macro_rules! fleet_conformance_tests {
             an_urgent_commit_is_news_to_the_others,
             the_store_s_clock_is_the_fleet_s_timeline,
             fleets_are_independent,
+            the_pool_hands_out_units_at_its_rate,
         );
     };
     (@each $fixture:expr; $($name:ident),* $(,)?) => {
@@ -294,4 +297,65 @@ pub async fn fleets_are_independent(f: &dyn FleetFixture) {
     assert!(commit(f, "conf:one", "a", 0, b"one").await.committed);
     let r = sync(f, "conf:two", &request("a", 0)).await;
     assert_eq!((r.members, r.version, r.state), (1, 0, None));
+}
+
+/// The pool hands out units at the rate it is given, with its burst; a draw that would wait
+/// longer than it may takes nothing; a cut restates the backlog at the new rate; a stop's end
+/// finds the bucket empty.
+pub async fn the_pool_hands_out_units_at_its_rate(f: &dyn FleetFixture) {
+    let key = "conf:pool";
+    let s = |n: u64| Duration::from_secs(n);
+    // 60 units a minute (a unit a second), a burst of 2 units, waits of 5 s at most.
+    let draw = |units: f64, rate: f64, burst: f64, max_wait: Duration| {
+        let request = DrawRequest::new(units, rate, burst, max_wait);
+        async move { f.store().draw(key, &request).await.expect("draw") }
+    };
+    let first = draw(1.0, 60.0, 2.0, s(5)).await;
+    let t0 = first.now;
+    assert_eq!(first.at, Some(t0), "a full pool: at once");
+    assert_eq!(draw(1.0, 60.0, 2.0, s(5)).await.at, Some(t0));
+    assert_eq!(draw(1.0, 60.0, 2.0, s(5)).await.at, Some(t0), "the burst");
+    assert_eq!(
+        draw(1.0, 60.0, 2.0, s(5)).await.at,
+        Some(t0 + s(1)),
+        "then at the rate"
+    );
+    assert_eq!(draw(5.0, 60.0, 2.0, s(5)).await.at, Some(t0 + s(2)));
+    let refused = draw(1.0, 60.0, 2.0, s(5)).await;
+    assert_eq!(
+        (refused.at, refused.earliest),
+        (None, t0 + s(7)),
+        "7 s > 5 s"
+    );
+    assert_eq!(
+        draw(1.0, 60.0, 2.0, s(7)).await.at,
+        Some(t0 + s(7)),
+        "the refusal took nothing"
+    );
+    // Half the rate: the 10 s of units handed out ahead take 20 s.
+    let cut = draw(1.0, 30.0, 1.0, s(60)).await;
+    assert_eq!(
+        cut.at,
+        Some(t0 + s(18)),
+        "20 s of backlog, less a burst of 2 s"
+    );
+    // A stop that ends 10 s from now, long after the backlog: the first draw goes at its
+    // end, the next a unit's time later, not together.
+    f.clock().advance(s(30));
+    let stop = DrawRequest {
+        not_before: t0 + s(40),
+        ..DrawRequest::new(1.0, 60.0, 2.0, s(20))
+    };
+    assert_eq!(
+        f.store().draw(key, &stop).await.expect("draw").at,
+        Some(t0 + s(40))
+    );
+    assert_eq!(
+        f.store().draw(key, &stop).await.expect("draw").at,
+        Some(t0 + s(41))
+    );
+    // Two keys, two pools.
+    let other = DrawRequest::new(1.0, 60.0, 2.0, s(5));
+    let fresh = f.store().draw("conf:pool-2", &other).await.expect("draw");
+    assert_eq!(fresh.at, Some(fresh.now));
 }

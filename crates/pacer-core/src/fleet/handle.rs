@@ -1,7 +1,9 @@
 //! A fleet member for an async driver: the member behind a lock, the task that talks to the
 //! store beside the requests, and what it tells the endpoint's limiter.
 
-use super::{FleetCall, FleetLink, FleetMember, FleetStore, Gauges};
+use super::{
+    DrawRequest, Drawn, FleetCall, FleetError, FleetLink, FleetMember, FleetStore, Gauges,
+};
 use crate::limiter::BarePause;
 use crate::{Changes, Clock, Feedback, Limiter, LimiterCore, Signal, Sleep, Timestamp};
 use parking_lot::Mutex;
@@ -20,6 +22,8 @@ pub trait Steered {
     fn steer_share(&mut self, rate: f64, now: Timestamp) -> Changes;
     /// [`LimiterCore::pause_until`].
     fn steer_pause(&mut self, until: Timestamp, now: Timestamp) -> Changes;
+    /// The units waiting in the limiter's queue.
+    fn steer_queued(&self, now: Timestamp) -> f64;
 }
 
 impl Steered for LimiterCore {
@@ -34,6 +38,10 @@ impl Steered for LimiterCore {
     fn steer_pause(&mut self, until: Timestamp, now: Timestamp) -> Changes {
         self.pause_until(until, now)
     }
+
+    fn steer_queued(&self, now: Timestamp) -> f64 {
+        self.snapshot(now).queued_units
+    }
 }
 
 impl Steered for &Limiter {
@@ -47,6 +55,10 @@ impl Steered for &Limiter {
 
     fn steer_pause(&mut self, until: Timestamp, _now: Timestamp) -> Changes {
         self.pause_until(until)
+    }
+
+    fn steer_queued(&self, _now: Timestamp) -> f64 {
+        self.snapshot().queued_units
     }
 }
 
@@ -72,7 +84,18 @@ impl FleetMember {
             *counted = members;
             changes.merge(limiter.steer_instances(members, now));
         }
-        match self.share(now) {
+        // A member that switches to the pool with requests waiting in its own queue keeps its
+        // even share until they are gone: at the whole rate they would all go at once.
+        let share = match self.share(now) {
+            Some(_)
+                if self.pool(1, std::time::Duration::MAX, now).is_some()
+                    && limiter.steer_queued(now) > 0.0 =>
+            {
+                self.own_share()
+            }
+            share => share,
+        };
+        match share {
             Some(share) => {
                 link.follow();
                 link.set_server_window(self.server_window());
@@ -95,6 +118,9 @@ impl FleetMember {
 pub struct FleetHandle {
     member: Mutex<Steering>,
     link: Arc<FleetLink>,
+    /// The store the task syncs with (set by [`run`](Self::run)), for the requests' draws from
+    /// the fleet's pool.
+    store: std::sync::OnceLock<Arc<dyn FleetStore>>,
     /// Wakes the task: a throttle to report.
     wake: Arc<Notify>,
 }
@@ -112,6 +138,7 @@ impl FleetHandle {
         Arc::new(FleetHandle {
             member: Mutex::new(Steering { member, counted: 0 }),
             link,
+            store: std::sync::OnceLock::new(),
             wake: Arc::new(Notify::new()),
         })
     }
@@ -144,6 +171,54 @@ impl FleetHandle {
         self.member.lock().member.share(now)
     }
 
+    /// The draw a request of `units` that may wait `max_wait` makes from the fleet's pool
+    /// before it is sent, when the fleet draws from its pool at `now`
+    /// ([`FleetMember::pool`]); `None` before the task runs.
+    #[must_use]
+    pub fn pool(
+        &self,
+        units: u64,
+        max_wait: std::time::Duration,
+        now: Timestamp,
+    ) -> Option<DrawRequest> {
+        self.store.get()?;
+        self.member.lock().member.pool(units, max_wait, now)
+    }
+
+    /// Draws `request`'s units from the fleet's pool, within the member's `Timeout`
+    /// ([`FleetStore::draw`]). When the store does not answer, the task is woken to put the
+    /// member's share back on its limiter at once.
+    pub async fn draw(&self, request: &DrawRequest, clock: &dyn Clock) -> Drawn {
+        let Some(store) = self.store.get() else {
+            return Drawn::Unanswered;
+        };
+        let (key, timeout) = {
+            let s = self.member.lock();
+            (s.member.key().to_owned(), s.member.options().timeout)
+        };
+        let deadline = clock.sleep_until(clock.now().saturating_add(timeout));
+        let answer = within_answer(deadline, store.draw(&key, request)).await;
+        let drawn = match &answer {
+            Some(Ok(reply)) => self.member.lock().member.on_draw(Ok(*reply)),
+            Some(Err(e)) => self.member.lock().member.on_draw(Err(e)),
+            None => {
+                let late = FleetError::unavailable("the pool's draw timed out");
+                self.member.lock().member.on_draw(Err(&late))
+            }
+        };
+        if drawn == Drawn::Unanswered {
+            self.wake.notify_one();
+        }
+        drawn
+    }
+
+    /// Until when the fleet's stop holds its members, on this member's clock
+    /// ([`FleetMember::pause_until`]).
+    #[must_use]
+    pub fn pause_until(&self, now: Timestamp) -> Option<Timestamp> {
+        self.member.lock().member.pause_until(now)
+    }
+
     /// The live member count at the last sync.
     #[must_use]
     pub fn members(&self) -> u32 {
@@ -161,6 +236,7 @@ impl FleetHandle {
     ) -> impl Future<Output = ()> + Send + 'static + use<> {
         let weak = Arc::downgrade(handle);
         let wake = Arc::clone(&handle.wake);
+        let _ = handle.store.set(Arc::clone(&store));
         let (key, id, timeout) = {
             let s = handle.member.lock();
             (
@@ -261,10 +337,18 @@ async fn within<T, E>(
     deadline: Sleep,
     call: Pin<Box<dyn Future<Output = Result<T, E>> + Send + '_>>,
 ) -> Option<T> {
+    within_answer(deadline, call).await.and_then(Result::ok)
+}
+
+/// A store call's answer, or `None` when `deadline` came first.
+async fn within_answer<T, E>(
+    deadline: Sleep,
+    call: Pin<Box<dyn Future<Output = Result<T, E>> + Send + '_>>,
+) -> Option<Result<T, E>> {
     let (mut deadline, mut call) = (deadline, call);
     std::future::poll_fn(|cx| {
         if let Poll::Ready(result) = call.as_mut().poll(cx) {
-            return Poll::Ready(result.ok());
+            return Poll::Ready(Some(result));
         }
         deadline.as_mut().poll(cx).map(|()| None)
     })

@@ -137,6 +137,11 @@ pub(crate) struct FleetLimiter {
     /// The units counted since the last tick: a tick with none is no success to learn from.
     #[serde(default)]
     counted_since_tick: f64,
+    /// Whether the members draw each request's units from the store's pool instead of sending
+    /// their shares ([`FleetLimiter::decide_pool`]). (A member of a version without the pool
+    /// reads the state as though it were not, and sends its share.)
+    #[serde(default)]
+    pooled: bool,
 }
 
 /// The steps a count of accepted units is spread in over a window ([`FleetLimiter::count`]): the
@@ -146,6 +151,18 @@ const SPREAD_STEPS: u32 = 60;
 /// A member whose demand is below an even share takes its demand and this much more, so that it
 /// has room to show a growing demand; the rest of the fleet's rate goes to the others, evenly.
 pub(crate) const LIGHT_ROOM: f64 = 0.25;
+
+/// A fleet draws from the store's pool when an even share delivers fewer units than this within
+/// `MaxWait`: each member's queue then holds too few requests to use its share. A queue that
+/// holds K requests, fed at random at its rate (an M/M/1/K queue at load 1), carries
+/// `K / (K + 1)` of it: at K = 50 it loses 2 % (requests of one unit; larger ones fill it
+/// sooner). One queue for the whole fleet holds the fleet's rate × `MaxWait`.
+pub(crate) const POOL_BELOW_UNITS: f64 = 50.0;
+
+/// A pooled fleet goes back to shares only once an even share delivers this many times
+/// [`POOL_BELOW_UNITS`] within `MaxWait`: a rate that moves around the boundary (a cut, a climb
+/// back) does not switch the members back and forth.
+const POOL_LEAVE_FACTOR: f64 = 2.0;
 
 impl FleetLimiter {
     /// A fleet that starts at `now` with `options` (whole-budget rates: the fleet runs one
@@ -168,6 +185,7 @@ impl FleetLimiter {
             ticked_at: None,
             counted_at: None,
             counted_since_tick: 0.0,
+            pooled: false,
         }
     }
 
@@ -188,6 +206,25 @@ impl FleetLimiter {
     /// Whether the fleet limits (its unlimited start has ended).
     pub(crate) fn is_limiting(&self) -> bool {
         self.control.limiting
+    }
+
+    /// Whether the members draw from the store's pool.
+    pub(crate) fn is_pooled(&self) -> bool {
+        self.pooled
+    }
+
+    /// Decides at a tick whether the members draw from the store's pool: when the units an even
+    /// share delivers within `MaxWait` fall below [`POOL_BELOW_UNITS`], until they are
+    /// [`POOL_LEAVE_FACTOR`] times as many. A fleet of one never pools (its share is the rate).
+    fn decide_pool(&mut self, options: &LimiterOptions) {
+        let members = self.members.max(1);
+        let room = self.rate / f64::from(members) * options.max_wait.as_secs_f64() / 60.0;
+        self.pooled = members > 1
+            && if self.pooled {
+                room < POOL_BELOW_UNITS * POOL_LEAVE_FACTOR
+            } else {
+                room < POOL_BELOW_UNITS
+            };
     }
 
     /// Until when the server's stop holds every member.
@@ -290,6 +327,7 @@ impl FleetLimiter {
         if missed {
             self.controller.restart_hold();
             self.split(&totals.demands);
+            self.decide_pool(options);
             return false;
         }
         // The controller hears of successes at the tick; a tick with no unit accepted since the
@@ -299,6 +337,7 @@ impl FleetLimiter {
         let counted = std::mem::take(&mut self.counted_since_tick);
         let changed = counted >= 1.0 && self.step(options, now);
         self.split(&totals.demands);
+        self.decide_pool(options);
         changed
     }
 

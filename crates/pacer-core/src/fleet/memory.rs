@@ -1,9 +1,10 @@
 //! A fleet store in memory: for tests, the simulator, and the processes of one machine that
 //! share one store value.
 
+use super::protocol::draw_rule;
 use super::{
-    CommitReply, CommitRequest, FleetFuture, FleetStore, Gauges, NewsFuture, SyncReply,
-    SyncRequest, TickData,
+    CommitReply, CommitRequest, DrawReply, DrawRequest, FleetFuture, FleetStore, Gauges,
+    NewsFuture, SyncReply, SyncRequest, TickData,
 };
 use crate::{Clock, Timestamp};
 use parking_lot::Mutex;
@@ -58,6 +59,10 @@ struct Fleet {
     accepted: f64,
     next_tick: Option<Timestamp>,
     claim: Option<(String, Timestamp)>,
+    /// The pool's `tat` (when it would next be full), in microseconds, and the rate of its last
+    /// draw.
+    pool_tat: u64,
+    pool_rate: f64,
     touched: Timestamp,
 }
 
@@ -145,6 +150,30 @@ impl MemoryFleetStore {
         }
     }
 
+    /// [`FleetStore::draw`] at `now`.
+    pub fn draw_at(&self, key: &str, request: &DrawRequest, now: Timestamp) -> DrawReply {
+        let mut fleets = self.fleets.lock();
+        let fleet = fleets.entry(key.to_owned()).or_default();
+        fleet.touched = now;
+        let now_us = now.as_nanos() / 1_000;
+        let (at, tat) = draw_rule(fleet.pool_tat, fleet.pool_rate, now_us, request);
+        // `now` itself to the nanosecond when there is no wait.
+        let earliest = if at <= now_us {
+            now
+        } else {
+            Timestamp::from_nanos(at.saturating_mul(1_000))
+        };
+        if let Some(tat) = tat {
+            fleet.pool_tat = tat;
+            fleet.pool_rate = request.rate;
+        }
+        DrawReply {
+            now,
+            at: tat.map(|_| earliest),
+            earliest,
+        }
+    }
+
     /// [`FleetStore::leave`], at once.
     pub fn leave_now(&self, key: &str, member: &str) {
         if let Some(fleet) = self.fleets.lock().get_mut(key) {
@@ -176,6 +205,11 @@ impl FleetStore for MemoryFleetStore {
     fn leave<'a>(&'a self, key: &'a str, member: &'a str) -> FleetFuture<'a, ()> {
         self.leave_now(key, member);
         Box::pin(std::future::ready(Ok(())))
+    }
+
+    fn draw<'a>(&'a self, key: &'a str, request: &'a DrawRequest) -> FleetFuture<'a, DrawReply> {
+        let reply = self.draw_at(key, request, self.clock.now());
+        Box::pin(std::future::ready(Ok(reply)))
     }
 
     fn news<'a>(&'a self, key: &'a str) -> NewsFuture<'a> {

@@ -31,8 +31,10 @@ mod store;
 pub use follower::{FleetFollower, FleetLink};
 pub use handle::{FleetHandle, Steered};
 pub use join::Fleet;
-pub use member::{FleetCall, FleetMember};
+pub use member::{Drawn, FleetCall, FleetMember};
 pub use memory::MemoryFleetStore;
 pub use options::FleetOptions;
-pub use protocol::{CommitReply, CommitRequest, Gauges, SyncReply, SyncRequest, TickData};
+pub use protocol::{
+    CommitReply, CommitRequest, DrawReply, DrawRequest, Gauges, SyncReply, SyncRequest, TickData,
+};
 pub use store::{FleetError, FleetFuture, FleetStore, NewsFuture};

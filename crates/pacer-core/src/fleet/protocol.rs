@@ -1,4 +1,5 @@
-//! What a member and a fleet store say to each other: two calls, each atomic in the store.
+//! What a member and a fleet store say to each other: two calls, each atomic in the store, and
+//! the pool's draw.
 
 use crate::Timestamp;
 use std::time::Duration;
@@ -168,4 +169,107 @@ impl CommitRequest {
             urgent: false,
         }
     }
+}
+
+/// A request's units drawn from the fleet's pool ([`FleetStore::draw`](crate::FleetStore::draw)):
+/// in a fleet so large that a member's even share could not serve its requests from a queue of
+/// its own, every member draws each request's units from one bucket in the store, filled at the
+/// fleet's rate ([`FleetMember::pool`](crate::FleetMember::pool)).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct DrawRequest {
+    /// The units the request costs.
+    pub units: f64,
+    /// The fleet's rate, units per minute: the pool fills at it.
+    pub rate: f64,
+    /// The units the pool may hold when no one draws (the fleet's `Burst` at its rate).
+    pub burst: f64,
+    /// The longest the request may wait for its units: past it the store takes nothing.
+    pub max_wait: Duration,
+    /// The end of the server's stop, on the store's clock ([`Timestamp::ZERO`]: none): no unit
+    /// is handed out for a send before it, and the bucket is empty then, so that the requests
+    /// that waited the stop out go at the rate, not at its end at once.
+    pub not_before: Timestamp,
+}
+
+impl DrawRequest {
+    /// A draw of `units` from a pool filled at `rate` units a minute, holding at most `burst`,
+    /// for a request that may wait `max_wait`.
+    #[must_use]
+    pub fn new(units: f64, rate: f64, burst: f64, max_wait: Duration) -> Self {
+        DrawRequest {
+            units,
+            rate,
+            burst,
+            max_wait,
+            not_before: Timestamp::ZERO,
+        }
+    }
+}
+
+/// The store's answer to a [`DrawRequest`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DrawReply {
+    /// The store's clock when it answered.
+    pub now: Timestamp,
+    /// When the request may go, on the store's clock (`now` or later, at most `max_wait`
+    /// after it): its units are taken. `None`: it would wait longer than `max_wait`, and
+    /// nothing was taken.
+    pub at: Option<Timestamp>,
+    /// When the units would be there (`at` when they were taken): how long a refused request
+    /// would have had to wait.
+    pub earliest: Timestamp,
+}
+
+impl DrawReply {
+    /// An answer at `now`: the units taken for a send at `at`, or not taken (`None`) though
+    /// they would be there at `earliest`. For a store of one's own.
+    #[must_use]
+    pub fn new(now: Timestamp, at: Option<Timestamp>, earliest: Timestamp) -> Self {
+        DrawReply { now, at, earliest }
+    }
+}
+
+/// The pool's rule, one for every store (GCRA, on the store's clock, in microseconds as Redis
+/// keeps it). The pool keeps `tat`, when it would next be full (T: a unit's time at the rate,
+/// `burst × T` its slack), and the rate of its last draw:
+///
+/// 1. a draw at another rate restates the backlog (`tat − now`, the units handed out ahead) at
+///    the new rate: after a cut the units already promised take longer to drain, and no new
+///    unit is handed out before they have;
+/// 2. the bucket is empty when a stop ends (`tat` at least `not_before + burst × T`): the
+///    requests that waited the stop out go at the rate, not as one burst;
+/// 3. a draw of `units` at `now` may go at `max(now, max(tat, now) − burst × T)`; if that is no
+///    later than `max_wait` from `now`, its units are taken (`tat` becomes
+///    `max(tat, now) + units × T`).
+///
+/// Returns the send time, and the new `tat` when the units were taken.
+pub(crate) fn draw_rule(
+    tat: u64,
+    rate: f64,
+    now: u64,
+    request: &DrawRequest,
+) -> (u64, Option<u64>) {
+    if !(request.rate > 0.0 && request.rate.is_finite()) {
+        return (u64::MAX, None);
+    }
+    let tat = if rate > 0.0 && tat > now && rate != request.rate {
+        now + ((tat - now) as f64 * rate / request.rate) as u64
+    } else {
+        tat
+    };
+    let unit_us = 60e6 / request.rate;
+    let slack = (request.burst.max(0.0) * unit_us) as u64;
+    // No stop: nothing is empty at time zero.
+    let stop_end = match request.not_before.as_nanos() / 1_000 {
+        0 => 0,
+        not_before => not_before.saturating_add(slack),
+    };
+    let base = tat.max(stop_end).max(now);
+    let at = base.saturating_sub(slack).max(now);
+    if at - now > u64::try_from(request.max_wait.as_micros()).unwrap_or(u64::MAX) {
+        return (at, None);
+    }
+    (at, Some(base + (request.units.max(0.0) * unit_us) as u64))
 }

@@ -6,7 +6,7 @@
 //! What a member does with the answers — the controller, the shares, the fallback when the
 //! store is down — is [`FleetMember`](crate::FleetMember)'s, the same for every store.
 
-use super::{CommitReply, CommitRequest, SyncReply, SyncRequest};
+use super::{CommitReply, CommitRequest, DrawReply, DrawRequest, SyncReply, SyncRequest};
 use crate::BoxError;
 use std::fmt;
 use std::future::Future;
@@ -28,6 +28,9 @@ pub enum FleetError {
         #[source]
         source: BoxError,
     },
+    /// The store has no pool ([`FleetStore::draw`]'s default): its members keep their shares.
+    #[error("this fleet store has no pool")]
+    NoPool,
     /// The store answered, but not as a fleet store should (a value it cannot have written, a
     /// state no Pacer wrote).
     #[error("the fleet store failed: {source}")]
@@ -71,6 +74,10 @@ impl FleetError {
 ///   bumping the version by one; otherwise it answers the state in the store. A commit with a
 ///   tick also takes the tick's accepted units off the sum (what members added since stays),
 ///   sets the next tick's time and releases the caller's claim.
+/// * [`draw`](Self::draw) takes a request's units from the fleet's pool, a bucket kept with the
+///   fleet and filled at the rate the caller gives (GCRA: it answers when the request may go,
+///   at most `max_wait` ahead, or takes nothing). A store without a pool answers
+///   [`FleetError::NoPool`], and its members keep their shares.
 /// * [`leave`](Self::leave) drops a member at once.
 /// * A fleet no member syncs for a day is forgotten.
 ///
@@ -130,6 +137,13 @@ pub trait FleetStore: Send + Sync + fmt::Debug {
     /// Drops `member` from the fleet at once (a process that stops).
     fn leave<'a>(&'a self, key: &'a str, member: &'a str) -> FleetFuture<'a, ()>;
 
+    /// Takes a request's units from the fleet's pool (see the trait's rules). The default has
+    /// no pool: it answers [`FleetError::NoPool`].
+    fn draw<'a>(&'a self, key: &'a str, request: &'a DrawRequest) -> FleetFuture<'a, DrawReply> {
+        let _ = (key, request);
+        Box::pin(async { Err(FleetError::NoPool) })
+    }
+
     /// Resolves when a member commits urgently to `key` from now on (a cut, a stop): the
     /// members waiting on it sync at once instead of at their next period. The default never
     /// resolves (a store that cannot tell: members hear at their next sync).
@@ -161,5 +175,9 @@ impl<S: FleetStore + ?Sized> FleetStore for Arc<S> {
 
     fn news<'a>(&'a self, key: &'a str) -> NewsFuture<'a> {
         (**self).news(key)
+    }
+
+    fn draw<'a>(&'a self, key: &'a str, request: &'a DrawRequest) -> FleetFuture<'a, DrawReply> {
+        (**self).draw(key, request)
     }
 }

@@ -1,4 +1,4 @@
-#!lua name=pacer_fleet_v1
+#!lua name=pacer_fleet_v2
 --[[
 Pacer: one learned rate for a fleet of processes, as a Redis 7 function library.
 
@@ -12,17 +12,20 @@ A fleet's three keys share one hash tag, so they live in one slot of a Redis Clu
   <tag>:g   hash         member -> its last gauges, "demand measured queued waited"
   <tag>:s   hash         v: the state's version (0: none), b: the state, acc: accepted units no
                          commit has counted, next: when the next tick is due (us),
-                         claim / claim_until: the member that holds the due tick, and until when
+                         claim / claim_until: the member that holds the due tick, and until when,
+                         ptat / prate: the pool's theoretical arrival time (us) and last rate
 
 Every key lives a day after the last call (PEXPIRE). Functions (every time in microseconds on the
 Redis server's clock; floats as decimal strings):
 
-  FCALL pacer_fleet_v1_sync   3 m g s member lease_us known_version demand measured queued waited
+  FCALL pacer_fleet_v2_sync   3 m g s member lease_us known_version demand measured queued waited
                                     accepted claim_us
         -> {now, members, version, state or nil, accepted, tick (0/1), gauges (a list of strings)}
-  FCALL pacer_fleet_v1_commit 1 s member expected_version state accepted next_tick_us urgent channel
+  FCALL pacer_fleet_v2_commit 1 s member expected_version state accepted next_tick_us urgent channel
         -> {committed (0/1), version, state or nil}
-  FCALL pacer_fleet_v1_leave  2 m g member -> 1
+  FCALL pacer_fleet_v2_leave  2 m g member -> 1
+  FCALL pacer_fleet_v2_draw   1 s units rate burst max_wait_us not_before_us
+        -> {now, at or -1, earliest}
 
 `sync` renews the caller's lease, drops the members whose lease ended (and their gauges), keeps
 the caller's gauges, adds its accepted units, and hands it the due tick (with every live member's
@@ -30,7 +33,10 @@ gauges) when no other member holds a live claim. `commit` writes the state only 
 `expected_version`, bumps the version, takes `accepted` off the sum, and for a tick
 (`next_tick_us` not empty) sets the next one's time and releases the caller's claim; an urgent
 commit (`urgent` = 1) is published on `channel` (its new version), so members waiting there sync
-at once.
+at once. `draw` takes a request's units from the fleet's pool (GCRA at the given rate, units a
+minute): the backlog is restated at a new rate, the bucket is empty when a stop (`not_before_us`)
+ends, and the units are taken only if the request may go within `max_wait_us` (pacer-core's
+`draw_rule` is the same rule).
 
 The test build of this library (another name) reads `now` from a trailing argument.
 ]]
@@ -145,6 +151,39 @@ local function leave(keys, args)
   return 1
 end
 
-redis.register_function('pacer_fleet_v1_sync', sync)
-redis.register_function('pacer_fleet_v1_commit', commit)
-redis.register_function('pacer_fleet_v1_leave', leave)
+local function draw(keys, args)
+  local s = keys[1]
+  local units = tonumber(args[1])
+  local rate = tonumber(args[2])
+  local burst = tonumber(args[3])
+  local max_wait = tonumber(args[4])
+  local not_before = tonumber(args[5])
+  local now = now_us(args, 5)
+  if not (rate > 0) then
+    return { now, -1, -1 }
+  end
+  local tat = number(redis.call('HGET', s, 'ptat')) or 0
+  local last_rate = number(redis.call('HGET', s, 'prate')) or 0
+  if last_rate > 0 and tat > now and last_rate ~= rate then
+    tat = now + math.floor((tat - now) * last_rate / rate)
+  end
+  local unit = 60000000 / rate
+  local slack = math.floor(math.max(burst, 0) * unit)
+  local stop_end = 0
+  if not_before > 0 then
+    stop_end = not_before + slack
+  end
+  local base = math.max(tat, stop_end, now)
+  local at = math.max(base - slack, now)
+  if at - now > max_wait then
+    return { now, -1, at }
+  end
+  redis.call('HSET', s, 'ptat', fmt(base + math.floor(math.max(units, 0) * unit)), 'prate', args[2])
+  redis.call('PEXPIRE', s, FORGET_MS)
+  return { now, at, at }
+end
+
+redis.register_function('pacer_fleet_v2_sync', sync)
+redis.register_function('pacer_fleet_v2_commit', commit)
+redis.register_function('pacer_fleet_v2_leave', leave)
+redis.register_function('pacer_fleet_v2_draw', draw)

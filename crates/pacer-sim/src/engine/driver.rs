@@ -14,7 +14,9 @@ use crate::model::{Arrivals, ModelApi, Request, Story, Verdict, latency};
 use crate::modes::{
     Client, ClientSetup, FLEET_KEY, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response, StoreAnswer,
 };
-use pacer_core::{Acquired, Changes, FleetCall, MemoryFleetStore, RealClock, Ticket, Timestamp};
+use pacer_core::{
+    Acquired, Changes, Drawn, FleetCall, FleetError, MemoryFleetStore, RealClock, Ticket, Timestamp,
+};
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -253,6 +255,11 @@ impl Engine<'_> {
                 request,
                 attempt,
             } => self.queue(instance, request, attempt, now),
+            EventKind::Drawn {
+                instance,
+                request,
+                attempt,
+            } => self.drawn(instance, request, attempt, now),
             EventKind::Join { instances } => self.add_instances(instances, now)?,
             EventKind::Leave { .. } => {
                 // The process is gone: what waited in its limiter is never sent, and it makes no
@@ -379,13 +386,25 @@ impl Engine<'_> {
 
     /// An attempt asks its instance's client what holds it back, then for units.
     fn ask(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
+        self.after_hold(instance, request, attempt, now, Self::queue);
+    }
+
+    /// What the instance's client holds an attempt for first (refused if it is longer than
+    /// the attempt may wait; a retry of a process that is gone is refused too), then `next`.
+    fn after_hold(
+        &mut self,
+        instance: u32,
+        request: u32,
+        attempt: u32,
+        now: Timestamp,
+        next: fn(&mut Self, u32, u32, u32, Timestamp),
+    ) {
         if self.stopped[instance as usize] {
-            // A retry of a process that is gone.
             self.recorder.rejected();
             return;
         }
         match self.clients[instance as usize].hold(now) {
-            Ok(wait) if wait.is_zero() => self.queue(instance, request, attempt, now),
+            Ok(wait) if wait.is_zero() => next(self, instance, request, attempt, now),
             Ok(wait) => {
                 let held = EventKind::Held {
                     instance,
@@ -398,8 +417,56 @@ impl Engine<'_> {
         }
     }
 
-    /// An attempt asks its instance's client for units.
+    /// An attempt asks its instance's client for units: first from its fleet's pool, when the
+    /// fleet draws from one (a round trip to the store, and the wait the store gives), then from
+    /// its own limiter.
     fn queue(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
+        if self.stopped[instance as usize] {
+            self.recorder.rejected();
+            return;
+        }
+        let units = self.requests[request as usize].units;
+        let client = &mut self.clients[instance as usize];
+        if let Some(draw) = client.pool(units, now) {
+            let at_store = now + STORE_LATENCY;
+            let answer = if self.story.store_down(at_store.as_duration()) {
+                Err(FleetError::unavailable("the store is down"))
+            } else {
+                Ok(self.store.draw_at(FLEET_KEY, &draw, at_store))
+            };
+            let back = at_store + STORE_LATENCY;
+            let (drawn, changes) = client.on_draw(answer.as_ref(), now);
+            self.apply(instance, changes);
+            match drawn {
+                Drawn::Go(at) => {
+                    let drawn = EventKind::Drawn {
+                        instance,
+                        request,
+                        attempt,
+                    };
+                    self.agenda.push(at.max(back), drawn);
+                    return;
+                }
+                Drawn::TooLong(_) => {
+                    self.recorder.rejected();
+                    return;
+                }
+                _ => {}
+            }
+        }
+        self.acquire(instance, request, attempt, now);
+    }
+
+    /// An attempt's drawn units are due: it goes through its own limiter, unless a stop the
+    /// server ordered since holds it; then it waits the stop out and draws again (the units it
+    /// drew are spent: a thousand members' draws, held through a stop and sent when it ends,
+    /// would be one burst).
+    fn drawn(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
+        self.after_hold(instance, request, attempt, now, Self::acquire);
+    }
+
+    /// An attempt asks its instance's own limiter for units.
+    fn acquire(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
         if self.stopped[instance as usize] {
             self.recorder.rejected();
             return;

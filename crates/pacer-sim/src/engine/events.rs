@@ -45,6 +45,13 @@ pub(crate) enum EventKind {
         request: u32,
         attempt: u32,
     },
+    /// An attempt's units were drawn from its fleet's pool, and its time to go has come: it
+    /// asks its own limiter (which the pool does not slow) and goes.
+    Drawn {
+        instance: u32,
+        request: u32,
+        attempt: u32,
+    },
     /// Instances join (scale-out).
     Join { instances: u32 },
     /// Instances leave (scale-in): the most recent ones still running.

@@ -137,12 +137,33 @@ impl FleetClient {
 
 impl Client for FleetClient {
     fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
-        self.member.on_asked(units, now);
+        // A request that drew from the pool was counted when it drew.
+        if self.member.pool(units, Duration::MAX, now).is_none() {
+            self.member.on_asked(units, now);
+        }
         self.limiter.acquire(units, now)
     }
 
+    /// The limiter's hold; in a fleet that draws from its pool, the fleet's stop too (a draw
+    /// waits it out first, as a request waits in its own limiter's queue otherwise).
     fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
-        self.limiter.hold(now)
+        let own = self.limiter.hold(now)?;
+        let drawing = self.member.pool(1, Duration::MAX, now).is_some();
+        match self.member.pause_until(now) {
+            Some(until) if drawing && until > now => {
+                let wait = own.max(until - now);
+                let max_wait = self.limiter.core().options().max_wait;
+                if wait > max_wait {
+                    return Err(RejectReason::WaitTooLong {
+                        cause: pacer_core::WaitCause::ServerStop,
+                        needed: wait,
+                        max_wait,
+                    });
+                }
+                Ok(wait)
+            }
+            _ => Ok(own),
+        }
     }
 
     fn sent(&mut self, now: Timestamp) {
@@ -193,6 +214,27 @@ impl Client for FleetClient {
 
     fn next_wake_at(&self) -> Option<Timestamp> {
         Some(self.member.next_poll_at())
+    }
+
+    fn pool(&mut self, units: u64, now: Timestamp) -> Option<pacer_core::DrawRequest> {
+        let max_wait = self.limiter.core().options().max_wait;
+        let draw = self.member.pool(units, max_wait, now)?;
+        self.member.on_asked(units, now);
+        Some(draw)
+    }
+
+    fn on_draw(
+        &mut self,
+        answer: Result<&pacer_core::DrawReply, &pacer_core::FleetError>,
+        now: Timestamp,
+    ) -> (pacer_core::Drawn, Changes) {
+        let drawn = self.member.on_draw(answer.copied());
+        let mut changes = Changes::default();
+        if drawn == pacer_core::Drawn::Unanswered {
+            // Back to its share at once, not at the whole rate the pool paced.
+            changes = self.apply(now);
+        }
+        (drawn, changes)
     }
 
     fn wake(&mut self, now: Timestamp) -> (Changes, Option<FleetCall>) {

@@ -156,6 +156,25 @@ pub trait Client: fmt::Debug {
         None
     }
 
+    /// The draw an attempt of `units` makes from its fleet's pool at `now`, when the fleet
+    /// draws from one ([`pacer_core::FleetMember::pool`]). Default none.
+    fn pool(&mut self, units: u64, now: Timestamp) -> Option<pacer_core::DrawRequest> {
+        let _ = (units, now);
+        None
+    }
+
+    /// The store's answer to a [`pool`](Self::pool) draw, back at `now`
+    /// ([`pacer_core::FleetMember::on_draw`]), and what changed in the client's limiter.
+    /// Default: unanswered, nothing changed.
+    fn on_draw(
+        &mut self,
+        answer: Result<&pacer_core::DrawReply, &pacer_core::FleetError>,
+        now: Timestamp,
+    ) -> (pacer_core::Drawn, Changes) {
+        let _ = (answer, now);
+        (pacer_core::Drawn::Unanswered, Changes::default())
+    }
+
     /// Woken at `now`: what changed, and the store call to make, if any (the engine delivers
     /// it after the store's one-way latency). Default: nothing.
     fn wake(&mut self, now: Timestamp) -> (Changes, Option<FleetCall>) {

@@ -231,6 +231,77 @@ fn a_member_syncs_ten_times_in_a_short_window_and_at_period_in_a_long_one() {
     assert_eq!(b.period(), Duration::from_millis(20));
 }
 
+/// A fleet of 2,000 members syncs 1,000 times a second together: each member every 2 s (give
+/// or take a fifth, apart from the others), on a lease long enough that none drops out between
+/// its syncs; the fleet's ticks keep their period.
+#[test]
+fn a_large_fleet_spreads_its_syncs_and_keeps_its_ticks() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let mut fleet: Vec<FleetMember> = (0..2_000).map(|i| member(&format!("m{i}"))).collect();
+    // Each joins at 0 (seeing the members before it), then syncs again at its next poll.
+    for m in &mut fleet {
+        exchange(m, &store, at(0));
+    }
+    assert_eq!(
+        fleet[0].sync_period(),
+        Duration::from_millis(250),
+        "alone then"
+    );
+    // Each learns the count at a sync and spaces the syncs after it: two rounds.
+    let mut ticks = 0;
+    let mut due: Vec<Timestamp> = Vec::new();
+    for round in 0..2 {
+        for m in &mut fleet {
+            let now = m.next_poll_at();
+            assert!(now <= at(5_000), "{now:?}");
+            let Some(FleetCall::Sync(request)) = m.poll(Gauges::default(), now) else {
+                panic!("a sync is due");
+            };
+            let reply = store.sync_at(KEY, &request, now);
+            ticks += usize::from(reply.tick.is_some());
+            if let Some(FleetCall::Commit(c)) = m.on_sync(reply, now, now) {
+                m.on_commit(store.commit_at(KEY, &c, now), now);
+            }
+            if round == 1 {
+                assert_eq!(m.sync_period(), Duration::from_secs(2));
+                assert!(
+                    request.lease >= Duration::from_secs(6),
+                    "{:?}",
+                    request.lease
+                );
+                let gap = m.next_poll_at() - now;
+                assert!(
+                    gap >= Duration::from_millis(1_600) && gap <= Duration::from_millis(2_400),
+                    "{gap:?}"
+                );
+                due.push(m.next_poll_at());
+            }
+        }
+    }
+    let last = fleet.last().expect("a member");
+    assert_eq!(last.members(), 2_000, "no lease ran out");
+    assert!(last.lease() >= Duration::from_secs(6), "three sync periods");
+    due.sort();
+    due.dedup();
+    assert!(
+        due.len() > 1_900,
+        "the members' next syncs are spread: {}",
+        due.len()
+    );
+    assert!(ticks >= 1, "the tick was handed out");
+    // Two members are one small fleet: they sync on the beat, on their `Lease`.
+    let small = MemoryFleetStore::new(crate::RealClock::new());
+    let mut pair = vec![member("a"), member("b")];
+    for round in 0..2 {
+        for m in &mut pair {
+            exchange(m, &small, at(round * 250));
+        }
+    }
+    assert_eq!(pair[0].members(), 2);
+    assert_eq!(pair[0].lease(), Duration::from_secs(3));
+    assert_eq!(pair[0].next_poll_at(), at(500), "on the beat");
+}
+
 /// The window the fleet's controller learnt reaches each member's own limiter through its link
 /// while the fleet's rate is in force: a bare throttle there pauses for a quarter of it, not for
 /// `PauseWithoutRetryAfter`'s second, as the fleet's own stop does.
@@ -281,4 +352,46 @@ fn the_window_the_fleet_learnt_caps_a_member_s_pause_after_a_bare_throttle() {
     // The fleet's stop ended at 2 s; a bare throttle at 3 s pauses the member for 500 ms.
     let changes = core.on_response(throttled(at(3_000)), at(3_000));
     assert_eq!(changes.paused_until, Some(at(3_500)));
+}
+
+/// A fleet of 2,000 at 3,000 a minute draws from its pool (an even share delivers under a unit
+/// within `MaxWait`); a store without a pool, or one that did not answer a draw, leaves the
+/// member on its even share (not the whole rate the pool paced) until its next good sync.
+#[test]
+fn a_fleet_too_large_for_shares_draws_from_its_pool() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    for i in 0..1_999 {
+        let mut other = SyncRequest::new(format!("o{i}"), Duration::from_secs(3_600), 0);
+        other.claim = Duration::from_millis(1);
+        let _ = store.sync_at(KEY, &other, at(0));
+    }
+    let mut me = member("me");
+    exchange(&mut me, &store, at(10));
+    assert_eq!(me.members(), 2_000);
+    let draw = me.pool(2, Duration::from_secs(30), at(10)).expect("a draw");
+    assert_eq!((draw.units, draw.rate, draw.burst), (2.0, 3_000.0, 50.0));
+    assert_eq!(me.share(at(10)), Some(3_000.0));
+    // A draw the store did not answer: the even share until the next good sync.
+    let down = FleetError::unavailable("down");
+    assert_eq!(me.on_draw(Err(&down)), Drawn::Unanswered);
+    assert!(me.pool(1, Duration::from_secs(30), at(10)).is_none());
+    assert_eq!(me.share(at(10)), Some(1.5));
+    exchange(&mut me, &store, at(260));
+    assert!(
+        me.pool(1, Duration::from_secs(30), at(260)).is_some(),
+        "back after a sync"
+    );
+    // A store with no pool: never asked again.
+    assert_eq!(me.on_draw(Err(&FleetError::NoPool)), Drawn::Unanswered);
+    exchange(&mut me, &store, at(510));
+    assert!(me.pool(1, Duration::from_secs(30), at(510)).is_none());
+    assert_eq!(me.share(at(510)), Some(1.5));
+    // Two members of 3,000 a minute share it: no pool.
+    let small = MemoryFleetStore::new(crate::RealClock::new());
+    let (mut a, mut b) = (member("a"), member("b"));
+    for t in [0, 250, 500] {
+        exchange(&mut a, &small, at(t));
+        exchange(&mut b, &small, at(t));
+    }
+    assert!(a.pool(1, Duration::from_secs(30), at(500)).is_none());
 }
