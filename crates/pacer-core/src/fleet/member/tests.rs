@@ -2,7 +2,7 @@
 //! and a store that stops answering or loses the state.
 
 use super::*;
-use crate::MemoryFleetStore;
+use crate::{FleetError, MemoryFleetStore};
 
 const KEY: &str = "api:https://api.example.com";
 
