@@ -248,10 +248,7 @@ impl Engine {
         }
         let (units, now) = (attempt.units, attempt.start);
         // A fleet that draws from its pool asks the store first: no fast path.
-        if endpoint
-            .fleet()
-            .is_some_and(|f| f.pool(units, attempt.max_wait, now).is_some())
-        {
+        if endpoint.fleet().is_some_and(|f| f.draws(now)) {
             return None;
         }
         let headers_seen = self.headers_seen();

@@ -87,12 +87,7 @@ impl FleetMember {
         // A member that switches to the pool with requests waiting in its own queue keeps its
         // even share until they are gone: at the whole rate they would all go at once.
         let share = match self.share(now) {
-            Some(_)
-                if self.pool(1, std::time::Duration::MAX, now).is_some()
-                    && limiter.steer_queued(now) > 0.0 =>
-            {
-                self.own_share()
-            }
+            Some(_) if self.draws(now) && limiter.steer_queued(now) > 0.0 => self.own_share(),
             share => share,
         };
         match share {
@@ -183,6 +178,13 @@ impl FleetHandle {
     ) -> Option<DrawRequest> {
         self.store.get()?;
         self.member.lock().member.pool(units, max_wait, now)
+    }
+
+    /// Whether a request at `now` draws from the fleet's pool ([`FleetMember::draws`]); never
+    /// before the task runs.
+    #[must_use]
+    pub fn draws(&self, now: Timestamp) -> bool {
+        self.store.get().is_some() && self.member.lock().member.draws(now)
     }
 
     /// Draws `request`'s units from the fleet's pool, within the member's `Timeout`

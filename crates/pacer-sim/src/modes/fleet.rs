@@ -138,7 +138,7 @@ impl FleetClient {
 impl Client for FleetClient {
     fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
         // A request that drew from the pool was counted when it drew.
-        if self.member.pool(units, Duration::MAX, now).is_none() {
+        if !self.member.draws(now) {
             self.member.on_asked(units, now);
         }
         self.limiter.acquire(units, now)
@@ -148,7 +148,7 @@ impl Client for FleetClient {
     /// waits it out first, as a request waits in its own limiter's queue otherwise).
     fn hold(&mut self, now: Timestamp) -> Result<Duration, RejectReason> {
         let own = self.limiter.hold(now)?;
-        let drawing = self.member.pool(1, Duration::MAX, now).is_some();
+        let drawing = self.member.draws(now);
         match self.member.pause_until(now) {
             Some(until) if drawing && until > now => {
                 let wait = own.max(until - now);

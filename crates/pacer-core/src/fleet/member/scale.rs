@@ -101,6 +101,13 @@ impl FleetMember {
                 .is_some_and(|(_, f)| f.is_limiting() && f.is_pooled())
     }
 
+    /// Whether a request at `now` draws from the fleet's pool ([`pool`](Self::pool) gives the
+    /// draw): the fleet draws from one, its rate is in force, and the store has a pool.
+    #[must_use]
+    pub fn draws(&self, now: Timestamp) -> bool {
+        self.is_in_force(now) && self.draws_from_pool()
+    }
+
     /// The draw a request of `units` that may wait `max_wait` makes from the fleet's pool
     /// before it is sent ([`FleetStore::draw`](crate::FleetStore::draw)), when the fleet draws
     /// from its pool at `now`; `None` when the member sends from its share (a small fleet, the
@@ -108,7 +115,7 @@ impl FleetMember {
     /// pool). The driver makes the call and hands the answer to [`on_draw`](Self::on_draw).
     #[must_use]
     pub fn pool(&self, units: u64, max_wait: Duration, now: Timestamp) -> Option<DrawRequest> {
-        if !self.is_in_force(now) || !self.draws_from_pool() {
+        if !self.draws(now) {
             return None;
         }
         let (_, fleet) = self.fleet.as_ref()?;

@@ -368,6 +368,7 @@ fn a_fleet_too_large_for_shares_draws_from_its_pool() {
     let mut me = member("me");
     exchange(&mut me, &store, at(10));
     assert_eq!(me.members(), 2_000);
+    assert!(me.draws(at(10)));
     let draw = me.pool(2, Duration::from_secs(30), at(10)).expect("a draw");
     assert_eq!((draw.units, draw.rate, draw.burst), (2.0, 3_000.0, 50.0));
     assert_eq!(me.share(at(10)), Some(3_000.0));
@@ -385,6 +386,7 @@ fn a_fleet_too_large_for_shares_draws_from_its_pool() {
     assert_eq!(me.on_draw(Err(&FleetError::NoPool)), Drawn::Unanswered);
     exchange(&mut me, &store, at(510));
     assert!(me.pool(1, Duration::from_secs(30), at(510)).is_none());
+    assert!(!me.draws(at(510)));
     assert_eq!(me.share(at(510)), Some(1.5));
     // Two members of 3,000 a minute share it: no pool.
     let small = MemoryFleetStore::new(crate::RealClock::new());
