@@ -30,6 +30,7 @@ pub use engine::{
     TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WaitStep, WindowAnswer, forbids_retry,
     insufficient_quota, is_json,
 };
+pub use engine::{Driver, Exchange, Next, Refused, RequestChoices};
 pub use engine::{EndpointMemory, PacerMemory, Recalled};
 pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from_headers};
 #[cfg(any(test, feature = "test-util"))]

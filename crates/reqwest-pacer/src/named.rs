@@ -4,7 +4,7 @@
 use crate::LimiterConfig;
 use pacer_core::{
     Changes, Clock, Endpoint, Engine, Fleet, FleetLink, InvalidOption, InvalidOptions, Limiter,
-    LimiterMetrics, LimiterOptions, Timestamp, WaitingGuard,
+    LimiterMetrics, LimiterOptions, Timestamp,
 };
 use parking_lot::RwLock;
 use std::sync::Arc;
@@ -163,15 +163,24 @@ impl Named {
         limiter
     }
 
+    /// What each request's [`pacer_core::Exchange`] is driven with under `config` (the
+    /// settings in force when it came in).
+    pub(crate) fn driver<'a>(&'a self, config: &'a LimiterConfig) -> pacer_core::Driver<'a> {
+        pacer_core::Driver {
+            name: &self.name,
+            engine: &self.engine,
+            rules: &config.rules,
+            options: &config.options,
+            clock: &self.clock,
+            metrics: &self.metrics,
+            instance_count: self.instance_count(config),
+        }
+    }
+
     /// Keeps the rate gauge in step with a change of one endpoint's rate.
     #[inline]
     pub(crate) fn record(&self, changes: &Changes) {
         self.metrics.record(changes);
-    }
-
-    /// Counts a request as waiting until the guard is dropped.
-    pub(crate) fn waiting(&self) -> WaitingGuard<'_> {
-        self.metrics.waiting()
     }
 
     pub(crate) fn update_options(&self, options: LimiterOptions) -> Result<(), InvalidOptions> {

@@ -1,6 +1,7 @@
 //! What the drivers share to do the I/O the engine asks for: the engine ([`crate::Engine`])
 //! decides and never waits; a driver sleeps, calls the stores, queues, sends and reads.
 //!
+//! - [`ready`]: an [`Exchange`]'s current attempt's wait, its fast path first;
 //! - [`wait`]: an attempt's wait ([`AttemptWait`](crate::AttemptWait)) run on a [`Clock`], its
 //!   strict windows asked through their stores, its fleet's pool drawn from, the limiter's queue
 //!   awaited: what the reqwest
@@ -15,8 +16,61 @@ mod window_limit;
 pub use body::{PacerBody, read_body};
 pub use window_limit::{DEFAULT_FRAMES, WindowLimit};
 
-use crate::{Attempt, Clock, Endpoint, Engine, Refusal, Rules, Timestamp, WaitStep};
+use crate::{
+    Attempt, Clock, Driver, Endpoint, Engine, Exchange, Refusal, Refused, Rules, Timestamp,
+    WaitStep,
+};
 use std::sync::Arc;
+
+/// Runs the current attempt's wait of `exchange` on the driver's clock: the fast path
+/// ([`Exchange::go_now`]) when nothing holds it, else its whole wait ([`wait`]), counted as a
+/// request waiting meanwhile. Returns when it may go ([`Exchange::went`] done), or why it may
+/// not ([`Exchange::refused`] done). `windows` are the strict windows the request is counted
+/// in, each with its key.
+///
+/// # Errors
+///
+/// [`Refused`]: the refusal, and what was done until then.
+#[inline]
+pub async fn ready(
+    exchange: &mut Exchange,
+    driver: &Driver<'_>,
+    windows: &[(&WindowLimit, String)],
+) -> Result<Timestamp, Refused> {
+    match exchange.go_now(driver, windows) {
+        Some(at) => Ok(at),
+        // Boxed: the rare wait would otherwise make every request's future larger.
+        None => Box::pin(wait_for(exchange, driver, windows)).await,
+    }
+}
+
+/// [`ready`]'s slow path.
+async fn wait_for(
+    exchange: &mut Exchange,
+    driver: &Driver<'_>,
+    windows: &[(&WindowLimit, String)],
+) -> Result<Timestamp, Refused> {
+    let _waiting = driver.metrics.waiting();
+    let attempt = exchange.attempt(driver, windows);
+    let endpoint = Arc::clone(exchange.endpoint());
+    let (engine, rules, clock) = (driver.engine, driver.rules, driver.clock);
+    match wait(
+        engine,
+        rules,
+        clock,
+        &endpoint,
+        &attempt,
+        exchange.tokens_attempt(),
+    )
+    .await
+    {
+        Ok(at) => {
+            exchange.went(driver, at);
+            Ok(at)
+        }
+        Err(refusal) => Err(exchange.refused(driver, refusal, clock.now())),
+    }
+}
 
 /// Runs the wait of `attempt` before its send ([`Engine::begin_wait`]) on `clock`: sleeps what
 /// it says, asks its strict windows' stores and its fleet's pool, waits in the endpoint's

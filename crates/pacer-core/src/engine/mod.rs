@@ -59,6 +59,7 @@ mod buckets;
 mod choices;
 mod classify;
 mod endpoints;
+mod exchange;
 mod key;
 mod marks;
 mod memory;
@@ -80,6 +81,7 @@ pub use classify::{
     is_json,
 };
 pub use endpoints::Endpoint;
+pub use exchange::{Driver, Exchange, Next, Refused, RequestChoices};
 pub use key::{KeyMode, UnknownKeyMode};
 pub use marks::{Paced, QuotaExhausted};
 pub use memory::{EndpointMemory, PacerMemory, Recalled};

@@ -1,9 +1,9 @@
-//! Steps 5 and 6 of the flow: a 429's body, then the engine's reading of the response and what
-//! it changes in the endpoint; and what the caller is told.
+//! Step 5 of the flow: a 429's body (and a query's cost) read for the engine; and what the
+//! caller is told.
 
 use crate::named::Named;
 use crate::{BodyVerdict, LimiterConfig, Paced, QuotaExhausted};
-use pacer_core::{After, BodyReading, Endpoint, Signal, Timestamp};
+use pacer_core::BodyReading;
 use reqwest::Response;
 use std::sync::Arc;
 
@@ -44,34 +44,4 @@ pub(super) async fn read_body(
         ));
     }
     said
-}
-
-/// Step 6: the engine reads the response (with what its body said) and applies it to the
-/// endpoint (see [`pacer_core::Engine::after`]).
-pub(super) fn observe(
-    named: &Named,
-    config: &LimiterConfig,
-    endpoint: &Endpoint,
-    response: &Response,
-    body: Option<&BodyReading>,
-    units: u64,
-    sent_at: Timestamp,
-) -> (Signal, After) {
-    // The bucket counted in the request's units.
-    let cost = body
-        .and_then(|b| b.cost.clone())
-        .map(|c| c.with_units(units));
-    let reading = config.rules.read_with_cost(
-        response.status(),
-        response.headers(),
-        body.and_then(|b| b.verdict.as_ref()),
-        cost.as_ref(),
-        || named.clock.system_now(),
-        config.options.max_retry_after,
-    );
-    let now = named.clock.now();
-    let signal = reading.signal();
-    let after = named.engine.after(endpoint, reading, units, sent_at, now);
-    named.record(&after.changes);
-    (signal, after)
 }

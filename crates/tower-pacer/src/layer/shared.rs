@@ -67,6 +67,19 @@ impl Shared {
         tokens(request.method(), request.uri(), request.headers())
     }
 
+    /// What each request's [`pacer_core::Exchange`] is driven with.
+    pub(crate) fn driver(&self) -> pacer_core::Driver<'_> {
+        pacer_core::Driver {
+            name: &self.name,
+            engine: &self.engine,
+            rules: &self.rules,
+            options: &self.options,
+            clock: &self.clock,
+            metrics: &self.metrics,
+            instance_count: self.instance_count(),
+        }
+    }
+
     /// The number of processes sharing the layer's budget: set live, else the options'.
     pub(crate) fn instance_count(&self) -> u32 {
         match self.live_instance_count.load(Ordering::Relaxed) {

@@ -5,6 +5,7 @@ use std::time::SystemTime;
 
 mod before_send;
 mod concurrency;
+mod exchange;
 mod machine;
 pub(crate) use before_send::{Responses, paced_endpoint, units_left};
 pub(crate) use concurrency::{capped, in_flight};
