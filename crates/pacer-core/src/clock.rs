@@ -263,9 +263,7 @@ impl Clock for RealClock {
     }
 }
 
-#[cfg(any(test, feature = "test-util"))]
 mod manual;
-#[cfg(any(test, feature = "test-util"))]
 pub use manual::ManualClock;
 
 #[cfg(test)]

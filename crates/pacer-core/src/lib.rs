@@ -51,7 +51,6 @@ pub use throttling::{
     ThrottlingResult,
 };
 
-#[cfg(any(test, feature = "test-util"))]
 pub use clock::ManualClock;
 pub use clock::{Clock, RealClock, Sleep, Timestamp, WallTime};
 pub use controller::{

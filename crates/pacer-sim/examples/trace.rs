@@ -16,7 +16,7 @@
 
 use pacer_sim::model::STORY_NAMES;
 use pacer_sim::report::trace;
-use pacer_sim::{ConfiguredLimiter, LimiterMode, SimOptions, Story, compare, mode_by_name};
+use pacer_sim::{ConfiguredLimiter, SimOptions, Story, compare, mode_by_name};
 
 fn main() {
     if let Err(e) = run() {
@@ -80,13 +80,10 @@ fn run() -> Result<(), String> {
     }
     if let (Some(file), Some(name)) = (&config, &limiter) {
         let configured = ConfiguredLimiter::load(file, name).map_err(|e| e.to_string())?;
-        let limiter_options = configured
-            .compare_options(options.duration())
+        let mode = configured
+            .compare_mode(options.duration())
             .map_err(|e| e.to_string())?;
-        modes.push(Box::new(LimiterMode::with_options(
-            name.clone(),
-            limiter_options,
-        )));
+        modes.push(Box::new(mode));
     }
     if modes.is_empty() {
         for name in ["aimd", "pacer"] {

@@ -7,7 +7,6 @@
 use crate::arg_values::{demand, seconds, share, whole};
 use crate::live::LiveArgs;
 use crate::model::{Costs, DEFAULT_STORY, ServerShape, Story};
-use crate::modes::LimiterMode;
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
 use crate::{ConfiguredLimiter, Mode, SimError, SimOptions, compare, default_modes, mode_by_name};
@@ -199,12 +198,10 @@ impl CompareArgs {
         };
         if let (Some(file), Some(limiter)) = (&self.config, &self.limiter) {
             let configured = ConfiguredLimiter::load(file, limiter)?;
-            let options = configured.compare_options(self.options().duration())?;
             // Named as the file names it (`a` for `--limiter _A_`).
-            modes.push(Box::new(LimiterMode::with_options(
-                configured.name,
-                options,
-            )));
+            modes.push(Box::new(
+                configured.compare_mode(self.options().duration())?,
+            ));
         }
         Ok(modes)
     }
@@ -355,13 +352,10 @@ mod tests {
         let modes = cli.compare.modes().unwrap();
         let names: Vec<_> = modes.iter().map(|m| m.name().to_owned()).collect();
         assert_eq!(names, ["aimd", "orders-api"]);
-        // The sample's orders-api has a strict window: compare says so rather than leave it out.
+        // The sample's orders-api has a strict window kept in memory: compare runs it.
         let cli = parse(&["--config", sample, "--limiter", "orders-api"]).unwrap();
-        let e = cli.compare.modes().unwrap_err().to_string();
-        assert!(
-            e.contains("--limiter orders-api: compare cannot run its Windows (\"ten-minute-cap\""),
-            "{e}"
-        );
+        let modes = cli.compare.modes().unwrap();
+        assert_eq!(modes.last().unwrap().name(), "orders-api");
         let cli = parse(&["--config", sample, "--limiter", "no-such"]).unwrap();
         let e = cli.compare.modes().unwrap_err().to_string();
         assert!(e.contains("no-such"), "{e}");

@@ -3,19 +3,21 @@
 //! A configured limiter is more than its [`LimiterOptions`]: strict windows, a throttling
 //! algorithm, a classifier, an endpoint key. `live` runs the real middleware, so it builds all of
 //! it ([`ConfiguredLimiter::live_config`], durations turned into real time at the run's speed).
-//! `compare`'s model API runs a [`pacer_core::LimiterCore`] per instance, answers only 200 or 429
-//! with `Retry-After`, and sends limiter modes no rate-limit fields; so `compare` runs what that
-//! honours and refuses, by name, every setting it would otherwise silently leave out
-//! ([`ConfiguredLimiter::compare_options`]).
+//! `compare` runs it through the engine the middleware runs, on virtual time: its options, its
+//! rules and its strict windows kept in memory; it refuses, by name, what it cannot honour (a
+//! window kept in Redis, a fleet, an `EndpointIdleTtl` shorter than the run):
+//! [`ConfiguredLimiter::compare_mode`].
 
+use crate::modes::{LimiterMode, WindowsFn};
 use crate::{SimError, Speed};
 use pacer_config::{ConfigLoader, LimiterSettings, ThrottlingSettings, WindowStoreSettings};
 use pacer_core::{
-    AdaptiveDelay, FixedThreshold, FleetOptions, Global, LimiterOptions, Pacing, Percentage,
-    ServerStopPolicy,
+    AdaptiveDelay, Clock, FixedThreshold, FleetOptions, Global, LimiterOptions, MemoryWindowStore,
+    Pacing, Percentage, ServerStopPolicy, WindowGeometry, WindowLimit,
 };
-use reqwest_pacer::{DefaultClassifier, LimiterConfig};
+use reqwest_pacer::LimiterConfig;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A limiter loaded from a configuration file, every setting of it.
@@ -57,51 +59,36 @@ impl ConfiguredLimiter {
         })
     }
 
-    /// The options `compare` runs, when it can run the whole limiter for `run_length`.
+    /// The mode `compare` runs for this limiter over a run of `run_length`: its options, its
+    /// rules (classifier, throttling algorithm, `MaxExhaustedDelay`, dialects) and its strict
+    /// windows kept in memory — each instance's own, as a process's `Store = "Memory"` window
+    /// is — on the run's virtual time, through the engine the middleware runs. Named as the
+    /// file names it.
     ///
     /// # Errors
-    /// Names the limiter and every setting `compare` cannot honour: `Windows`, a `Throttling`
-    /// other than the default or `None`, a `Classifier` or `MaxExhaustedDelay` other than the
-    /// default, a `Fleet`, `Dialects`, an `EndpointIdleTtl` shorter than the run. (`EndpointKey` and `MaxEndpoints`
-    /// change nothing: the model API is one endpoint.)
-    pub fn compare_options(&self, run_length: Duration) -> Result<LimiterOptions, SimError> {
+    /// Names the limiter and every setting `compare` cannot honour: a window kept in Redis
+    /// (shared by processes: compare's instances share no store but the fleet's), a `Fleet`,
+    /// an `EndpointIdleTtl` shorter than the run. (`EndpointKey` and `MaxEndpoints` change
+    /// nothing: the model API is one endpoint.)
+    pub fn compare_mode(&self, run_length: Duration) -> Result<LimiterMode, SimError> {
         let s = &self.settings;
         let mut refused = Vec::new();
         for w in &s.windows {
-            let store = match &w.store {
-                WindowStoreSettings::Memory => "Memory",
-                _ => "Redis",
-            };
-            refused.push(format!(
-                "Windows ({:?}: {} per {}, Store {store})",
-                w.name,
-                w.limit,
-                secs(w.per)
-            ));
-        }
-        match &s.throttling {
-            ThrottlingSettings::None => {}
-            t if *t == ThrottlingSettings::default() => {}
-            t => refused.push(format!("Throttling ({})", t.name())),
-        }
-        if s.classifier != DefaultClassifier::default() {
-            refused.push("Classifier (not the default)".to_owned());
-        }
-        if s.max_exhausted_delay != ServerStopPolicy::DEFAULT_MAX_EXHAUSTED_DELAY {
-            refused.push(format!(
-                "MaxExhaustedDelay ({})",
-                secs(s.max_exhausted_delay)
-            ));
+            if w.store != WindowStoreSettings::Memory {
+                refused.push(format!(
+                    "Windows ({:?}: {} per {}, Store Redis: compare's instances share no store \
+                     for windows; a Store \"Memory\" window is each process's own)",
+                    w.name,
+                    w.limit,
+                    secs(w.per)
+                ));
+            }
         }
         if let Some(fleet) = &s.fleet {
             refused.push(format!(
                 "Fleet (Store {}: compare's instances share a fleet only in `--mode fleet`)",
                 redacted(&fleet.url)
             ));
-        }
-        if !s.dialects.is_empty() {
-            let names: Vec<&str> = s.dialects.iter().map(|d| d.name()).collect();
-            refused.push(format!("Dialects ({})", names.join(", ")));
         }
         if s.endpoint_idle_ttl < run_length {
             refused.push(format!(
@@ -111,16 +98,49 @@ impl ConfiguredLimiter {
         }
         if !refused.is_empty() {
             return Err(SimError::Options(format!(
-                "--config {} --limiter {}: compare cannot run its {}: compare's model API runs \
-                 the limiter's options only, answers 200 or 429 and sends no rate-limit fields \
-                 to it. Run the whole limiter with `pacer-sim live` against `pacer-sim serve \
-                 --headers draft11`, or remove these settings",
+                "--config {} --limiter {}: compare cannot run its {}. Run the whole limiter with \
+                 `pacer-sim live` against `pacer-sim serve`, or remove these settings",
                 self.file.display(),
                 self.name,
                 refused.join(", ")
             )));
         }
-        Ok(s.options.clone())
+        let rules = s.rules().map_err(|e| {
+            SimError::Options(format!(
+                "--config {} --limiter {}: {e}",
+                self.file.display(),
+                self.name
+            ))
+        })?;
+        let windows = s.windows.clone();
+        // Checked here, built for each instance on its clock.
+        for w in &windows {
+            WindowGeometry::for_limit(w.limit, w.per, w.frames).map_err(|e| {
+                SimError::Options(format!(
+                    "--config {} --limiter {}: Windows ({:?}): {e}",
+                    self.file.display(),
+                    self.name,
+                    w.name
+                ))
+            })?;
+        }
+        let build: WindowsFn = Arc::new(move |clock: Arc<dyn Clock>| {
+            (windows.iter())
+                .map(|w| {
+                    let geometry = WindowGeometry::for_limit(w.limit, w.per, w.frames)
+                        .expect("checked when the mode was made");
+                    let store = Arc::new(MemoryWindowStore::with_shared_clock(Arc::clone(&clock)));
+                    WindowLimit::with_geometry(w.name.as_str(), w.limit, geometry, store)
+                        .on_store_failure(w.on_store_failure)
+                })
+                .collect()
+        });
+        Ok(LimiterMode::configured(
+            self.name.clone(),
+            s.options.clone(),
+            rules,
+            build,
+        ))
     }
 
     /// The middleware's settings for one instance in `live`: `real` (this limiter's options on
@@ -302,49 +322,68 @@ throttled = [429, 420]
 
     const FIFTEEN_MINUTES: Duration = Duration::from_secs(900);
 
-    #[test]
-    fn compare_refuses_a_window_by_the_limiter_s_name_and_the_setting() {
-        let c = load("window", WINDOW_5_PER_10_MINUTES, "capped").unwrap();
-        let e = c.compare_options(FIFTEEN_MINUTES).unwrap_err().to_string();
-        assert!(
-            e.contains("--limiter capped: compare cannot run its Windows"),
-            "{e}"
-        );
-        assert!(e.contains("\"cap\": 5 per 600 s, Store Memory"), "{e}");
-        assert!(e.contains("pacer-sim live"), "{e}");
+    /// A run of `minutes` of the free-run story, seed 42, 2 instances, with `mode` alone.
+    fn run(mode: LimiterMode, minutes: u32) -> crate::metrics::RunMetrics {
+        let options = crate::SimOptions {
+            minutes,
+            ..crate::SimOptions::default()
+        };
+        let story = crate::Story::by_name("free-run").expect("a story");
+        let modes: Vec<Box<dyn crate::Mode>> = vec![Box::new(mode)];
+        let c = crate::compare(&options, &[story], &modes).expect("runs");
+        c.rows[0].metrics.clone()
     }
 
     #[test]
-    fn compare_refuses_a_redis_window_instead_of_asking_for_a_feature() {
+    fn compare_runs_a_memory_window_and_the_window_holds() {
+        let c = load("window", WINDOW_5_PER_10_MINUTES, "capped").unwrap();
+        let m = run(c.compare_mode(FIFTEEN_MINUTES).unwrap(), 2);
+        // 5 units per 10 minutes in each of the 2 instances' own window: 10 in 2 minutes, of
+        // the thousands the demand asks for.
+        assert!(m.accepted_units <= 10, "{}", m.accepted_units);
+        assert!(m.accepted_units >= 2, "{}", m.accepted_units);
+    }
+
+    #[test]
+    fn compare_refuses_a_redis_window_by_the_limiter_s_name_and_the_setting() {
         let c = load("redis", REDIS_WINDOW, "shared").unwrap();
-        let e = c.compare_options(FIFTEEN_MINUTES).unwrap_err().to_string();
+        let e = c.compare_mode(FIFTEEN_MINUTES).unwrap_err().to_string();
         assert!(
-            e.contains("Windows (\"fleet\": 100 per 60 s, Store Redis)"),
+            e.contains("--limiter shared: compare cannot run its Windows (\"fleet\": 100 per 60 s, Store Redis"),
             "{e}"
         );
+        assert!(e.contains("pacer-sim live"), "{e}");
         assert!(!e.contains("feature"), "{e}");
     }
 
     #[test]
-    fn compare_names_every_setting_it_cannot_honour() {
+    fn compare_runs_the_throttling_classifier_and_stop_policy_and_names_what_it_cannot() {
         let c = load("else", EVERYTHING_ELSE, "search").unwrap();
-        let e = c.compare_options(FIFTEEN_MINUTES).unwrap_err().to_string();
-        for setting in [
-            "Throttling (Composite)",
-            "Classifier (not the default)",
-            "MaxExhaustedDelay (120 s)",
-            "EndpointIdleTtl (300 s, shorter than the run)",
-        ] {
-            assert!(e.contains(setting), "{setting}: {e}");
-        }
+        let e = c.compare_mode(FIFTEEN_MINUTES).unwrap_err().to_string();
         assert!(
-            !e.contains("EndpointKey"),
-            "one endpoint: the key changes nothing"
+            e.contains("EndpointIdleTtl (300 s, shorter than the run)"),
+            "{e}"
         );
+        for setting in [
+            "Throttling",
+            "Classifier",
+            "MaxExhaustedDelay",
+            "EndpointKey",
+        ] {
+            assert!(!e.contains(setting), "{setting} runs: {e}");
+        }
+        // The same limiter over a run shorter than its idle TTL runs whole.
+        let mode = c.compare_mode(Duration::from_secs(120)).unwrap();
+        let m = run(mode, 2);
+        assert!(m.accepted_units > 0, "{m:?}");
         // A limiter of options only runs, with every option.
         let plain = "[adaptive_rate_limiting.limiters.p]\nqueue_limit = 7\nthrottling = \"None\"\n";
         let c = load("plain", plain, "p").unwrap();
-        assert_eq!(c.compare_options(FIFTEEN_MINUTES).unwrap().queue_limit, 7);
+        let o = c
+            .compare_mode(FIFTEEN_MINUTES)
+            .unwrap()
+            .options_for(&LimiterOptions::default());
+        assert_eq!(o.queue_limit, 7);
     }
 
     #[test]

@@ -47,10 +47,11 @@ pub use engine::{RunResult, run};
 pub use error::SimError;
 pub use model::{Arrivals, COSTS_NAMES, Costs, SHAPE_NAMES, ServerShape, Story};
 pub use modes::{
-    Client, ClientSetup, FleetClient, FleetMode, HeadersMode, LIBRARY_DEFAULT_MODES, LimiterClient,
-    LimiterMode, MODE_NAMES, Mode, ModeError, NAMED_ONLY_MODES, NO_RETRY_AFTER_DELAY, NoLimiter,
-    OptionsAdjust, Response, STORE_LATENCY, StoreAnswer, default_modes, header_map, mode_by_name,
-    server_quota, signal_of,
+    Answered, Client, ClientSetup, ExchangeClient, FleetClient, FleetMode, HeadersMode,
+    LIBRARY_DEFAULT_MODES, LimiterClient, LimiterMode, MODE_NAMES, Mode, ModeError,
+    NAMED_ONLY_MODES, NO_RETRY_AFTER_DELAY, NoLimiter, OptionsAdjust, Response, STORE_LATENCY,
+    Settled, StoreAnswer, WindowsFn, default_modes, header_map, mode_by_name, server_quota,
+    signal_of,
 };
 pub use options::{
     SIM_INITIAL_UNITS_PER_MINUTE, SIM_MAX_UNITS_PER_MINUTE, SIM_MAX_WAIT, SIM_QUEUE_LIMIT,

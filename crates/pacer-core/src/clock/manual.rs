@@ -1,4 +1,4 @@
-//! A clock that moves only when told to (feature `test-util`).
+//! A clock that moves only when told to: for tests, and for a simulation on virtual time.
 
 use super::{Clock, Sleep, Timestamp};
 use parking_lot::Mutex;

@@ -244,6 +244,12 @@ impl Exchange {
         Some((own.timeout_end?, own.choices.timeout?))
     }
 
+    /// When the current attempt's wait began.
+    #[must_use]
+    pub fn wait_began(&self) -> Timestamp {
+        self.begin
+    }
+
     /// Not before this time is the current attempt sent (a retry after a refusal for
     /// contention).
     #[must_use]

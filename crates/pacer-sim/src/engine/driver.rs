@@ -12,7 +12,8 @@ use crate::SimOptions;
 use crate::metrics::{RunMetrics, Series};
 use crate::model::{Arrivals, ModelApi, Request, Story, Verdict, latency};
 use crate::modes::{
-    Client, ClientSetup, FLEET_KEY, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response, StoreAnswer,
+    Answered, Client, ClientSetup, FLEET_KEY, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response,
+    Settled, StoreAnswer,
 };
 use pacer_core::{
     Acquired, Changes, Drawn, FleetCall, FleetError, MemoryFleetStore, RealClock, Ticket, Timestamp,
@@ -220,6 +221,16 @@ impl Engine<'_> {
                     verdict,
                     headers,
                 };
+                if let Some(client) = self.clients[instance as usize].exchanges() {
+                    let answered = client.answered(request, &response, now);
+                    match (answered, verdict) {
+                        (Answered::Retry, _) => self.ask(instance, request, attempt + 1, now),
+                        (Answered::Done, Verdict::Accepted) => self.recorder.succeeded(),
+                        (Answered::Done, Verdict::Throttled { .. }) => self.recorder.gave_up(),
+                    }
+                    self.arm(instance, now, now);
+                    return Ok(());
+                }
                 let changes = self.clients[instance as usize].on_response(&response, now);
                 self.apply(instance, changes);
                 match verdict {
@@ -274,6 +285,11 @@ impl Engine<'_> {
                         self.stopped[instance] = true;
                         for _ in self.waiting[instance].drain() {
                             self.recorder.rejected();
+                        }
+                        if let Some(client) = self.clients[instance].exchanges() {
+                            for _ in 0..client.stop() {
+                                self.recorder.rejected();
+                            }
                         }
                         self.armed[instance] = None;
                     }
@@ -384,9 +400,18 @@ impl Engine<'_> {
         }
     }
 
-    /// An attempt asks its instance's client what holds it back, then for units.
+    /// An attempt asks its instance's client what holds it back, then for units; a client
+    /// that runs the engine's exchanges begins the attempt's wait.
     fn ask(&mut self, instance: u32, request: u32, attempt: u32, now: Timestamp) {
-        self.after_hold(instance, request, attempt, now, Self::queue);
+        let units = self.requests[request as usize].units;
+        if self.stopped[instance as usize] {
+            self.recorder.rejected();
+        } else if let Some(client) = self.clients[instance as usize].exchanges() {
+            client.begin(request, units, now);
+            self.arm(instance, now, now);
+        } else {
+            self.after_hold(instance, request, attempt, now, Self::queue);
+        }
     }
 
     /// What the instance's client holds an attempt for first (refused if it is longer than
@@ -556,6 +581,10 @@ impl Engine<'_> {
             return; // A later arm superseded this event, or the instance stopped.
         }
         self.armed[i] = None;
+        if self.clients[i].exchanges().is_some() {
+            self.arm(instance, now, now);
+            return;
+        }
         let (mut granted, mut refused) = (false, false);
         loop {
             while let Some((ticket, waited)) = self.clients[i].pop_ready(now) {
@@ -580,6 +609,10 @@ impl Engine<'_> {
     /// Schedules the instance's next grant, no earlier than `earliest`.
     fn arm(&mut self, instance: u32, now: Timestamp, earliest: Timestamp) {
         let i = instance as usize;
+        if self.clients[i].exchanges().is_some() {
+            self.settle(instance, now);
+            return;
+        }
         let Some(at) = self.clients[i].next_grant_at(now) else {
             self.armed[i] = None;
             return;
@@ -588,6 +621,34 @@ impl Engine<'_> {
         if self.armed[i] != Some(at) {
             self.armed[i] = Some(at);
             self.agenda.push(at, EventKind::Grant { instance });
+        }
+    }
+
+    /// A client that runs the engine's exchanges: the waits that end by `now` go or are
+    /// refused, and the next look is scheduled for when a wait is next due.
+    fn settle(&mut self, instance: u32, now: Timestamp) {
+        let i = instance as usize;
+        let Some(client) = self.clients[i].exchanges() else {
+            return;
+        };
+        let settled = client.settle(now);
+        let next = client.next_at();
+        for (request, how) in settled {
+            match how {
+                Settled::Go { attempt, waited } => {
+                    self.send(instance, request, attempt, now, waited)
+                }
+                Settled::Refused => self.recorder.rejected(),
+            }
+        }
+        match next {
+            Some(at) if self.armed[i] != Some(at.max(now)) => {
+                let at = at.max(now);
+                self.armed[i] = Some(at);
+                self.agenda.push(at, EventKind::Grant { instance });
+            }
+            Some(_) => {}
+            None => self.armed[i] = None,
         }
     }
 
@@ -623,6 +684,7 @@ impl Engine<'_> {
                 instance,
                 limiter: limiter.clone(),
                 now,
+                max_attempts: self.options.max_attempts,
             };
             let mut client = self.mode.client(&setup)?;
             // A process that replaces one that stopped starts from what that one learnt.

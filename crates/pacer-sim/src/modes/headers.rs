@@ -2,16 +2,16 @@
 //!
 //! The model API sends IETF draft-11 `RateLimit-Policy` and `RateLimit` fields with every
 //! response (and, as a leaky bucket, Shopify's `X-Shopify-Shop-Api-Call-Limit` beside them).
-//! Each instance runs the middleware's engine on them ([`LimiterClient`], as every limiter mode
+//! Each instance runs the middleware's engine on them ([`ExchangeClient`], as every limiter mode
 //! does): the limiter paces to the remaining units and the reset
-//! ([`pacer_core::LimiterCore::follow_server`]: the remaining spread over the time to the reset,
+//! ([`pacer_core::Limiter::follow_server`]: the remaining spread over the time to the reset,
 //! divided by the instance count), and each attempt is held for the server's stop and the
 //! proactive delay. When the fields stop, the limiter's controller (Pacer's) takes over again.
 
-use super::{Client, ClientSetup, LimiterClient, Mode, ModeError, Response};
+use super::{Client, ClientSetup, ExchangeClient, Mode, ModeError, Response};
 use crate::model::{ModelHeaders, Verdict};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use pacer_core::{ControllerKind, LimiterCore, QueryCost, RateLimitInfo, ServerQuota, Timestamp};
+use pacer_core::{ControllerKind, QueryCost, RateLimitInfo, Rules, ServerQuota, Timestamp};
 use std::time::{Duration, SystemTime};
 
 /// The `headers` mode: a limiter per instance that follows the API's rate-limit fields, with
@@ -67,11 +67,13 @@ impl Mode for HeadersMode {
     fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError> {
         let mut options = setup.limiter.clone();
         options.controller = self.controller;
-        let core = LimiterCore::new(options, setup.now).map_err(|e| ModeError::InvalidOptions {
-            name: self.name().to_owned(),
-            message: e.to_string(),
+        let rules = Rules::default().with_max_attempts(setup.max_attempts);
+        let client = ExchangeClient::new(options, rules, None, None, setup.now).map_err(|e| {
+            ModeError::InvalidOptions {
+                name: self.name().to_owned(),
+                message: e.to_string(),
+            }
         })?;
-        let client = LimiterClient::new(core);
         Ok(Box::new(if self.graphql {
             client.reading_query_cost()
         } else {
@@ -242,7 +244,7 @@ mod tests {
         );
     }
 
-    use pacer_core::{RejectReason, WaitCause};
+    use crate::modes::{Answered, ExchangeClient, Settled};
 
     /// The model API's one endpoint, as the engine keys it.
     const KEY: &str = "model-api";
@@ -254,6 +256,7 @@ mod tests {
             instance: 0,
             limiter,
             now: Timestamp::ZERO,
+            max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
         };
         HeadersMode::default().client(&setup).unwrap()
     }
@@ -272,10 +275,36 @@ mod tests {
         })
     }
 
+    /// Request `request`'s attempt begins at `now` and is looked at then.
+    fn begin(c: &mut ExchangeClient, request: u32, now: Timestamp) -> Vec<(u32, Settled)> {
+        c.begin(request, 1, now);
+        c.settle(now)
+    }
+
+    /// Looks at the waits each time one is due until one ends: when, and how.
+    fn until_settled(c: &mut ExchangeClient) -> (Timestamp, Vec<(u32, Settled)>) {
+        loop {
+            let due = c.next_at().expect("a wait due");
+            let settled = c.settle(due);
+            if !settled.is_empty() {
+                return (due, settled);
+            }
+        }
+    }
+
+    fn go(attempt: u32, waited: Duration) -> Settled {
+        Settled::Go { attempt, waited }
+    }
+
     #[test]
     fn a_retry_after_holds_the_next_attempt_and_a_hold_past_max_wait_is_refused() {
-        let mut c = client();
-        assert_eq!(c.hold(at(0)), Ok(Duration::ZERO), "nothing known yet");
+        let mut boxed = client();
+        let c = boxed.exchanges().expect("the engine's exchanges");
+        assert_eq!(
+            begin(c, 0, at(0)),
+            [(0, go(1, Duration::ZERO))],
+            "nothing known yet"
+        );
         let throttled = Response {
             units: 1,
             sent_at: at(0),
@@ -284,39 +313,42 @@ mod tests {
             },
             headers: headers(0, 7),
         };
-        let _ = c.on_response(&throttled, at(0));
-        assert_eq!(c.hold(at(2)), Ok(Duration::from_secs(5)));
-        assert_eq!(c.hold(at(7)), Ok(Duration::ZERO));
+        assert_eq!(c.answered(0, &throttled, at(0)), Answered::Retry);
+        assert_eq!(begin(c, 0, at(0)), [], "held by the stop");
+        assert_eq!(c.next_at(), Some(at(7)), "the stop's end");
+        // Then the limiter's queue, at the rate the throttle cut it to.
+        let (sent, settled) = until_settled(c);
+        assert!(sent >= at(7), "{sent:?}");
+        assert_eq!(settled, [(0, go(2, sent - at(0)))]);
         let long = Response {
+            sent_at: sent,
             verdict: Verdict::Throttled {
                 retry_after: Some(Duration::from_secs(45)),
             },
             headers: headers(0, 45),
             ..throttled
         };
-        let _ = c.on_response(&long, at(10));
+        let back = sent + Duration::from_secs(1);
+        assert_eq!(c.answered(0, &long, back), Answered::Retry);
         assert_eq!(
-            c.hold(at(10)),
-            Err(RejectReason::WaitTooLong {
-                cause: WaitCause::ServerStop,
-                needed: Duration::from_secs(45),
-                max_wait: Duration::from_secs(30),
-            })
+            begin(c, 0, back),
+            [(0, Settled::Refused)],
+            "45 s past a MaxWait of 30 s"
         );
     }
 
     #[test]
     fn a_low_remaining_is_met_with_the_proactive_delay_of_the_middleware() {
-        let mut c = client();
+        let mut boxed = client();
+        let c = boxed.exchanges().expect("the engine's exchanges");
+        assert_eq!(begin(c, 0, at(0)), [(0, go(1, Duration::ZERO))]);
         let low = Response {
             units: 1,
             sent_at: at(0),
             verdict: Verdict::Accepted,
             headers: headers(5, 30),
         };
-        let _ = c.on_response(&low, at(0));
-        c.sent(at(0));
-        let wait = c.hold(at(0)).unwrap();
+        assert_eq!(c.answered(0, &low, at(0)), Answered::Done);
         let expected = pacer_core::ThrottlingAlgorithm::evaluate(
             &pacer_core::Percentage::default(),
             &pacer_core::ThrottlingContext::new(
@@ -325,14 +357,31 @@ mod tests {
                 KEY,
             )
             .with_since_last_request(Some(Duration::ZERO)),
+        )
+        .delay();
+        assert!(
+            !expected.is_zero(),
+            "5 of 100 left: the percentage rule delays"
         );
-        assert!(!wait.is_zero(), "5 of 100 left: the percentage rule delays");
-        assert_eq!(wait, expected.delay());
+        assert_eq!(begin(c, 1, at(0)), [], "delayed");
+        let due = c.next_at().expect("a delay");
+        assert_eq!(due, at(0) + expected);
+        assert_eq!(c.settle(due), [(1, go(1, expected))]);
         let plenty = Response {
             headers: headers(90, 30),
+            sent_at: due,
             ..low
         };
-        let _ = c.on_response(&plenty, at(1));
-        assert_eq!(c.hold(at(1)), Ok(Duration::ZERO));
+        assert_eq!(c.answered(1, &plenty, due), Answered::Done);
+        // No proactive delay with 90 left: the next waits for the pace the fields set alone
+        // (90 in 30 s), a fraction of the delay 5 left called for.
+        let settled = match begin(c, 2, due) {
+            settled if settled.is_empty() => until_settled(c).1,
+            settled => settled,
+        };
+        let [(2, Settled::Go { waited, .. })] = settled[..] else {
+            panic!("{settled:?}")
+        };
+        assert!(waited < expected / 2, "{waited:?} against {expected:?}");
     }
 }

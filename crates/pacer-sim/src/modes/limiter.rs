@@ -1,9 +1,10 @@
 //! The limiter modes: `fixed`, `aimd`, `cubic`, and any limiter built from options or a
-//! controller of one's own. Each instance gets a real [`LimiterCore`] and runs the middleware's
-//! engine around it ([`LimiterClient`]).
+//! controller of one's own. Each instance runs the engine the middleware runs
+//! ([`ExchangeClient`]). [`LimiterClient`], the simulator's own copy of that path around a
+//! [`LimiterCore`], is the fleet modes' until they run the engine's fleet member.
 
 use super::headers::{graphql_response, http_response, wall};
-use super::{Client, ClientSetup, Mode, ModeError, Response};
+use super::{Client, ClientSetup, ExchangeClient, Mode, ModeError, Response};
 use crate::model::Verdict;
 use pacer_core::{
     Acquired, Changes, Controller, ControllerFactory, ControllerKind, Feedback, LimiterCore,
@@ -23,12 +24,20 @@ const BUCKET_PROFILE_CUT_MARGIN: f64 = 0.25;
 /// Turns the run's limiter options into this mode's.
 pub type OptionsAdjust = Arc<dyn Fn(&mut LimiterOptions) + Send + Sync>;
 
+/// Builds an instance's strict windows on its clock (a configured limiter's, kept in memory).
+pub type WindowsFn =
+    Arc<dyn Fn(Arc<dyn pacer_core::Clock>) -> Vec<pacer_core::WindowLimit> + Send + Sync>;
+
 /// A mode in which every instance's requests go through its own [`LimiterCore`].
 #[derive(Clone)]
 pub struct LimiterMode {
     name: String,
     adjust: OptionsAdjust,
     controller: Option<ControllerFactory>,
+    /// The rules, when not the middleware's defaults (a configured limiter's).
+    rules: Option<Rules>,
+    /// The strict windows, when it has any (a configured limiter's).
+    windows: Option<WindowsFn>,
 }
 
 impl fmt::Debug for LimiterMode {
@@ -61,6 +70,8 @@ impl LimiterMode {
             name,
             adjust: Arc::new(move |o: &mut LimiterOptions| o.controller = kind),
             controller: None,
+            rules: None,
+            windows: None,
         }
     }
 
@@ -108,6 +119,8 @@ impl LimiterMode {
             name: name.into(),
             adjust: Arc::new(adjust),
             controller: None,
+            rules: None,
+            windows: None,
         }
     }
 
@@ -133,6 +146,25 @@ impl LimiterMode {
             name: name.into(),
             adjust: Arc::new(|_| {}),
             controller: Some(Arc::new(factory)),
+            rules: None,
+            windows: None,
+        }
+    }
+
+    /// A configured limiter (`--config FILE --limiter NAME`): its options (the run's
+    /// `InstanceCount` kept), its rules (their `MaxAttempts` the run's) and its strict windows,
+    /// built for each instance.
+    #[must_use]
+    pub fn configured(
+        name: impl Into<String>,
+        options: LimiterOptions,
+        rules: Rules,
+        windows: WindowsFn,
+    ) -> Self {
+        LimiterMode {
+            rules: Some(rules),
+            windows: Some(windows),
+            ..LimiterMode::with_options(name, options)
         }
     }
 
@@ -152,23 +184,26 @@ impl Mode for LimiterMode {
 
     fn client(&self, setup: &ClientSetup) -> Result<Box<dyn Client>, ModeError> {
         let options = self.options_for(&setup.limiter);
-        let core = match &self.controller {
-            Some(factory) => LimiterCore::with_controller(options, factory(), setup.now),
-            None => LimiterCore::new(options, setup.now),
-        }
-        .map_err(|e| ModeError::InvalidOptions {
-            name: self.name.clone(),
-            message: e.to_string(),
-        })?;
-        Ok(Box::new(LimiterClient::new(core)))
+        let rules = (self.rules.clone().unwrap_or_default()).with_max_attempts(setup.max_attempts);
+        let controller = self.controller.as_ref().map(|factory| factory());
+        let windows = self.windows.clone();
+        let client =
+            ExchangeClient::new(options, rules, controller, windows, setup.now).map_err(|e| {
+                ModeError::InvalidOptions {
+                    name: self.name.clone(),
+                    message: e.to_string(),
+                }
+            })?;
+        Ok(Box::new(client))
     }
 }
 
 /// The endpoint key the engine is given: the model API has one endpoint.
 const KEY: &str = "model-api";
 
-/// One instance's limiter and the middleware's engine around it, on virtual time, with the
-/// middleware's default rules ([`Rules::default`]):
+/// One instance's limiter and a copy of the middleware's engine around it, on virtual time, with
+/// the middleware's default rules ([`Rules::default`]): the fleet modes' client
+/// ([`crate::FleetClient`]); the other limiter modes run the engine itself ([`ExchangeClient`]).
 ///
 /// - after each response, [`Rules::read`] classifies it and reads its fields (the model's
 ///   `Retry-After`, and its draft-11 fields in the `headers` mode) with the middleware's parser;
@@ -406,6 +441,7 @@ mod tests {
             instance: 0,
             limiter: sim_limiter_defaults(),
             now: Timestamp::ZERO,
+            max_attempts: pacer_core::Rules::DEFAULT_MAX_ATTEMPTS,
         };
         let e = mode.client(&setup).unwrap_err();
         assert!(

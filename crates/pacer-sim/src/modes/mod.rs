@@ -1,5 +1,6 @@
 //! The modes a comparison runs: how each client instance decides when its requests go.
 
+mod exchange;
 mod fleet;
 mod headers;
 mod limiter;
@@ -8,10 +9,11 @@ mod none;
 mod registry;
 
 pub use crate::engine::STORE_LATENCY;
+pub use exchange::{Answered, ExchangeClient, Settled};
 pub(crate) use fleet::FLEET_KEY;
 pub use fleet::{FleetClient, FleetMode, StoreAnswer};
 pub use headers::{HeadersMode, header_map, server_quota};
-pub use limiter::{LimiterClient, LimiterMode, OptionsAdjust, signal_of};
+pub use limiter::{LimiterClient, LimiterMode, OptionsAdjust, WindowsFn, signal_of};
 pub use mode::{Client, ClientSetup, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response};
 pub use none::NoLimiter;
 pub use registry::{

@@ -5,7 +5,7 @@
 //! a limiter loaded with `--config FILE --limiter NAME`) is a new [`Mode`] and, if it needs one, a
 //! new [`Client`]; the engine does not change.
 
-use super::StoreAnswer;
+use super::{ExchangeClient, StoreAnswer};
 use crate::model::{ModelHeaders, Verdict};
 use pacer_core::{Acquired, Changes, FleetCall, LimiterOptions, RejectReason, Ticket, Timestamp};
 use std::fmt;
@@ -61,6 +61,8 @@ pub struct ClientSetup {
     pub limiter: LimiterOptions,
     /// When the instance starts.
     pub now: Timestamp,
+    /// The most attempts a request is sent in ([`SimOptions::max_attempts`](crate::SimOptions::max_attempts)).
+    pub max_attempts: std::num::NonZeroU32,
 }
 
 /// A response as the client sees it.
@@ -95,8 +97,19 @@ pub trait Mode: fmt::Debug + Send + Sync {
 /// One instance's client side, driven by the engine on virtual time. The methods mirror
 /// [`pacer_core::LimiterCore`], which a limiter client simply forwards to.
 pub trait Client: fmt::Debug {
+    /// The client as the engine's exchanges, when it runs them (the limiter modes): the
+    /// simulation then hands it each attempt and answer ([`ExchangeClient`]) and calls none of
+    /// the queue's methods below. Default `None`.
+    fn exchanges(&mut self) -> Option<&mut ExchangeClient> {
+        None
+    }
+
     /// Asks for the units of one attempt: go now, wait in the queue with a ticket, or refused.
-    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason>;
+    /// Default: go now (no limiter).
+    fn acquire(&mut self, units: u64, now: Timestamp) -> Result<Acquired, RejectReason> {
+        let _ = (units, now);
+        Ok(Acquired::Now)
+    }
 
     /// What the client's state asks of an attempt before it queues: a wait (zero: none), or a
     /// refusal when the wait is longer than it may wait. Default: no wait. The `headers` mode's
@@ -113,12 +126,20 @@ pub trait Client: fmt::Debug {
 
     /// Grants the first waiting attempt if its units are there (and a slot under
     /// `MaxConcurrent`).
-    fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)>;
+    /// Default: none (no queue).
+    fn pop_ready(&mut self, now: Timestamp) -> Option<(Ticket, Duration)> {
+        let _ = now;
+        None
+    }
 
     /// When to look at the queue again: when the first waiting attempt will get its units at the
     /// current rate, or, under `MaxConcurrent`, the earliest time a waiting attempt may wait
     /// until ([`refuse_expired`](Self::refuse_expired)).
-    fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp>;
+    /// Default: never (no queue).
+    fn next_grant_at(&mut self, now: Timestamp) -> Option<Timestamp> {
+        let _ = now;
+        None
+    }
 
     /// Refuses the waiting attempts whose time to wait ended while a cap on requests in flight
     /// held the queue ([`pacer_core::LimiterCore::refuse_expired`]). Default: none.

@@ -323,7 +323,8 @@ fn a_restart_mid_window_keeps_the_share() {
 /// The same deploy, each fresh process starting from what the one it replaces learnt
 /// (`--restore`: `PacerMiddleware::remember`, then `recall`): limiting at once at the rate it
 /// held, with its estimate, its first throttle read as any other. Pinned, seed 42: the Pacer
-/// controller 98.1 → 98.4 % with 19 → 14 429s, the defaults 97.7 → 97.9 % with 28 → 16, AIMD
+/// controller 98.1 → 98.4 % with 19 → 14 429s, the defaults 97.7 → 97.5 % with 28 → 13 (97.9 %
+/// with 16 on the simulator's own copy of the request path, before it ran the engine), AIMD
 /// 87.1 → 89.2 % with 16 → 19. Over 20 seeds (medians) the Pacer controller 97.4 → 98.2 %
 /// with 23 → 10 429s (lowest seed 88.1 → 97.3 %), the defaults 97.8 → 97.9 % with 26 → 10
 /// (docs/limiter.md, "Across a restart").
@@ -337,7 +338,7 @@ fn a_restart_that_recalls_what_it_learnt_meets_fewer_429s() {
     let [aimd, pacer, default] = [0, 1, 2].map(|i| &c.rows[i].metrics);
     assert_pinned("restart restored, aimd", aimd, 0.8924, 19);
     assert_pinned("restart restored, pacer", pacer, 0.9838, 14);
-    assert_pinned("restart restored, default", default, 0.9790, 16);
+    assert_pinned("restart restored, default", default, 0.9746, 13);
     assert!(pacer.throttled < 19 && default.throttled < 28);
 }
 

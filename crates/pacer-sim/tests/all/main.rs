@@ -13,6 +13,7 @@ mod model;
 mod overload;
 mod plots;
 mod quirks;
+mod same_decisions;
 mod shapes;
 
 use pacer_sim::{Comparison, Mode, SimOptions, Story, compare, mode_by_name};

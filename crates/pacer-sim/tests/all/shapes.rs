@@ -308,14 +308,17 @@ fn a_fleet_with_the_library_s_defaults_learns_a_short_window() {
 /// rules: 46–68 % of the quota, held for minutes; with the pace over the span as the estimate
 /// but `QuotaWindow` still a minute: 69.1 %, 72.9 %, 97.3 %, 93.1 % and 93.6 %, with 12, 10, 9,
 /// 23 and 18 429s). Pinned; the 20-seed medians are in docs/research/controllers-record.md.
+/// Since the simulator runs the engine's exchange (one `MaxWait` per attempt, the engine's
+/// reading of a bare 429), the fixed window of 1 s takes 89.1 % (86.4 % on the simulator's own
+/// copy of the path) and the fixed window of 10 s meets 28 429s (35).
 #[test]
 fn the_library_s_defaults_measure_a_short_window_s_pace() {
     for (shape, window, share, throttled) in [
-        ("sliding", 1, 0.8354, 17),
-        ("fixed", 1, 0.8636, 23),
-        ("token-bucket", 1, 0.9928, 16),
-        ("sliding", 10, 0.9636, 22),
-        ("fixed", 10, 0.9668, 35),
+        ("sliding", 1, 0.8368, 16),
+        ("fixed", 1, 0.8912, 24),
+        ("token-bucket", 1, 0.9956, 17),
+        ("sliding", 10, 0.9618, 22),
+        ("fixed", 10, 0.9673, 28),
     ] {
         let m = &free_run(shape, window, Costs::SharePoint, &["default"])[0];
         let what = format!("{shape}, {window} s: {:.4} / {} 429s", m.share, m.throttled);
