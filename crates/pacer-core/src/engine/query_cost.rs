@@ -60,23 +60,40 @@ pub struct QueryCost {
 impl QueryCost {
     /// Reads a GraphQL response's body (JSON). `None` when it is not JSON or reports no sound
     /// `extensions.cost.throttleStatus` (a bucket of more than 0 points that fills at more than
-    /// 0 a second, with at least 0 available; more than the maximum is taken as full).
+    /// 0 a second, with at least 0 available; more than the maximum is taken as full) — unless
+    /// its errors say `THROTTLED`: then a cost with no bucket, a throttle without a
+    /// [`policy`](Self::policy) or a [`wait`](Self::wait).
     #[must_use]
     pub fn from_body(body: &[u8]) -> Option<QueryCost> {
         let doc: Document = serde_json::from_slice(body).ok()?;
         let cost = doc.extensions?.cost?;
-        let status = cost.throttle_status?;
         let sound = |x: f64| x.is_finite() && x >= 0.0;
+        let points = |x: Option<f64>| x.filter(|x| sound(*x)).map(|x| x.ceil() as u64);
+        let throttled = doc.errors.iter().flatten().any(says_throttled);
+        // A refusal whose bucket says nothing usable is a throttle all the same: a cost with no
+        // bucket (no policy, no wait).
+        let no_bucket = || {
+            throttled.then(|| QueryCost {
+                requested: points(cost.requested_query_cost),
+                actual: None,
+                maximum: 0.0,
+                available: 0.0,
+                restore_rate: 0.0,
+                throttled,
+                units: 1,
+            })
+        };
+        let Some(status) = &cost.throttle_status else {
+            return no_bucket();
+        };
         if !(sound(status.maximum_available)
             && sound(status.currently_available)
             && sound(status.restore_rate)
             && status.maximum_available > 0.0
             && status.restore_rate > 0.0)
         {
-            return None;
+            return no_bucket();
         }
-        let points = |x: Option<f64>| x.filter(|x| sound(*x)).map(|x| x.ceil() as u64);
-        let throttled = doc.errors.iter().flatten().any(says_throttled);
         Some(QueryCost {
             requested: points(cost.requested_query_cost),
             actual: points(cost.actual_query_cost),
@@ -180,6 +197,9 @@ impl QueryCost {
     /// it now.
     #[must_use]
     pub fn wait(&self) -> Option<Duration> {
+        if self.restore_rate <= 0.0 {
+            return None; // No bucket: nothing says when.
+        }
         let missing = self.per_query().0 - self.available;
         (missing > 0.0).then(|| seconds(missing / self.restore_rate))
     }
@@ -344,6 +364,12 @@ mod tests {
                 None,
                 "{bad}"
             );
+        }
+        // Unless the query was refused for want of points: a throttle with no bucket.
+        for bad in [status(0.0, 0.0, 0.0), "null".into()] {
+            let cost = QueryCost::from_body(&body(THROTTLED, "2", "null", &bad)).expect("a cost");
+            assert!(cost.throttled(), "{bad}");
+            assert_eq!((cost.policy(), cost.wait()), (None, None), "{bad}");
         }
         for doc in [
             &b"not json"[..],

@@ -116,3 +116,30 @@ async fn a_bucket_that_holds_no_next_query_holds_it_until_one_fits() {
     assert!(gap >= Duration::from_secs(1), "{gap:?}");
     assert!(gap <= Duration::from_millis(1_100), "{gap:?}");
 }
+
+#[tokio::test]
+async fn a_refusal_whose_bucket_says_nothing_is_still_a_throttle() {
+    // `THROTTLED`, but a bucket of 0 points that never fills: nothing says when, the refusal
+    // stands all the same.
+    let unsound = ResponseTemplate::new(200).set_body_raw(
+        r#"{"errors":[{"message":"Throttled","extensions":{"code":"THROTTLED"}}],"extensions":{"cost":{"requestedQueryCost":2,"actualQueryCost":null,"throttleStatus":{"maximumAvailable":0.0,"currentlyAvailable":0,"restoreRate":0.0}}}}"#,
+        "application/json",
+    );
+    let clock = ManualClock::new();
+    let script = Script::new(vec![unsound, graphql(2, 900, false)]).on(&clock);
+    let server = serving(&script).await;
+    let pacer = pacer_on(&clock, LimiterConfig::new(generous()).query_cost(true));
+    let request = client(&pacer).post(server.uri()).body(QUERY).send();
+    let response = drive(&clock, request).await.unwrap();
+    assert_eq!(script.calls(), 2, "sent again");
+    assert_eq!(response.paced().map(|p| p.attempts()), Some(2));
+    let limiter = pacer
+        .state("api", &endpoint(&server))
+        .unwrap()
+        .limiter
+        .unwrap();
+    assert_eq!(
+        limiter.stats.throttled, 1,
+        "a throttle, though a 200 with no bucket"
+    );
+}
