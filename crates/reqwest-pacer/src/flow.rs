@@ -1,12 +1,9 @@
 //! The request flow: key, cost, then the engine's [`Exchange`] pumped: wait, send, read, retry.
 
 use crate::named::Named;
-use crate::{
-    Cost, EndpointKey, LimiterConfig, MaxConcurrent, MaxWait, PacerError, PacerMiddleware,
-    Rejection, TokenCost, TotalTimeout, UseLimiter,
-};
+use crate::{Cost, EndpointKey, LimiterConfig, PacerError, PacerMiddleware, Rejection, UseLimiter};
 use http::Extensions;
-use pacer_core::{Exchange, Next, Priority, Refusal, Refused, RequestChoices, WindowLimit};
+use pacer_core::{Exchange, Next, Refusal, Refused, RequestChoices, WindowLimit};
 use reqwest::Response;
 use reqwest_middleware::{Error, Middleware, Next as NextMiddleware, Result};
 use std::cell::RefCell;
@@ -81,16 +78,7 @@ impl Middleware for PacerMiddleware {
         };
         let span = span(named, endpoint.key(), &req, units);
         // The request's own choices: one lookup each.
-        let choices = RequestChoices {
-            max_wait: extensions.get::<MaxWait>().map(|m| m.0),
-            priority: extensions.get::<Priority>().copied().unwrap_or_default(),
-            tokens: match extensions.get::<TokenCost>() {
-                Some(t) => Some(t.0),
-                None => config.estimate_tokens(&req),
-            },
-            timeout: extensions.get::<TotalTimeout>().map(|t| t.0),
-            max_concurrent: extensions.get::<MaxConcurrent>().map(|m| m.cap()),
-        };
+        let choices = RequestChoices::from_extensions(extensions, || config.estimate_tokens(&req));
         let exchange = Exchange::new(endpoint, units, choices, &config.rules, now);
         Box::pin(run(named, config, exchange, req, extensions, next).instrument(span))
     }

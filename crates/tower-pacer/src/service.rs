@@ -7,9 +7,8 @@ use bytes::Bytes;
 use http::{Request, Response};
 use http_body::Body as HttpBody;
 use pacer_core::{
-    BodyVerdict, Cost, EndpointKey, Exchange, MaxConcurrent, MaxWait, Next, Paced, PacerBody,
-    Priority, QuotaExhausted, Refusal, Rejection, RequestChoices, Sleep, TokenCost, TotalTimeout,
-    read_body,
+    BodyVerdict, Cost, EndpointKey, Exchange, Next, Paced, PacerBody, QuotaExhausted, Refusal,
+    Rejection, RequestChoices, Sleep, read_body,
 };
 use std::fmt;
 use std::future::Future;
@@ -112,16 +111,7 @@ where
         Some(key) => key.0.clone(),
         None => shared.key(request.uri()),
     };
-    let choices = RequestChoices {
-        max_wait: extensions.get::<MaxWait>().map(|m| m.0),
-        priority: extensions.get::<Priority>().copied().unwrap_or_default(),
-        tokens: match extensions.get::<TokenCost>() {
-            Some(t) => Some(t.0),
-            None => shared.tokens(&request),
-        },
-        timeout: extensions.get::<TotalTimeout>().map(|t| t.0),
-        max_concurrent: extensions.get::<MaxConcurrent>().map(|m| m.cap()),
-    };
+    let choices = RequestChoices::from_extensions(extensions, || shared.tokens(&request));
     let endpoint = shared.endpoint(&key, start);
     // Each strict window with the request's key in it.
     let windows = shared.windows_of(&request, endpoint.key());

@@ -30,6 +30,39 @@ pub struct RequestChoices {
     pub max_concurrent: Option<NonZeroU32>,
 }
 
+impl RequestChoices {
+    /// The choices a request's extensions carry ([`MaxWait`](super::MaxWait),
+    /// [`Priority`], [`TokenCost`](super::TokenCost), [`TotalTimeout`](super::TotalTimeout),
+    /// [`MaxConcurrent`](super::MaxConcurrent)), its tokens estimated by `tokens` when it
+    /// carries no `TokenCost`: what both drivers read from a request.
+    ///
+    /// ```
+    /// use pacer_core::{MaxWait, RequestChoices};
+    /// use std::time::Duration;
+    ///
+    /// let mut extensions = http::Extensions::new();
+    /// extensions.insert(MaxWait(Duration::from_secs(5)));
+    /// let choices = RequestChoices::from_extensions(&extensions, || Some(120));
+    /// assert_eq!((choices.max_wait, choices.tokens), (Some(Duration::from_secs(5)), Some(120)));
+    /// ```
+    #[must_use]
+    pub fn from_extensions(
+        extensions: &http::Extensions,
+        tokens: impl FnOnce() -> Option<u64>,
+    ) -> Self {
+        RequestChoices {
+            max_wait: extensions.get::<super::MaxWait>().map(|m| m.0),
+            priority: extensions.get::<Priority>().copied().unwrap_or_default(),
+            tokens: match extensions.get::<super::TokenCost>() {
+                Some(t) => Some(t.0),
+                None => tokens(),
+            },
+            timeout: extensions.get::<super::TotalTimeout>().map(|t| t.0),
+            max_concurrent: extensions.get::<super::MaxConcurrent>().map(|m| m.cap()),
+        }
+    }
+}
+
 /// What every exchange of one named limiter is driven with: the limiter's name, engine, rules,
 /// options, clock, metrics and the instance count in force. A driver holds these for the limiter
 /// and lends them to each step of an [`Exchange`].
