@@ -7,7 +7,8 @@
 //! Pacer's controller again against a copy of the API that also sends IETF draft-11
 //! `RateLimit-Policy` and `RateLimit` fields. Each has 12 workers sending as fast as they are let,
 //! starting at 300 a minute, for 45 s. Every 5 s the example prints each limiter's rate; at the
-//! end, the share of the quota each got and the 429s it cost.
+//! end, the share of the quota each got and the 429s it cost, and what each learned of the API's
+//! limiter (its kind, limit and window).
 //!
 //! Run: `cargo run --example learn_the_limit`
 //!
@@ -101,6 +102,12 @@ impl Contender {
         let endpoint = self.pacer.endpoints("demo").ok()?.into_iter().next()?;
         Some(self.pacer.state("demo", &endpoint).ok()?.limiter?.rate)
     }
+
+    /// What the limiter learned of the API's own limiter (none before a 429).
+    fn server(&self) -> Option<pacer::ServerModel> {
+        let endpoint = self.pacer.endpoints("demo").ok()?.into_iter().next()?;
+        self.pacer.state("demo", &endpoint).ok()?.server
+    }
 }
 
 #[tokio::main]
@@ -166,5 +173,24 @@ async fn main() {
             c.name,
             accepted as f64 / most * 100.0,
         );
+    }
+    println!("\nwhat each learned of the API's limiter (docs/server-model.md):");
+    for c in &contenders {
+        match c.server() {
+            Some(m) => println!(
+                "{:<16}{}, {:.0} per {:?} (confidence {:.2}{})",
+                c.name,
+                m.kind,
+                m.limit,
+                m.window,
+                m.confidence,
+                if m.from_fields {
+                    ", from its fields"
+                } else {
+                    ""
+                }
+            ),
+            None => println!("{:<16}nothing yet (no 429)", c.name),
+        }
     }
 }

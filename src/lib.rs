@@ -59,6 +59,8 @@ pub use pacer_core::{
     Aimd, AimdOptions, Controller, ControllerContext, ControllerFactory, Cubic, CubicOptions,
     PacerController, PacerControllerOptions, PureController, RateController, RateControllerState,
 };
+// What the limiter learned of the server's own limiter.
+pub use pacer_core::{LimiterKind, ServerModel};
 // Time.
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
@@ -150,6 +152,11 @@ pub struct RestartsGuideDoctests;
 #[doc = include_str!("../docs/concurrency.md")]
 #[cfg(doctest)]
 pub struct ConcurrencyGuideDoctests;
+
+/// The server model guide's examples, compiled as doctests.
+#[doc = include_str!("../docs/server-model.md")]
+#[cfg(all(doctest, feature = "reqwest"))]
+pub struct ServerModelGuideDoctests;
 
 /// The fleet guide's examples, compiled as doctests.
 #[doc = include_str!("../docs/fleet.md")]

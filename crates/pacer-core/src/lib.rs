@@ -12,6 +12,7 @@ mod engine;
 mod fleet;
 mod limiter;
 mod metrics;
+mod server_model;
 mod validation;
 
 // Headers, proactive throttling and endpoint state.
@@ -64,6 +65,9 @@ pub use limiter::{
     UnknownController,
 };
 pub use metrics::{LimiterMetrics, WaitingGuard};
+pub use server_model::{
+    EVERY_REFUSAL, LimiterKind, OLDER_SECS, RECORD_CAPACITY, Record, ServerModel,
+};
 pub use validation::{InvalidOption, InvalidOptions};
 
 // Strict discrete sliding windows (after the discrete-window Redis library).

@@ -132,6 +132,20 @@ impl LimiterMetrics {
         .increment(1);
     }
 
+    /// An endpoint's model of the server changed ([`ServerModel`](crate::ServerModel)):
+    /// `pacer_server_model_changes_total`, labelled with the limiter and the kind it names now
+    /// (one of three).
+    #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+    pub fn server_model_changed(&self, kind: crate::LimiterKind) {
+        #[cfg(feature = "metrics")]
+        metrics::counter!(
+            "pacer_server_model_changes_total",
+            "limiter" => Arc::clone(&self.name),
+            "kind" => kind.as_str()
+        )
+        .increment(1);
+    }
+
     /// Keeps the rate gauge in step with a change of one endpoint's rate. An endpoint that holds
     /// nothing back (the unlimited start, before its first throttle signal) adds nothing to the
     /// gauge: it joins it with the rate it starts limiting at.

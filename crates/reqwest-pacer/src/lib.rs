@@ -120,5 +120,6 @@ pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
 pub use pacer_core::{Cost, EndpointKey, MaxConcurrent, MaxWait, TokenCost, TotalTimeout};
 pub use pacer_core::{DeclaredDialect, FieldGrammar, TimeUnit};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
+pub use pacer_core::{LimiterKind, ServerModel};
 pub use pacer_core::{Paced, QuotaExhausted};
 pub use window::{StrictWindow, WindowKeyFn};

@@ -3,7 +3,8 @@
 use crate::named::Named;
 use crate::{LimiterConfig, PacerError};
 use pacer_core::{
-    Clock, InvalidOption, InvalidOptions, LimiterOptions, LimiterSnapshot, RateLimitInfo, RealClock,
+    Clock, InvalidOption, InvalidOptions, LimiterOptions, LimiterSnapshot, RateLimitInfo,
+    RealClock, ServerModel,
 };
 use std::collections::BTreeMap;
 use std::fmt;
@@ -113,6 +114,7 @@ impl PacerMiddleware {
         let found = named.engine.find(endpoint);
         Ok(EndpointState {
             limiter: found.as_ref().map(|e| e.limiter().snapshot()),
+            server: found.as_ref().and_then(|e| e.server_model()),
             headers: found.and_then(|e| e.server_state(now)),
         })
     }
@@ -238,6 +240,9 @@ pub struct EndpointState {
     pub limiter: Option<LimiterSnapshot>,
     /// The rate-limit state the server reported, if it is not spent.
     pub headers: Option<RateLimitInfo>,
+    /// What this process has learned of the server's limiter (its kind, limit and window),
+    /// once the endpoint has been refused ([`ServerModel`]).
+    pub server: Option<ServerModel>,
 }
 
 /// A run-time change could not be applied; nothing changed.

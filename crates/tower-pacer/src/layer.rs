@@ -1,6 +1,7 @@
 //! `PacerLayer`: the settings and the engine its services share.
 
 use crate::PacerService;
+use crate::ServerModel;
 #[cfg(feature = "config")]
 use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
@@ -199,6 +200,16 @@ impl PacerLayer {
             .engine
             .find(endpoint)
             .map(|e| e.limiter().snapshot())
+    }
+
+    /// What the layer has learned of one endpoint's server-side limiter (its kind, limit and
+    /// window), once a request there has been refused ([`ServerModel`]).
+    #[must_use]
+    pub fn server_model(&self, endpoint: &str) -> Option<ServerModel> {
+        self.shared
+            .engine
+            .find(endpoint)
+            .and_then(|e| e.server_model())
     }
 
     /// Sets the number of processes that share the layer's budget, live, in every endpoint

@@ -87,6 +87,7 @@ pub use pacer_core::{
     QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted, RejectReason, Rejection, Rules, TokenCost,
     TotalTimeout, WaitCause,
 };
+pub use pacer_core::{LimiterKind, ServerModel};
 
 /// The error type of a [`PacerService`], boxed: a [`Rejection`] (a request refused before it
 /// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed), a

@@ -2,8 +2,8 @@
 //! adaptive limiter, the server's numbers, its budgets in other units), with bounded memory.
 
 use super::ServerState;
-use crate::FleetHandle;
 use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
+use crate::{FleetHandle, Record, ServerModel};
 use hashbrown::HashTable;
 use parking_lot::Mutex;
 use std::cell::RefCell;
@@ -67,6 +67,8 @@ pub struct Endpoint {
     key: Arc<str>,
     limiter: Limiter,
     pub(crate) server: Mutex<ServerState>,
+    /// What it sent and what came back, for the model of the server.
+    pub(crate) record: Mutex<Record>,
     /// The endpoint's member of its fleet, when its limiter shares a fleet's rate.
     fleet: OnceLock<Arc<FleetHandle>>,
     /// When it was last looked up, in nanoseconds (for the idle sweep and the LRU).
@@ -113,6 +115,13 @@ impl Endpoint {
     #[must_use]
     pub fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
         self.server.lock().snapshot(now)
+    }
+
+    /// What this process has learned of the server's limiter from the endpoint's sends, as
+    /// its last refusal left it ([`Record::learn`]); `None` until a refusal it could rank.
+    #[must_use]
+    pub fn server_model(&self) -> Option<ServerModel> {
+        self.record.lock().believed().cloned()
     }
 
     /// Marks it looked up at `now`.
@@ -212,6 +221,7 @@ impl Endpoints {
             key: Arc::from(key),
             limiter: make(),
             server: Mutex::new(ServerState::default()),
+            record: Mutex::new(Record::new()),
             fleet: OnceLock::new(),
             touched: AtomicU64::new(now.as_nanos()),
             stored: AtomicBool::new(true),

@@ -426,6 +426,18 @@ impl Exchange {
         self.in_flight = false;
         let after = (driver.engine).after(&self.endpoint, reading, self.units, self.sent_at, now);
         driver.metrics.record(&after.changes);
+        if let Some(model) = &after.learned {
+            tracing::info!(
+                limiter = %driver.name,
+                endpoint = %self.endpoint.key(),
+                kind = model.kind.as_str(),
+                limit = model.limit,
+                window_s = model.window.as_secs_f64(),
+                confidence = model.confidence,
+                "model of the server changed"
+            );
+            driver.metrics.server_model_changed(model.kind);
+        }
         if self.units == 0 {
             return Next::Done(None);
         }

@@ -95,7 +95,7 @@ pub use server_state::ServerState;
 pub use wait::{AttemptWait, WaitStep};
 
 use crate::limiter::BarePause;
-use crate::{Changes, CostAboveLimit, Feedback, Limiter, Signal, Timestamp};
+use crate::{Changes, CostAboveLimit, Feedback, Limiter, ServerModel, Signal, Timestamp};
 use endpoints::Endpoints;
 use std::fmt;
 use std::sync::Arc;
@@ -116,6 +116,9 @@ pub struct After {
     /// endpoint: a refusal for contention ([`RefusalClass::Contention`]) stops no endpoint, so
     /// the driver gives the next attempt this wait ([`Attempt::not_before`]).
     pub retry_in: Option<Duration>,
+    /// The endpoint's model of the server, when this response changed it
+    /// ([`Record::learn`](crate::Record::learn)).
+    pub learned: Option<ServerModel>,
 }
 
 /// The engine of one named limiter: its endpoints, in one bounded store, and the two calls that
@@ -401,6 +404,7 @@ impl Engine {
             BarePause::Take
         };
         let throttled = matches!(signal, Signal::Throttled { .. });
+        let learned = record(endpoint, &reading, signal, units, sent_at);
         // A refusal that is not this client's rate moves no rate.
         let signal = if reading.refusal.cuts() {
             signal
@@ -449,6 +453,7 @@ impl Engine {
             changes,
             retry: throttled && !retry_refused,
             retry_in,
+            learned,
         }
     }
 
@@ -519,3 +524,39 @@ impl Engine {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// Keeps a response in its endpoint's record for the model of the server: an acceptance, or a
+/// refusal for this client's rate with its `Retry-After`; and the limit and window its fields
+/// name. Other answers (errors, refusals of another kind) say nothing of the limiter. Returns the
+/// model of the server when a refusal changed it.
+fn record(
+    endpoint: &Endpoint,
+    reading: &Reading,
+    signal: Signal,
+    units: u64,
+    sent_at: Timestamp,
+) -> Option<ServerModel> {
+    let named = reading
+        .info
+        .policies()
+        .iter()
+        .find_map(|p| Some((p.limit()?, p.window()?)));
+    let refused = matches!(signal, Signal::Throttled { .. }) && reading.refusal.cuts();
+    // Read before the record's lock: no lock is taken under it.
+    let instances = refused.then(|| endpoint.limiter().instance_count());
+    let mut record = endpoint.record.lock();
+    if let Some((limit, window)) = named {
+        record.named(limit, window);
+    }
+    match signal {
+        Signal::Success => {
+            record.accepted(sent_at, units);
+            None
+        }
+        Signal::Throttled { retry_after } if refused => {
+            record.refused(sent_at, units, retry_after);
+            record.learn(instances.unwrap_or(1)).cloned()
+        }
+        _ => None,
+    }
+}

@@ -304,6 +304,13 @@ impl Limiter {
         self.shared.state.lock().core.snapshot(now)
     }
 
+    /// The number of processes that share the budget now ([`LimiterOptions::instance_count`],
+    /// or the live count).
+    #[must_use]
+    pub fn instance_count(&self) -> u32 {
+        self.shared.state.lock().core.instance_count
+    }
+
     /// The number of requests waiting for units now.
     #[must_use]
     pub fn queue_len(&self) -> usize {

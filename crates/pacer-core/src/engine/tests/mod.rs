@@ -543,3 +543,47 @@ fn nothing_left_of_a_one_second_window_is_paced_through_once_the_limiter_is_a_wi
     let after = engine.after(&endpoint, spent("\"d\";q=100;w=10", "3"), 1, at(20), at(20));
     assert_eq!(after.changes.paused_until, Some(at(23)));
 }
+
+#[test]
+fn the_endpoint_learns_the_server_s_fixed_window_from_what_it_was_told() {
+    // A fixed window of 20 per 10 s whose boundaries fall at 10 s, 20 s, …; one request every
+    // 250 ms, the refused ones told when the window turns, for two minutes.
+    let (engine, endpoint) = engine_and_endpoint("api");
+    assert_eq!(
+        endpoint.server_model(),
+        None,
+        "nothing learned before a refusal"
+    );
+    let mut learned = Vec::new();
+    let mut used = (0, 0);
+    for i in 0..480u64 {
+        let ms = i * 250;
+        let frame = ms / 10_000;
+        if used.0 != frame {
+            used = (frame, 0);
+        }
+        let sent = Timestamp::from_duration(Duration::from_millis(ms));
+        let reading = if used.1 < 20 {
+            used.1 += 1;
+            read(200, &[])
+        } else {
+            let wait = (frame + 1) * 10_000 - ms;
+            let retry_after = wait.div_ceil(1000).to_string();
+            read(429, &[("retry-after", retry_after.as_str())])
+        };
+        let after = engine.after(&endpoint, reading, 1, sent, sent);
+        learned.extend(after.learned);
+    }
+    let model = endpoint.server_model().expect("refusals");
+    assert_eq!(model.kind, crate::LimiterKind::FixedWindow, "{model:?}");
+    assert_eq!(model.window, secs(10));
+    assert!((model.limit - 20.0).abs() <= 2.0, "{model:?}");
+    assert_eq!(model.boundary, Some(Duration::ZERO), "{model:?}");
+    assert!(!model.from_fields);
+    let last = learned.last().expect("the engine reported what it learned");
+    assert_eq!(
+        (last.kind, last.window, last.limit),
+        (model.kind, model.window, model.limit),
+        "the last change the engine reported is what the endpoint believes"
+    );
+}
