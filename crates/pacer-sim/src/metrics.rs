@@ -163,6 +163,44 @@ pub struct RunMetrics {
     /// accepted from the one that got the fewest over those of the one that got the most (1: an
     /// even split). `None` with fewer than two such instances.
     pub evenness: Option<f64>,
+    /// What the first instance identified of the server's limiter at the end of the run
+    /// ([`pacer_core::ServerModel`]); `None` for modes without one, or before a refusal.
+    pub identified: Option<Identified>,
+    /// The same at the first instance's fifth refusal.
+    pub identified_by_fifth: Option<Identified>,
+}
+
+/// A [`pacer_core::ServerModel`] as the report prints it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Identified {
+    /// `sliding`, `fixed` or `bucket`.
+    pub kind: &'static str,
+    /// Units per window, for the whole budget.
+    pub limit: f64,
+    /// The window in seconds.
+    pub window_s: f64,
+    /// How likely the kind is, 0 to 1.
+    pub confidence: f64,
+}
+
+impl From<&pacer_core::ServerModel> for Identified {
+    fn from(m: &pacer_core::ServerModel) -> Self {
+        Identified {
+            kind: m.kind.as_str(),
+            limit: m.limit,
+            window_s: m.window.as_secs_f64(),
+            confidence: m.confidence,
+        }
+    }
+}
+
+/// What a client learned of the server's limiter ([`Client::learned`](crate::modes::Client::learned)).
+#[derive(Debug, Clone, Default)]
+pub struct Learned {
+    /// At its fifth refusal.
+    pub by_fifth: Option<pacer_core::ServerModel>,
+    /// Now.
+    pub now: Option<pacer_core::ServerModel>,
 }
 
 impl Recovery {

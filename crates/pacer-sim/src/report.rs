@@ -3,7 +3,8 @@
 //! Every number is rounded before it is printed, with fixed decimals, so the output of a seed is
 //! the same bytes on every run.
 
-use crate::metrics::{Recovery, RunMetrics};
+use crate::SimOptions;
+use crate::metrics::{Identified, Recovery, RunMetrics};
 use crate::model::Story;
 use crate::{Comparison, Row};
 use serde::Serialize;
@@ -12,8 +13,12 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 /// The CSV header, in the order the issue asks for.
-pub const CSV_HEADER: &str =
-    "story,mode,throughput,share,throttled,rejected,gave_up,p95_wait_s,recovery_s";
+/// The columns after `recovery_s` are the server's true limiter (kind, limit per window, window)
+/// and what the first instance identified of it at the end of the run and at its fifth refusal
+/// (empty for modes that identify nothing, or before a refusal).
+pub const CSV_HEADER: &str = "story,mode,throughput,share,throttled,rejected,gave_up,p95_wait_s,recovery_s,\
+     true_kind,true_limit,true_window_s,identified_kind,identified_limit,identified_window_s,\
+     confidence,fifth_kind,fifth_limit,fifth_window_s";
 
 /// How to print a comparison (`--format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -174,8 +179,41 @@ pub fn table(c: &Comparison) -> String {
         for l in &lines {
             out.push_str(&row(l.iter().map(String::as_str).collect()));
         }
+        identified(&mut out, c, story);
     }
     out
+}
+
+/// Under a story's table, what each mode's first instance identified of the server's limiter
+/// beside the truth; nothing when no mode identified anything.
+fn identified(out: &mut String, c: &Comparison, story: &str) {
+    let rows: Vec<(&str, &Identified)> = c
+        .rows
+        .iter()
+        .filter(|r| r.story == story)
+        .filter_map(|r| Some((r.mode.as_str(), r.metrics.identified.as_ref()?)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let t = truth(&c.options);
+    let _ = writeln!(
+        out,
+        "\nThe server's limiter: {}, {} per {} s. Identified by the first instance:",
+        t.kind,
+        thousands(t.limit.round() as u64),
+        t.window_s
+    );
+    for (mode, m) in rows {
+        let _ = writeln!(
+            out,
+            "- {mode}: {}, {} per {:.1} s (confidence {:.2})",
+            m.kind,
+            thousands(m.limit.round() as u64),
+            m.window_s,
+            m.confidence
+        );
+    }
 }
 
 /// The share as a whole percentage, or `n/a` when it is unknown (NaN: a live run against a
@@ -194,11 +232,36 @@ fn share_percent(share: f64) -> String {
 pub fn csv(c: &Comparison) -> String {
     let mut out = String::from(CSV_HEADER);
     out.push('\n');
+    let truth = truth(&c.options);
     for r in &c.rows {
         out.push_str(&csv_line(r));
+        let _ = write!(out, ",{},{:.1},{}", truth.kind, truth.limit, truth.window_s);
+        let model = |m: &Option<Identified>, confidence: bool| match m {
+            Some(m) if confidence => format!(
+                ",{},{:.1},{},{:.3}",
+                m.kind, m.limit, m.window_s, m.confidence
+            ),
+            Some(m) => format!(",{},{:.1},{}", m.kind, m.limit, m.window_s),
+            None if confidence => ",,,,".to_owned(),
+            None => ",,,".to_owned(),
+        };
+        out.push_str(&model(&r.metrics.identified, true));
+        out.push_str(&model(&r.metrics.identified_by_fifth, false));
         out.push('\n');
     }
     out
+}
+
+/// The server's true limiter: its kind, its limit per window for the whole budget (the quota
+/// before the story changes it), its window.
+#[must_use]
+pub fn truth(o: &SimOptions) -> Identified {
+    Identified {
+        kind: o.server.kind().as_str(),
+        limit: crate::model::window_units(o.quota as f64, o.window),
+        window_s: o.window.as_secs_f64(),
+        confidence: 1.0,
+    }
 }
 
 fn csv_line(r: &Row) -> String {
@@ -390,6 +453,8 @@ mod tests {
                 attempts: 21_056,
                 unfinished: 722,
                 evenness: Some(0.912_34),
+                identified: None,
+                identified_by_fifth: None,
             },
             series: Series::default(),
         }
@@ -416,12 +481,31 @@ mod tests {
 
     #[test]
     fn csv_has_the_issue_s_columns_in_order() {
+        let mut c = comparison();
+        c.rows[0].metrics.identified = Some(Identified {
+            kind: "fixed",
+            limit: 2_912.0,
+            window_s: 60.0,
+            confidence: 0.8,
+        });
         assert_eq!(
-            csv(&comparison()),
-            "story,mode,throughput,share,throttled,rejected,gave_up,p95_wait_s,recovery_s\n\
-             noisy-neighbour,aimd,2625.0,0.9052,56,11278,0,44.0,8\n\
-             noisy-neighbour,x,2625.0,0.9052,56,11278,0,44.0,never\n\
-             noisy-neighbour,y,2625.0,0.9052,56,11278,0,44.0,\n"
+            csv(&c),
+            format!(
+                "{CSV_HEADER}\n\
+                 noisy-neighbour,aimd,2625.0,0.9052,56,11278,0,44.0,8,\
+                 sliding,3000.0,60,fixed,2912.0,60,0.800,,,\n\
+                 noisy-neighbour,x,2625.0,0.9052,56,11278,0,44.0,never,sliding,3000.0,60,,,,,,,\n\
+                 noisy-neighbour,y,2625.0,0.9052,56,11278,0,44.0,,sliding,3000.0,60,,,,,,,\n"
+            )
+        );
+        assert!(CSV_HEADER.starts_with(
+            "story,mode,throughput,share,throttled,rejected,gave_up,p95_wait_s,recovery_s,"
+        ));
+        let t = table(&c);
+        assert!(
+            t.contains("The server's limiter: sliding, 3,000 per 60 s.")
+                && t.contains("- aimd: fixed, 2,912 per 60.0 s (confidence 0.80)"),
+            "{t}"
         );
     }
 

@@ -9,7 +9,7 @@
 use super::events::{Agenda, EventKind};
 use super::recorder::Recorder;
 use crate::SimOptions;
-use crate::metrics::{RunMetrics, Series};
+use crate::metrics::{Identified, RunMetrics, Series};
 use crate::model::{Arrivals, ModelApi, Request, Story, Verdict, latency};
 use crate::modes::{
     Answered, Client, ClientSetup, Mode, ModeError, NO_RETRY_AFTER_DELAY, Response, Settled,
@@ -134,12 +134,19 @@ pub fn run(
     let whole_run: Vec<u32> = (0..options.instances)
         .filter(|&i| !engine.stopped.get(i as usize).copied().unwrap_or(true))
         .collect();
-    let (metrics, series) = engine.recorder.finish(
+    let learned = engine
+        .clients
+        .first()
+        .map(|c| c.learned())
+        .unwrap_or_default();
+    let (mut metrics, series) = engine.recorder.finish(
         arrivals.requests.len() as u64,
         options.minutes,
         story.quota_drop(),
         &whole_run,
     );
+    metrics.identified = learned.now.as_ref().map(Identified::from);
+    metrics.identified_by_fifth = learned.by_fifth.as_ref().map(Identified::from);
     Ok(RunResult { metrics, series })
 }
 

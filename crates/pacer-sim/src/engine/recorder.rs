@@ -143,6 +143,8 @@ impl Recorder {
             attempts: self.attempts,
             unfinished: requests.saturating_sub(finished),
             evenness,
+            identified: None,
+            identified_by_fifth: None,
         };
         (metrics, self.series)
     }

@@ -54,6 +54,22 @@ pub enum ServerShape {
 }
 
 impl ServerShape {
+    /// The kind of limiter Pacer's model of the server names this shape:
+    /// HAProxy's counter is a sliding window, every meter that drains is a bucket.
+    #[must_use]
+    pub fn kind(self) -> pacer_core::LimiterKind {
+        use pacer_core::LimiterKind;
+        match self {
+            ServerShape::Sliding | ServerShape::Haproxy => LimiterKind::SlidingWindow,
+            ServerShape::Fixed => LimiterKind::FixedWindow,
+            ServerShape::TokenBucket
+            | ServerShape::LeakyBucket
+            | ServerShape::Gcra
+            | ServerShape::Governor
+            | ServerShape::Nginx => LimiterKind::Bucket,
+        }
+    }
+
     /// Whether the shape's 429 carries a `Retry-After`. A leaky bucket's does not, as nginx's
     /// `limit_req` and many gateway buckets send none, nor HAProxy's `deny`.
     #[must_use]

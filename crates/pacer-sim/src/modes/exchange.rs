@@ -6,10 +6,11 @@
 
 use super::headers::{graphql_response, http_response, wall};
 use super::{Client, Response};
+use crate::metrics::Learned;
 use pacer_core::{
     BodyReading, Changes, Clock, Driver, Endpoint, Engine, Exchange, Limiter, LimiterMemory,
-    LimiterMetrics, LimiterOptions, ManualClock, Next, Refused, RequestChoices, Rules, Timestamp,
-    WindowLimit,
+    LimiterMetrics, LimiterOptions, ManualClock, Next, Refused, RequestChoices, Rules, ServerModel,
+    Timestamp, WindowLimit,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -101,6 +102,9 @@ pub struct ExchangeClient {
     exchanges: HashMap<u32, Exchange>,
     /// The requests whose wait was woken since it was last polled.
     woken: Arc<Mutex<Vec<u32>>>,
+    /// The refusals answered, and the model of the server at the fifth.
+    refusals: u32,
+    by_fifth: Option<ServerModel>,
 }
 
 impl fmt::Debug for ExchangeClient {
@@ -162,6 +166,8 @@ impl ExchangeClient {
             waiting: HashMap::new(),
             exchanges: HashMap::new(),
             woken: Arc::new(Mutex::new(Vec::new())),
+            refusals: 0,
+            by_fifth: None,
         })
     }
 
@@ -290,8 +296,19 @@ impl ExchangeClient {
             .exchanges
             .remove(&request)
             .expect("an attempt in flight");
+        let refused = matches!(
+            status,
+            http::StatusCode::TOO_MANY_REQUESTS | http::StatusCode::SERVICE_UNAVAILABLE
+        );
         let driver = self.pieces.driver(self.instance_count);
-        match exchange.answered(&driver, status, headers, body, now, true) {
+        let next = exchange.answered(&driver, status, headers, body, now, true);
+        if refused {
+            self.refusals += 1;
+            if self.refusals == 5 {
+                self.by_fifth = self.endpoint.server_model();
+            }
+        }
+        match next {
             Next::Retry => {
                 self.exchanges.insert(request, exchange);
                 Answered::Retry
@@ -310,6 +327,13 @@ impl ExchangeClient {
 }
 
 impl Client for ExchangeClient {
+    fn learned(&self) -> Learned {
+        Learned {
+            by_fifth: self.by_fifth.clone(),
+            now: self.endpoint.server_model(),
+        }
+    }
+
     fn exchanges(&mut self) -> Option<&mut ExchangeClient> {
         Some(self)
     }

@@ -6,6 +6,7 @@
 //! new [`Client`]; the engine does not change.
 
 use super::{ExchangeClient, StoreAnswer};
+use crate::metrics::Learned;
 use crate::model::{ModelHeaders, Verdict};
 use pacer_core::{Acquired, Changes, FleetCall, LimiterOptions, RejectReason, Ticket, Timestamp};
 use std::fmt;
@@ -102,6 +103,11 @@ pub trait Client: fmt::Debug {
     /// the queue's methods below. Default `None`.
     fn exchanges(&mut self) -> Option<&mut ExchangeClient> {
         None
+    }
+
+    /// What it learned of the server's limiter. Default: nothing.
+    fn learned(&self) -> Learned {
+        Learned::default()
     }
 
     /// Asks for the units of one attempt: go now, wait in the queue with a ticket, or refused.
