@@ -49,7 +49,9 @@ async fn metrics_are_labelled_with_the_limiter_name_only() {
         }
         for (k, v) in &labels {
             assert!(
-                k == "limiter" || (k == "reason" && !v.contains('/')),
+                k == "limiter"
+                    || (k == "reason" && !v.contains('/'))
+                    || (k == "kind" && ["sliding", "fixed", "bucket"].contains(&v.as_str())),
                 "label {k}={v}"
             );
         }
@@ -72,6 +74,12 @@ async fn metrics_are_labelled_with_the_limiter_name_only() {
     assert!(seen.contains_key("pacer_wait_seconds"));
     assert!(seen.get("pacer_rate").is_some_and(|v| *v > 0.0));
     assert_eq!(seen.get("pacer_waiting_requests"), Some(&0.0));
+    // The throttle gave the endpoint its first model of the server.
+    assert_eq!(
+        seen.get("pacer_server_model_changes_total"),
+        Some(&1.0),
+        "{seen:?}"
+    );
 }
 
 /// The value of `name` labelled with `limiter`, if it has one.
