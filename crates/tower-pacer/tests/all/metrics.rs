@@ -52,8 +52,10 @@ async fn the_layer_records_the_middleware_s_series_labelled_with_its_name() {
         {
             continue;
         }
+        // The limiter's name, and a model's kind (one of three): nothing from the request.
         assert!(
-            labels.iter().all(|(k, _)| k == "limiter"),
+            labels.iter().all(|(k, v)| k == "limiter"
+                || (k == "kind" && ["sliding", "fixed", "bucket"].contains(&v.as_str()))),
             "only the limiter's name: {labels:?}"
         );
         let value = match value {
@@ -72,6 +74,11 @@ async fn the_layer_records_the_middleware_s_series_labelled_with_its_name() {
     );
     assert!(seen.get("pacer_rate").is_some_and(|v| *v > 0.0), "{seen:?}");
     assert_eq!(seen.get("pacer_waiting_requests"), Some(&0.0), "{seen:?}");
+    assert_eq!(
+        seen.get("pacer_server_model_changes_total"),
+        Some(&1.0),
+        "the throttle gave the endpoint its first model of the server: {seen:?}"
+    );
 }
 
 #[tokio::test]
