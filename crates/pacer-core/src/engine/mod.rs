@@ -542,6 +542,11 @@ fn record(
         .iter()
         .find_map(|p| Some((p.limit()?, p.window()?)));
     let refused = matches!(signal, Signal::Throttled { .. }) && reading.refusal.cuts();
+    let kept = units > 0 && (refused || signal == Signal::Success);
+    if !kept && named.is_none() {
+        // Nothing to keep: no lock.
+        return None;
+    }
     // Read before the record's lock: no lock is taken under it.
     let instances = refused.then(|| endpoint.limiter().instance_count());
     let mut record = endpoint.record.lock();
@@ -549,6 +554,7 @@ fn record(
         record.named(limit, window);
     }
     match signal {
+        _ if !kept => None,
         Signal::Success => {
             record.accepted(sent_at, units);
             None
