@@ -20,18 +20,20 @@ mod budget;
 mod endpoint;
 mod headers;
 mod throttling;
-pub use budget::{CostAboveLimit, UnitBudget, UnitBudgets};
+pub use budget::{
+    CostAboveLimit, TokenUsage, USAGE_BODY_LIMIT, UnitBudget, UnitBudgets, UsageReader,
+};
 pub use drive::{DEFAULT_FRAMES, PacerBody, WindowLimit, read_body};
 pub use endpoint::{EndpointSnapshot, EndpointStore, EndpointStoreBuilder, EndpointView};
 pub use engine::{
     After, Attempt, AttemptWait, BODY_LIMIT, BodyReading, BodyVerdict, ClassifierStatuses, Cost,
     DefaultClassifier, Endpoint, EndpointKey, Engine, GRPC_RESOURCE_EXHAUSTED, GRPC_UNAVAILABLE,
-    Hold, KeyMode, MaxConcurrent, MaxWait, Paced, QUERY_COST_BODY_LIMIT, QueryCost, QuotaExhausted,
-    Reading, Refusal, RejectReason, Rejection, Retries, Rules, ServerState, ThrottleClassifier,
-    TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WaitStep, WindowAnswer, forbids_retry,
-    insufficient_quota, is_json,
+    Hold, KeyMode, MaxConcurrent, MaxWait, OutputTokens, Paced, QUERY_COST_BODY_LIMIT, QueryCost,
+    QuotaExhausted, Reading, Refusal, RejectReason, Rejection, Retries, Rules, ServerState,
+    ThrottleClassifier, TokenCost, TotalTimeout, UnknownKeyMode, WaitCause, WaitStep, WindowAnswer,
+    forbids_retry, insufficient_quota, is_json,
 };
-pub use engine::{Driver, Exchange, Next, Refused, RequestChoices};
+pub use engine::{Driver, Exchange, Next, Refused, RequestChoices, Settlement};
 pub use engine::{EndpointMemory, PacerMemory, Recalled};
 pub use engine::{PENALTY_PAUSE, RefusalClass, builtin_body_verdict, refusal_from_headers};
 #[cfg(any(test, feature = "test-util"))]

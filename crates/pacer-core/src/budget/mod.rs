@@ -7,6 +7,8 @@
 
 mod unit_budget;
 mod unit_budgets;
+mod usage;
 
 pub use unit_budget::{CostAboveLimit, UnitBudget};
 pub use unit_budgets::UnitBudgets;
+pub use usage::{TokenUsage, USAGE_BODY_LIMIT, UsageReader};

@@ -189,6 +189,17 @@ impl UnitBudget {
         self.updated = self.updated.max(now);
     }
 
+    /// Credits `amount` units at `now` that were debited and not spent (a reservation above
+    /// what the request took, or a request the server did not count), up to the limit.
+    pub fn give_back(&mut self, amount: u64, now: Timestamp) {
+        let limit = self.limit.map_or(f64::INFINITY, |l| l as f64);
+        let level = self.level_at(now);
+        if level.is_finite() {
+            self.level = (level + amount as f64).min(limit);
+            self.updated = self.updated.max(now);
+        }
+    }
+
     /// The level at `now`: refilled since `updated`; without a rate (no limit), stale from the
     /// reset on.
     fn level_at(&self, now: Timestamp) -> f64 {

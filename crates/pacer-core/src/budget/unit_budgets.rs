@@ -3,18 +3,20 @@
 use std::time::Duration;
 
 use super::unit_budget::{CostAboveLimit, UnitBudget};
-use crate::{Policy, QuotaUnit, Timestamp};
+use crate::{Policy, QuotaUnit, Timestamp, TokenUsage};
 
 /// The budgets of an endpoint's policies that do not count requests, each paced with what it
 /// counts.
 ///
-/// * [`QuotaUnit::Tokens`] and [`QuotaUnit::InputTokens`] count the request's cost in tokens
-///   (its prompt): a request waits until every such budget holds its cost, and its cost is
-///   debited from each when it is sent.
-/// * [`QuotaUnit::OutputTokens`], and any other unit whose cost is not known before the send
-///   (`content-bytes`, a unit Pacer does not know), hold a request only while exhausted: less
-///   than one unit left, until the reset. What a request produces is not known before it is
-///   sent; the next response's remaining says what it took.
+/// * Each budget in tokens counts its part of the request's [`TokenUsage`]
+///   ([`TokenUsage::in_unit`]): [`QuotaUnit::Tokens`] the whole, [`QuotaUnit::InputTokens`]
+///   the prompt, [`QuotaUnit::OutputTokens`] the output the request said it may produce. A
+///   request waits until every budget holds its part, and each part is debited when it is
+///   sent; when its answer reports what it used, the difference is settled
+///   ([`settle`](Self::settle)).
+/// * A budget whose part is not known (an output the request did not say, `content-bytes`, a
+///   unit Pacer does not know) holds a request only while exhausted: less than one unit left,
+///   until the reset. The next response's remaining says what it took.
 /// * [`QuotaUnit::Requests`] and [`QuotaUnit::ConcurrentRequests`] are not budgets here: the
 ///   adaptive limiter follows the first ([`crate::ServerQuota::from_info`]) and the
 ///   server-ordered stop holds the endpoint when either is exhausted.
@@ -23,7 +25,7 @@ use crate::{Policy, QuotaUnit, Timestamp};
 /// exhausted budget.
 ///
 /// ```
-/// use pacer_core::{Dialect, Policy, QuotaUnit, RateLimitInfo, Timestamp, UnitBudgets};
+/// use pacer_core::{Dialect, Policy, QuotaUnit, RateLimitInfo, Timestamp, TokenUsage, UnitBudgets};
 /// use std::time::Duration;
 ///
 /// let openai = RateLimitInfo::new()
@@ -36,7 +38,7 @@ use crate::{Policy, QuotaUnit, Timestamp};
 /// budgets.observe(openai.policies(), t0);
 /// assert_eq!(budgets.budgets().len(), 1, "the requests policy is the limiter's");
 /// // 100 tokens come back a second: 500 tokens are there in 3 s.
-/// assert_eq!(budgets.check(Some(500), t0), Ok(Duration::from_secs(3)));
+/// assert_eq!(budgets.check(Some(TokenUsage::new(500, None)), t0), Ok(Duration::from_secs(3)));
 /// assert_eq!(budgets.check(None, t0), Ok(Duration::ZERO), "not exhausted");
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -101,24 +103,73 @@ impl UnitBudgets {
     }
 
     /// How long a request of `tokens` (`None`: unknown) must wait at `now` before every budget
-    /// lets it go: the longest of their waits, zero when it may go now.
+    /// lets it go: the longest of their waits, zero when it may go now. Each budget asks for the
+    /// part of the tokens it counts ([`TokenUsage::in_unit`]); one whose part is not known
+    /// holds the request only while exhausted.
     ///
     /// # Errors
     /// [`CostAboveLimit`] when the tokens are above a tokens policy's limit.
-    pub fn check(&self, tokens: Option<u64>, now: Timestamp) -> Result<Duration, CostAboveLimit> {
+    pub fn check(
+        &self,
+        tokens: Option<TokenUsage>,
+        now: Timestamp,
+    ) -> Result<Duration, CostAboveLimit> {
         let mut wait = Duration::ZERO;
         for b in &self.budgets {
-            let cost = tokens.filter(|_| Self::counts_tokens(b.unit()));
+            let cost = tokens.and_then(|t| t.in_unit(b.unit()));
             wait = wait.max(b.check(cost, now)?);
         }
         Ok(wait)
     }
 
-    /// Debits `tokens` sent at `now` from every budget that counts tokens.
-    pub fn spend(&mut self, tokens: u64, now: Timestamp) {
+    /// Debits `tokens` sent at `now` from every budget that counts them, each its part.
+    pub fn spend(&mut self, tokens: &TokenUsage, now: Timestamp) {
         for b in &mut self.budgets {
-            if Self::counts_tokens(b.unit()) {
-                b.spend(tokens, now);
+            if let Some(cost) = tokens.in_unit(b.unit()) {
+                b.spend(cost, now);
+            }
+        }
+    }
+
+    /// Settles at `now` a request that `reserved` tokens before its send and `used` what its
+    /// answer reports: each budget is given back what was reserved above what it counts of the
+    /// usage, and charged what was used above the reservation (a part of the reservation not
+    /// known counts 0).
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy, QuotaUnit, Timestamp, TokenUsage, UnitBudgets};
+    /// use std::time::Duration;
+    ///
+    /// let output = Policy::new(Dialect::Anthropic).with_unit(QuotaUnit::OutputTokens)
+    ///     .with_limit(8_000).with_remaining(8_000).with_reset_after(Duration::ZERO);
+    /// let (t0, mut budgets) = (Timestamp::ZERO, UnitBudgets::new());
+    /// budgets.observe([&output], t0);
+    /// let reserved = TokenUsage::new(500, Some(4_000)); // its max_tokens
+    /// budgets.spend(&reserved, t0);
+    /// assert_eq!(budgets.budgets()[0].available(t0), Some(4_000));
+    /// budgets.settle(&reserved, &TokenUsage::new(480, Some(300)), t0);
+    /// assert_eq!(budgets.budgets()[0].available(t0), Some(7_700), "3,700 given back");
+    /// ```
+    pub fn settle(&mut self, reserved: &TokenUsage, used: &TokenUsage, now: Timestamp) {
+        for b in &mut self.budgets {
+            let Some(used) = used.in_unit(b.unit()) else {
+                continue;
+            };
+            let reserved = reserved.in_unit(b.unit()).unwrap_or(0);
+            if used > reserved {
+                b.spend(used - reserved, now);
+            } else {
+                b.give_back(reserved - used, now);
+            }
+        }
+    }
+
+    /// Gives back at `now` the `reserved` tokens of a request the server did not count (its
+    /// send failed, or it was refused).
+    pub fn refund(&mut self, reserved: &TokenUsage, now: Timestamp) {
+        for b in &mut self.budgets {
+            if let Some(cost) = reserved.in_unit(b.unit()) {
+                b.give_back(cost, now);
             }
         }
     }
@@ -178,7 +229,7 @@ mod tests {
         for (i, (policies, tokens, want)) in cases.into_iter().enumerate() {
             let mut b = UnitBudgets::new();
             b.observe(&policies, Timestamp::ZERO);
-            let got = b.check(tokens, Timestamp::ZERO);
+            let got = b.check(tokens.map(|t| TokenUsage::new(t, None)), Timestamp::ZERO);
             match want {
                 Ok(w) => assert_eq!(got, Ok(secs(w)), "case {i}"),
                 Err(()) => assert!(got.is_err(), "case {i}: {got:?}"),
@@ -195,13 +246,45 @@ mod tests {
             policy(QuotaUnit::OutputTokens, 600, 100, 50),
         ];
         b.observe(&sent, t0);
-        b.spend(100, t0);
-        assert_eq!(b.check(Some(10), t0), Ok(secs(1)));
+        b.spend(&TokenUsage::new(100, None), t0);
+        assert_eq!(b.check(Some(TokenUsage::new(10, None)), t0), Ok(secs(1)));
         assert_eq!(b.budgets()[1].available(t0), Some(100), "output untouched");
         // The server's next numbers replace the local count.
         b.observe(&[policy(QuotaUnit::InputTokens, 600, 500, 10)], t0);
-        assert_eq!(b.check(Some(10), t0), Ok(Duration::ZERO));
+        assert_eq!(
+            b.check(Some(TokenUsage::new(10, None)), t0),
+            Ok(Duration::ZERO)
+        );
         assert_eq!(b.budgets().len(), 1);
+    }
+
+    #[test]
+    fn a_known_output_is_paced_by_the_output_budget_and_the_whole_by_tokens() {
+        let t0 = Timestamp::ZERO;
+        let mut b = UnitBudgets::new();
+        b.observe(
+            &[
+                policy(QuotaUnit::OutputTokens, 600, 100, 50),
+                policy(QuotaUnit::Tokens, 6_000, 6_000, 0),
+            ],
+            t0,
+        );
+        // 500 output tokens: 400 missing at 10 a second.
+        let asked = TokenUsage::new(50, Some(500));
+        assert_eq!(b.check(Some(asked), t0), Ok(secs(40)));
+        b.spend(&asked, t0);
+        assert_eq!(b.budgets()[1].available(t0), Some(5_450), "the whole");
+        // An over-estimate is given back, an under-estimate charged, unit by unit.
+        b.settle(&asked, &TokenUsage::new(70, Some(100)), t0);
+        assert_eq!(b.budgets()[0].available(t0), Some(0), "100 - 500 + 400");
+        assert_eq!(
+            b.budgets()[1].available(t0),
+            Some(5_830),
+            "550 reserved, 170 used"
+        );
+        // A refund gives the whole reservation back, never above the limit.
+        b.refund(&TokenUsage::new(10_000, Some(10_000)), t0);
+        assert_eq!(b.budgets()[1].available(t0), Some(6_000));
     }
 
     #[test]

@@ -170,8 +170,8 @@ async fn where_the_fast_path_goes_the_wait_goes_at_the_same_time() {
             "{name}"
         );
         assert_eq!(
-            fast.tokens_wait(&fast_endpoint, Some(80), now),
-            slow.tokens_wait(&slow_endpoint, Some(80), now),
+            fast.tokens_wait(&fast_endpoint, Some(80.into()), now),
+            slow.tokens_wait(&slow_endpoint, Some(80.into()), now),
             "{name}"
         );
     }

@@ -1,7 +1,7 @@
 //! One attempt of a request, as the engine's wait reads it.
 
 use crate::WindowLimit;
-use crate::{Priority, Timestamp};
+use crate::{Priority, Timestamp, TokenUsage};
 use std::num::NonZeroU32;
 use std::time::Duration;
 
@@ -19,7 +19,7 @@ use std::time::Duration;
 #[must_use]
 pub struct Attempt<'a> {
     pub(crate) units: u64,
-    pub(crate) tokens: Option<u64>,
+    pub(crate) tokens: Option<TokenUsage>,
     pub(crate) windows: &'a [(&'a WindowLimit, String)],
     pub(crate) max_wait: Duration,
     pub(crate) priority: Priority,
@@ -52,10 +52,29 @@ impl<'a> Attempt<'a> {
         }
     }
 
-    /// Its cost in tokens, if known (for the quotas in tokens).
+    /// Its cost in tokens, if known (for the quotas in tokens): all of them, with the output
+    /// among them ([`output_tokens`](Self::output_tokens)) or not.
     #[inline]
     pub fn tokens(mut self, tokens: Option<u64>) -> Self {
-        self.tokens = tokens;
+        let output = self.tokens.and_then(|t| t.output);
+        self.tokens =
+            tokens.map(|t| TokenUsage::new(t.saturating_sub(output.unwrap_or(0)), output));
+        self
+    }
+
+    /// Of its tokens, those it may produce (its `max_tokens`), if known; set after
+    /// [`tokens`](Self::tokens). Without a token cost, its output alone.
+    #[inline]
+    pub fn output_tokens(mut self, output: Option<u64>) -> Self {
+        let total = self.tokens.map(|t| t.total());
+        self.tokens = match (total, output) {
+            (Some(total), _) => Some(TokenUsage::new(
+                total.saturating_sub(output.unwrap_or(0)),
+                output,
+            )),
+            (None, Some(o)) => Some(TokenUsage::new(0, Some(o))),
+            (None, None) => None,
+        };
         self
     }
 

@@ -79,6 +79,26 @@ pub struct MaxWait(pub Duration);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TokenCost(pub u64);
 
+/// Of the request's tokens ([`TokenCost`], or the token estimator's), those it may produce:
+/// its `max_tokens` (OpenAI's `max_completion_tokens`, Anthropic's `max_tokens`). The request's
+/// output is then reserved from an output-tokens quota (Anthropic's `output-tokens`) before the
+/// send, as its input is from an input-tokens quota, instead of that quota holding it only once
+/// exhausted; its input is the token cost less this. When the answer reports what the request
+/// used (its `usage`), the middleware settles the reservation: the tokens reserved and not used
+/// are given back, those used above it charged. `docs/llm.md` has the rules.
+///
+/// ```
+/// use pacer_core::{OutputTokens, TokenCost};
+///
+/// // About 1,000 tokens of prompt, and up to 256 of answer.
+/// let mut request = http::Request::new(());
+/// request.extensions_mut().insert(TokenCost(1_256));
+/// request.extensions_mut().insert(OutputTokens(256));
+/// # assert!(request.extensions().get::<OutputTokens>().is_some());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OutputTokens(pub u64);
+
 /// The most the whole request may take in a driver, from the moment it enters it: every wait,
 /// every send and every retry, on the driver's clock. The driver waits only while the time is
 /// not up (a wait that would end after it is refused at once,

@@ -3,7 +3,7 @@
 
 use super::ServerState;
 use crate::{EndpointSnapshot, Limiter, RateLimitInfo, RateLimitStateProvider, Timestamp};
-use crate::{FleetHandle, Record, ServerModel};
+use crate::{FleetHandle, Record, ServerModel, UnitBudgets};
 use hashbrown::HashTable;
 use parking_lot::Mutex;
 use std::cell::RefCell;
@@ -115,6 +115,14 @@ impl Endpoint {
     #[must_use]
     pub fn snapshot(&self, now: Timestamp) -> Option<EndpointSnapshot> {
         self.server.lock().snapshot(now)
+    }
+
+    /// The endpoint's budgets in other units than requests (tokens), as the server last
+    /// reported them less what this process spent and settled since; empty when the server
+    /// reported none.
+    #[must_use]
+    pub fn budgets(&self) -> UnitBudgets {
+        self.server.lock().units.budgets().clone()
     }
 
     /// What this process has learned of the server's limiter from the endpoint's sends, as

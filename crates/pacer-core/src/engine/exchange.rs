@@ -6,6 +6,7 @@ use super::{Attempt, Endpoint, Engine, Refusal, Retries, Rules};
 use crate::WindowLimit;
 use crate::{
     BodyReading, Clock, LimiterMetrics, LimiterOptions, Paced, Priority, Signal, Timestamp,
+    TokenUsage,
 };
 use http::{HeaderMap, StatusCode};
 use std::num::NonZeroU32;
@@ -13,8 +14,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// What a request chose for itself, with the per-request choices ([`MaxWait`](super::MaxWait),
-/// [`Priority`], [`TokenCost`](super::TokenCost), [`TotalTimeout`](super::TotalTimeout),
-/// [`MaxConcurrent`](super::MaxConcurrent)); `None` where it chose nothing (the limiter's
+/// [`Priority`], [`TokenCost`](super::TokenCost), [`OutputTokens`](super::OutputTokens),
+/// [`TotalTimeout`](super::TotalTimeout), [`MaxConcurrent`](super::MaxConcurrent)); `None` where it chose nothing (the limiter's
 /// setting applies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestChoices {
@@ -24,6 +25,8 @@ pub struct RequestChoices {
     pub priority: Priority,
     /// Its cost in tokens, if known (for the quotas in tokens).
     pub tokens: Option<u64>,
+    /// Of its tokens, those it may produce ([`OutputTokens`](super::OutputTokens)).
+    pub output_tokens: Option<u64>,
     /// Its `TotalTimeout`, from the time it came in.
     pub timeout: Option<Duration>,
     /// Its own cap on its endpoint's requests in flight.
@@ -32,8 +35,8 @@ pub struct RequestChoices {
 
 impl RequestChoices {
     /// The choices a request's extensions carry ([`MaxWait`](super::MaxWait),
-    /// [`Priority`], [`TokenCost`](super::TokenCost), [`TotalTimeout`](super::TotalTimeout),
-    /// [`MaxConcurrent`](super::MaxConcurrent)), its tokens estimated by `tokens` when it
+    /// [`Priority`], [`TokenCost`](super::TokenCost), [`OutputTokens`](super::OutputTokens),
+    /// [`TotalTimeout`](super::TotalTimeout), [`MaxConcurrent`](super::MaxConcurrent)), its tokens estimated by `tokens` when it
     /// carries no `TokenCost`: what both drivers read from a request.
     ///
     /// ```
@@ -57,6 +60,7 @@ impl RequestChoices {
                 Some(t) => Some(t.0),
                 None => tokens(),
             },
+            output_tokens: extensions.get::<super::OutputTokens>().map(|o| o.0),
             timeout: extensions.get::<super::TotalTimeout>().map(|t| t.0),
             max_concurrent: extensions.get::<super::MaxConcurrent>().map(|m| m.cap()),
         }
@@ -309,6 +313,7 @@ impl Exchange {
             choices.max_wait.unwrap_or(driver.options.max_wait),
         )
         .tokens(choices.tokens)
+        .output_tokens(choices.output_tokens)
         .windows(windows)
         .priority(choices.priority)
         .timeout(self.timeout())
@@ -388,6 +393,8 @@ impl Exchange {
     /// The current attempt's send failed (no answer came): its slot and units are
     /// given back, the rate does not move. The driver hands the failure to the caller.
     pub fn failed(&mut self, driver: &Driver<'_>) {
+        let now = driver.clock.now();
+        (driver.engine).tokens_refund(&self.endpoint, self.tokens_attempt, now);
         if self.units > 0 {
             self.in_flight = false;
             let changes = driver
@@ -422,10 +429,17 @@ impl Exchange {
             driver.options.max_retry_after,
         );
         let throttled = matches!(reading.signal(), Signal::Throttled { .. });
+        let counted = status.is_success() && !throttled;
         // The engine gives the slot back with the answer.
         self.in_flight = false;
         let after = (driver.engine).after(&self.endpoint, reading, self.units, self.sent_at, now);
         driver.metrics.record(&after.changes);
+        if !counted {
+            // A model API charges the tokens of what it answered; a refusal or an error
+            // answered nothing. (After the answer's own numbers were kept: the refund is for
+            // a debit they did not replace.)
+            (driver.engine).tokens_refund(&self.endpoint, self.tokens_attempt, now);
+        }
         if let Some(model) = &after.learned {
             tracing::info!(
                 limiter = %driver.name,
@@ -461,6 +475,24 @@ impl Exchange {
         Next::Done(Some(self.paced_after(driver, attempt)))
     }
 
+    /// After [`Next::Done`] on a success: the tokens the request reserved (its
+    /// [`TokenCost`](super::TokenCost) and [`OutputTokens`](super::OutputTokens)) wait for what
+    /// the answer's body reports it used, which the driver reads as the caller reads the body
+    /// ([`UsageReader`](crate::UsageReader)) and hands to [`Settlement::settle`]. `None` when
+    /// the endpoint has no budget in tokens and the request reserved none, or was asked already.
+    #[must_use]
+    pub fn settlement(&mut self) -> Option<Settlement> {
+        let attempt = self.tokens_attempt;
+        if attempt == 0 || !self.endpoint.server.lock().units.to_settle(attempt) {
+            return None;
+        }
+        self.tokens_attempt = 0;
+        Some(Settlement {
+            endpoint: Arc::clone(&self.endpoint),
+            attempt,
+        })
+    }
+
     /// The wait of the next attempt begins at `now` (after [`Next::Retry`]).
     pub fn next_wait(&mut self, now: Timestamp) {
         self.begin = now;
@@ -480,6 +512,75 @@ impl Exchange {
     #[must_use]
     pub fn paced_now(&self, driver: &Driver<'_>) -> Paced {
         self.paced_after(driver, self.retries.attempt())
+    }
+}
+
+/// A request's tokens, reserved from its endpoint's budgets before its send, waiting for what
+/// its answer reports it used ([`Exchange::settlement`]). Settled, the budgets are given back
+/// what was reserved above the usage and charged what was used above it; dropped unsettled (the
+/// body was not read to its end, or reported no usage), the reservation stands until the
+/// server's next numbers replace it.
+///
+/// ```
+/// use http::{HeaderMap, StatusCode};
+/// use pacer_core::{Clock, Driver, Engine, Exchange, Limiter, LimiterMetrics, LimiterOptions,
+///     ManualClock, Next, QuotaUnit, RequestChoices, Rules, TokenUsage};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// let clock: Arc<dyn Clock> = Arc::new(ManualClock::new());
+/// let (engine, rules, options) = (Engine::new(10, Duration::from_secs(60)), Rules::default(),
+///     LimiterOptions::default());
+/// let name: Arc<str> = Arc::from("openai");
+/// let metrics = LimiterMetrics::new(&name);
+/// let driver = Driver { name: &name, engine: &engine, rules: &rules, options: &options,
+///     clock: &clock, metrics: &metrics, instance_count: 1 };
+/// let endpoint = engine.endpoint("api.openai.com", clock.now(),
+///     || Limiter::new(options.clone()).unwrap(), |_| {});
+/// // OpenAI said 10,000 tokens a minute are left.
+/// let mut headers = HeaderMap::new();
+/// for (name, value) in [("x-ratelimit-limit-tokens", "10000"),
+///     ("x-ratelimit-remaining-tokens", "10000"), ("x-ratelimit-reset-tokens", "0s")] {
+///     headers.insert(name, value.parse().unwrap());
+/// }
+/// let mut first = Exchange::new(Arc::clone(&endpoint), 1, RequestChoices::default(), &rules,
+///     clock.now());
+/// let at = first.go_now(&driver, &[]).unwrap();
+/// first.answered(&driver, StatusCode::OK, &headers, None, at, false);
+///
+/// // A request that may take 1,200 tokens, 1,000 of them its answer.
+/// let choices = RequestChoices { tokens: Some(1_200), output_tokens: Some(1_000),
+///     ..RequestChoices::default() };
+/// let mut exchange = Exchange::new(Arc::clone(&endpoint), 1, choices, &rules, clock.now());
+/// let at = exchange.go_now(&driver, &[]).unwrap();
+/// let available = || endpoint.budgets().budgets()[0].available(clock.now());
+/// assert_eq!(available(), Some(8_800));
+/// let next = exchange.answered(&driver, StatusCode::OK, &HeaderMap::new(), None, at, false);
+/// assert!(matches!(next, Next::Done(_)));
+/// // Its body said it used 200 of prompt and 50 of answer: 950 come back.
+/// let settlement = exchange.settlement().expect("it reserved tokens");
+/// settlement.settle(TokenUsage::new(200, Some(50)), clock.now());
+/// assert_eq!(available(), Some(9_750));
+/// ```
+#[derive(Debug)]
+#[must_use = "dropped, the reservation stands"]
+pub struct Settlement {
+    endpoint: Arc<Endpoint>,
+    attempt: u64,
+}
+
+impl Settlement {
+    /// The answer reported `used` at `now`: the reservation is settled against it (if the
+    /// server's numbers did not replace it since the send).
+    pub fn settle(self, used: TokenUsage, now: Timestamp) {
+        let mut server = self.endpoint.server.lock();
+        server.units.settle(self.attempt, &used, now);
+    }
+}
+
+impl Drop for Settlement {
+    fn drop(&mut self) {
+        self.endpoint.server.lock().units.landed(self.attempt);
     }
 }
 

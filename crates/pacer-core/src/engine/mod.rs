@@ -74,14 +74,16 @@ mod units;
 mod wait;
 
 pub use attempt::Attempt;
-pub use choices::{Cost, EndpointKey, MaxConcurrent, MaxWait, TokenCost, TotalTimeout};
+pub use choices::{
+    Cost, EndpointKey, MaxConcurrent, MaxWait, OutputTokens, TokenCost, TotalTimeout,
+};
 pub use classify::{
     BODY_LIMIT, BodyVerdict, ClassifierStatuses, DefaultClassifier, GRPC_RESOURCE_EXHAUSTED,
     GRPC_UNAVAILABLE, ThrottleClassifier, builtin_body_verdict, forbids_retry, insufficient_quota,
     is_json,
 };
 pub use endpoints::Endpoint;
-pub use exchange::{Driver, Exchange, Next, Refused, RequestChoices};
+pub use exchange::{Driver, Exchange, Next, Refused, RequestChoices, Settlement};
 pub use key::{KeyMode, UnknownKeyMode};
 pub use marks::{Paced, QuotaExhausted};
 pub use memory::{EndpointMemory, PacerMemory, Recalled};
@@ -95,7 +97,9 @@ pub use server_state::ServerState;
 pub use wait::{AttemptWait, WaitStep};
 
 use crate::limiter::BarePause;
-use crate::{Changes, CostAboveLimit, Feedback, Limiter, ServerModel, Signal, Timestamp};
+use crate::{
+    Changes, CostAboveLimit, Feedback, Limiter, ServerModel, Signal, Timestamp, TokenUsage,
+};
 use endpoints::Endpoints;
 use std::fmt;
 use std::sync::Arc;
@@ -333,7 +337,7 @@ impl Engine {
     pub fn tokens_wait(
         &self,
         endpoint: &Endpoint,
-        tokens: Option<u64>,
+        tokens: Option<TokenUsage>,
         now: Timestamp,
     ) -> Result<Option<Duration>, CostAboveLimit> {
         endpoint.server.lock().units.wait(tokens, now)
@@ -346,7 +350,7 @@ impl Engine {
     pub fn tokens_take(
         &self,
         endpoint: &Endpoint,
-        tokens: Option<u64>,
+        tokens: Option<TokenUsage>,
         now: Timestamp,
         attempt: &mut u64,
         force: bool,
@@ -363,6 +367,15 @@ impl Engine {
     pub fn landed(&self, endpoint: &Endpoint, attempt: u64) {
         if attempt != 0 {
             endpoint.server.lock().units.landed(attempt);
+        }
+    }
+
+    /// The attempt number `attempt` ([`tokens_take`](Self::tokens_take)) was not counted by
+    /// the server (its send failed, or it was refused): its tokens are given back at `now`,
+    /// unless the server's numbers came after its send and replaced them.
+    pub fn tokens_refund(&self, endpoint: &Endpoint, attempt: u64, now: Timestamp) {
+        if attempt != 0 {
+            endpoint.server.lock().units.refund(attempt, now);
         }
     }
 

@@ -1,59 +1,78 @@
 //! The quotas in other units than requests (tokens), per endpoint: stored from each response as
-//! the server sent them, asked before a send, debited at the send. The algorithm is
-//! [`UnitBudgets`]; this is the glue, and the count of tokens in flight.
+//! the server sent them, asked before a send, debited at the send, settled when the answer says
+//! what the request used. The algorithm is [`UnitBudgets`]; this is the glue, and the tokens of
+//! the requests in flight.
 
-use crate::{CostAboveLimit, Policy, RateLimitInfo, Timestamp, UnitBudgets};
+use crate::{CostAboveLimit, Policy, RateLimitInfo, Timestamp, TokenUsage, UnitBudgets};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// An endpoint's budgets in other units, and the tokens of its requests sent and not yet
-/// answered.
+/// answered or not yet settled.
 ///
 /// A response's remaining was counted when the server handled that request: requests sent
 /// after it may not be in it. So a new observation is debited with the tokens in flight but
 /// the oldest request's, taken to be the one answered (a server answers one endpoint's requests
 /// about in the order they came). When the answer was to another, the estimate errs low, on the
 /// safe side.
+///
+/// A reservation is settled (or refunded) only while its debit is still in the local level:
+/// sent after the last observation, or in flight and not the oldest at it. Once an observation
+/// came after it, the server's own count replaced the debit, and the next one will say what
+/// the request took.
 #[derive(Debug, Default)]
 pub(crate) struct UnitQuotas {
     budgets: UnitBudgets,
-    /// Attempt number → its tokens, for the attempts sent and not yet answered.
-    in_flight: BTreeMap<u64, u64>,
+    /// Attempt number → its reservation, for the attempts sent and not yet answered.
+    in_flight: BTreeMap<u64, Reserved>,
+    /// Attempt number → its reservation, for the attempts answered whose usage the driver is
+    /// reading (a [`Settlement`](super::Settlement) holds each).
+    settling: BTreeMap<u64, Reserved>,
     next: u64,
+}
+
+/// The tokens an attempt reserved, and whether its debit is still in the local level.
+#[derive(Debug, Clone, Copy)]
+struct Reserved {
+    tokens: TokenUsage,
+    held: bool,
 }
 
 impl UnitQuotas {
     /// Takes `tokens` for a new attempt, its predecessor `previous` (if any) answered; returns the
     /// attempt's number (never 0).
-    fn sent(&mut self, previous: u64, tokens: u64, now: Timestamp) -> u64 {
+    fn sent(&mut self, previous: u64, tokens: TokenUsage, now: Timestamp) -> u64 {
         self.in_flight.remove(&previous);
-        self.budgets.spend(tokens, now);
+        self.budgets.spend(&tokens, now);
         self.next += 1;
-        self.in_flight.insert(self.next, tokens);
+        let held = true;
+        self.in_flight.insert(self.next, Reserved { tokens, held });
         self.next
     }
 
-    /// Tokens in flight, but the oldest attempt's.
-    fn in_flight_after_oldest(&self) -> u64 {
-        self.in_flight.values().skip(1).sum()
-    }
-
     /// Replaces the budgets with a response's policies in other units, less the tokens in
-    /// flight.
+    /// flight but the oldest attempt's.
     pub(crate) fn observe(&mut self, policies: &[Policy], now: Timestamp) {
         if policies.is_empty() && self.budgets.is_empty() {
             return;
         }
         self.budgets.observe(policies, now);
-        let in_flight = self.in_flight_after_oldest();
-        self.budgets.spend(in_flight, now);
+        for (i, r) in self.in_flight.values_mut().enumerate() {
+            r.held = i > 0;
+            if r.held {
+                self.budgets.spend(&r.tokens, now);
+            }
+        }
+        for r in self.settling.values_mut() {
+            r.held = false;
+        }
     }
 
     /// The wait the budgets ask of a request of `tokens` at `now` (`None`: go), or the quota
     /// whose limit the tokens are above. Takes nothing.
     pub(crate) fn wait(
         &self,
-        tokens: Option<u64>,
+        tokens: Option<TokenUsage>,
         now: Timestamp,
     ) -> Result<Option<Duration>, CostAboveLimit> {
         if self.budgets.is_empty() {
@@ -66,29 +85,69 @@ impl UnitQuotas {
     /// taken at once, under the same lock (two concurrent requests cannot both take the last
     /// tokens), as attempt number `*attempt` (its previous attempt, if any, answered). With
     /// `force`, it goes whatever the budgets say (its wait reached the exhausted-stop cap),
-    /// unless it is above a limit.
+    /// unless it is above a limit. While the endpoint has budgets, a request of unknown tokens
+    /// is in flight too, having reserved none: its answer's usage is charged.
     pub(crate) fn take(
         &mut self,
-        tokens: Option<u64>,
+        tokens: Option<TokenUsage>,
         now: Timestamp,
         attempt: &mut u64,
         force: bool,
     ) -> Result<Option<Duration>, CostAboveLimit> {
-        let Some(t) = tokens.filter(|t| *t > 0) else {
-            return self.wait(tokens, now).map(|w| w.filter(|_| !force));
-        };
+        // Before the first budget, a request of known tokens is in flight all the same: the
+        // first observation is debited with it.
+        if self.budgets.is_empty() && tokens.is_none_or(|t| t.total() == 0) {
+            return Ok(None);
+        }
         let wait = check(&self.budgets, tokens, now)?.filter(|_| !force);
         if wait.is_none() {
-            *attempt = self.sent(*attempt, t, now);
+            *attempt = self.sent(*attempt, tokens.unwrap_or_default(), now);
         }
         Ok(wait)
     }
 
-    /// A request's flow ended: its last attempt is no longer in flight.
+    /// A request's flow ended: its last attempt is no longer in flight, and its usage will not
+    /// be read.
     pub(crate) fn landed(&mut self, attempt: u64) {
         if attempt != 0 {
             self.in_flight.remove(&attempt);
+            self.settling.remove(&attempt);
         }
+    }
+
+    /// The attempt was answered and its usage is being read: it waits for
+    /// [`settle`](Self::settle). Says whether it holds a reservation.
+    pub(crate) fn to_settle(&mut self, attempt: u64) -> bool {
+        match self.in_flight.remove(&attempt) {
+            Some(r) => {
+                self.settling.insert(attempt, r);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The attempt's answer reported `used` at `now`: its reservation is settled, if its debit
+    /// is still local.
+    pub(crate) fn settle(&mut self, attempt: u64, used: &TokenUsage, now: Timestamp) {
+        let reserved = self.settling.remove(&attempt);
+        let reserved = reserved.or_else(|| self.in_flight.remove(&attempt));
+        if let Some(r) = reserved.filter(|r| r.held) {
+            self.budgets.settle(&r.tokens, used, now);
+        }
+    }
+
+    /// The attempt was not counted by the server (its send failed, or it was refused): its
+    /// reservation is given back at `now`, if its debit is still local.
+    pub(crate) fn refund(&mut self, attempt: u64, now: Timestamp) {
+        if let Some(r) = self.in_flight.remove(&attempt).filter(|r| r.held) {
+            self.budgets.refund(&r.tokens, now);
+        }
+    }
+
+    /// The budgets as they stand.
+    pub(crate) fn budgets(&self) -> &UnitBudgets {
+        &self.budgets
     }
 }
 
@@ -125,7 +184,7 @@ pub(crate) fn without_budget_units(info: &RateLimitInfo) -> Option<RateLimitInfo
 
 fn check(
     budgets: &UnitBudgets,
-    tokens: Option<u64>,
+    tokens: Option<TokenUsage>,
     now: Timestamp,
 ) -> Result<Option<Duration>, CostAboveLimit> {
     let wait = budgets.check(tokens, now)?;
@@ -137,31 +196,83 @@ mod tests {
     use super::*;
     use crate::{Dialect, QuotaUnit};
 
+    fn tokens(remaining: u64) -> Policy {
+        Policy::new(Dialect::OpenAi)
+            .with_unit(QuotaUnit::Tokens)
+            .with_limit(6_000)
+            .with_remaining(remaining)
+            .with_reset_after(Duration::from_secs(600))
+    }
+
+    fn level(q: &UnitQuotas) -> u64 {
+        q.budgets.budgets()[0].available(Timestamp::ZERO).unwrap()
+    }
+
+    fn take(q: &mut UnitQuotas, n: u64) -> u64 {
+        let mut attempt = 0;
+        let t = TokenUsage::new(n, None);
+        q.take(Some(t), Timestamp::ZERO, &mut attempt, true)
+            .unwrap();
+        attempt
+    }
+
     #[test]
     fn a_response_is_debited_with_the_tokens_in_flight_but_the_oldest() {
         let t0 = Timestamp::ZERO;
-        let tokens = |remaining| {
-            Policy::new(Dialect::OpenAi)
-                .with_unit(QuotaUnit::Tokens)
-                .with_limit(6_000)
-                .with_remaining(remaining)
-                .with_reset_after(Duration::from_secs(60))
-        };
         let mut q = UnitQuotas::default();
-        q.budgets.observe(&[tokens(6_000)], t0);
-        let a = q.sent(0, 1_000, t0);
-        let b = q.sent(0, 2_000, t0);
-        assert_eq!(
-            q.in_flight_after_oldest(),
-            2_000,
-            "a is taken to be answered first"
-        );
+        let a = take(&mut q, 1_000);
+        let _b = take(&mut q, 2_000);
+        q.observe(&[tokens(5_000)], t0);
+        assert_eq!(level(&q), 3_000, "a is taken to be answered first");
         // A retry of `a` replaces its attempt.
-        let a2 = q.sent(a, 500, t0);
+        let mut a2 = a;
+        q.take(Some(TokenUsage::new(500, None)), t0, &mut a2, true)
+            .unwrap();
         assert_eq!(q.in_flight.len(), 2);
-        assert_eq!(q.in_flight_after_oldest(), 500);
-        q.in_flight.remove(&b);
-        q.in_flight.remove(&a2);
-        assert_eq!(q.in_flight_after_oldest(), 0);
+        q.observe(&[tokens(5_000)], t0);
+        assert_eq!(level(&q), 4_500, "b answered, a2 in flight");
+    }
+
+    #[test]
+    fn a_reservation_is_settled_while_its_debit_is_local_and_not_after_the_server_counted_it() {
+        let t0 = Timestamp::ZERO;
+        let used = TokenUsage::new(100, Some(0));
+        let mut q = UnitQuotas::default();
+        q.observe(&[tokens(6_000)], t0);
+        // Sent after the observation: its over-estimate comes back.
+        let a = take(&mut q, 1_000);
+        assert!(q.to_settle(a));
+        q.settle(a, &used, t0);
+        assert_eq!(level(&q), 5_900);
+        // Answered by an observation (the oldest in flight): the server's count stands.
+        let b = take(&mut q, 1_000);
+        q.observe(&[tokens(5_000)], t0);
+        assert!(q.to_settle(b));
+        q.settle(b, &used, t0);
+        assert_eq!(level(&q), 5_000);
+        // Settling, then another observation: the server's count stands too.
+        let c = take(&mut q, 1_000);
+        assert!(q.to_settle(c));
+        q.observe(&[tokens(4_000)], t0);
+        q.settle(c, &used, t0);
+        assert_eq!(level(&q), 4_000);
+        assert!(q.settling.is_empty() && q.in_flight.is_empty());
+    }
+
+    #[test]
+    fn a_refusal_or_a_failed_send_refunds_what_is_still_local() {
+        let t0 = Timestamp::ZERO;
+        let mut q = UnitQuotas::default();
+        q.observe(&[tokens(6_000)], t0);
+        let a = take(&mut q, 1_000);
+        let b = take(&mut q, 2_000);
+        assert_eq!(level(&q), 3_000);
+        q.refund(b, t0);
+        assert_eq!(level(&q), 5_000, "b failed: given back");
+        // a is answered by a refusal that carries the server's count: it stands.
+        q.observe(&[tokens(6_000)], t0);
+        q.refund(a, t0);
+        assert_eq!(level(&q), 6_000);
+        assert!(q.in_flight.is_empty());
     }
 }

@@ -217,7 +217,7 @@ fn the_request_s_choices_shape_each_attempt() {
             attempt.tokens,
             attempt.timeout
         ),
-        (2, secs(5), Some(700), Some((at(8), secs(8))))
+        (2, secs(5), Some(700.into()), Some((at(8), secs(8))))
     );
     assert_eq!(exchange.timeout(), Some((at(8), secs(8))));
     let plain = bench.exchange(1, RequestChoices::default());

@@ -313,22 +313,25 @@ fn tokens_are_held_by_their_budget_and_a_cost_above_its_limit_is_refused() {
         ],
     );
     let _ = engine.after(&endpoint, reading.clone(), 1, at(0), at(0));
-    assert_eq!(engine.tokens_wait(&endpoint, Some(50), at(0)), Ok(None));
+    assert_eq!(
+        engine.tokens_wait(&endpoint, Some(50.into()), at(0)),
+        Ok(None)
+    );
     let mut attempt = 0;
     assert_eq!(
-        engine.tokens_take(&endpoint, Some(80), at(0), &mut attempt, false),
+        engine.tokens_take(&endpoint, Some(80.into()), at(0), &mut attempt, false),
         Ok(None)
     );
     assert_ne!(attempt, 0);
     assert!(
         engine
-            .tokens_wait(&endpoint, Some(80), at(0))
+            .tokens_wait(&endpoint, Some(80.into()), at(0))
             .unwrap()
             .is_some(),
         "80 of the 100 are taken"
     );
     let above = engine
-        .tokens_wait(&endpoint, Some(5_000), at(0))
+        .tokens_wait(&endpoint, Some(5_000.into()), at(0))
         .unwrap_err();
     assert_eq!((above.limit, above.cost), (1_000, 5_000));
     engine.landed(&endpoint, attempt);
