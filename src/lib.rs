@@ -61,6 +61,8 @@ pub use pacer_core::{
 };
 // What the limiter learned of the server's own limiter.
 pub use pacer_core::{LimiterKind, ServerModel};
+// Budgets in tokens: what a request reserves, what its answer reports it used.
+pub use pacer_core::{TokenUsage, UnitBudget, UnitBudgets};
 // Time.
 #[cfg(feature = "test-util")]
 #[cfg_attr(docsrs, doc(cfg(feature = "test-util")))]
@@ -104,8 +106,8 @@ pub use reqwest_pacer::{
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use reqwest_pacer::{
-    Cost, EndpointKey, MaxConcurrent, MaxWait, Paced, PacerResponseExt, QuotaExhausted, TokenCost,
-    TotalTimeout, UseLimiter,
+    Cost, EndpointKey, MaxConcurrent, MaxWait, OutputTokens, Paced, PacerResponseExt,
+    QuotaExhausted, TokenCost, TotalTimeout, UseLimiter,
 };
 // Errors and refusals.
 #[cfg(feature = "reqwest")]

@@ -3,8 +3,9 @@
 //! [`pacer_core::read_body`] on the `http::Response` a `reqwest::Response` converts to, and
 //! back, its URL kept.
 
-use pacer_core::{BodyReading, Rules};
+use pacer_core::{BodyReading, Clock, PacerBody, Rules, Settlement};
 use reqwest::{Body, Response, ResponseBuilderExt};
+use std::sync::Arc;
 
 /// The most of `response`'s body `rules` read (0: none): [`Rules::body_limit`].
 #[inline]
@@ -22,13 +23,30 @@ pub(crate) async fn read_body(rules: &Rules, response: Response) -> (Response, B
     }
     let url = response.url().clone();
     let (read, said) = pacer_core::read_body(rules, http::Response::<Body>::from(response)).await;
-    let (mut parts, body) = read.into_parts();
+    (rebuilt(url, read), said)
+}
+
+/// `response` whose body settles the request's tokens from the usage it reports as the caller
+/// reads it ([`PacerBody::settling`]).
+pub(crate) fn settling(
+    response: Response,
+    settlement: Settlement,
+    clock: &Arc<dyn Clock>,
+) -> Response {
+    let url = response.url().clone();
+    let response = http::Response::<Body>::from(response)
+        .map(|body| PacerBody::untouched(body).settling(settlement, Arc::clone(clock)));
+    rebuilt(url, response)
+}
+
+/// A `reqwest::Response` of `response`, at `url`.
+fn rebuilt(url: reqwest::Url, response: http::Response<PacerBody<Body>>) -> Response {
+    let (mut parts, body) = response.into_parts();
     // `Response::url` lives in an extension the conversion drops; put it back.
     if let Ok(carrier) = http::Response::builder().url(url).body(()) {
         parts.extensions.extend(carrier.into_parts().0.extensions);
     }
-    let response = Response::from(http::Response::from_parts(parts, Body::wrap(body)));
-    (response, said)
+    Response::from(http::Response::from_parts(parts, Body::wrap(body)))
 }
 
 #[cfg(test)]

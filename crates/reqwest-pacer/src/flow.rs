@@ -206,7 +206,14 @@ fn run<'f>(
                     if let Some(paced) = paced {
                         mark_in(parked, paced);
                     }
-                    return Ok(last.take().expect("parked above"));
+                    let response = last.take().expect("parked above");
+                    // The tokens it reserved, settled from the usage its body reports.
+                    return Ok(match exchange.settlement(response.headers()) {
+                        Some(settlement) => {
+                            crate::body::settling(response, settlement, &named.clock)
+                        }
+                        None => response,
+                    });
                 }
             }
         }

@@ -117,9 +117,12 @@ pub use pacer_core::{
     QueryCost, RefusalClass, RejectReason, ThrottleClassifier, WaitCause, insufficient_quota,
 };
 pub use pacer_core::{ControllerFactory, KeyMode, UnknownKeyMode};
-pub use pacer_core::{Cost, EndpointKey, MaxConcurrent, MaxWait, TokenCost, TotalTimeout};
+pub use pacer_core::{
+    Cost, EndpointKey, MaxConcurrent, MaxWait, OutputTokens, TokenCost, TokenUsage, TotalTimeout,
+};
 pub use pacer_core::{DeclaredDialect, FieldGrammar, TimeUnit};
 pub use pacer_core::{INTERACTIVE_PER_BATCH, Priority};
 pub use pacer_core::{LimiterKind, ServerModel};
 pub use pacer_core::{Paced, QuotaExhausted};
+pub use pacer_core::{UnitBudget, UnitBudgets};
 pub use window::{StrictWindow, WindowKeyFn};

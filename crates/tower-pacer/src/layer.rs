@@ -7,7 +7,8 @@ use crate::SettingsError;
 use http::{HeaderMap, Method, Uri};
 use pacer_core::{
     Clock, Controller, ControllerFactory, Engine, Fleet, FleetOptions, FleetStore, InvalidOption,
-    InvalidOptions, KeyMode, LimiterMetrics, LimiterOptions, RealClock, Rules, WindowLimit,
+    InvalidOptions, KeyMode, LimiterMetrics, LimiterOptions, RealClock, Rules, UnitBudgets,
+    WindowLimit,
 };
 use std::fmt;
 use std::sync::Arc;
@@ -210,6 +211,16 @@ impl PacerLayer {
             .engine
             .find(endpoint)
             .and_then(|e| e.server_model())
+    }
+
+    /// One endpoint's budgets in other units than requests (tokens), as its server last
+    /// reported them less what the layer reserved and settled since; empty when none was
+    /// reported or no request went there.
+    #[must_use]
+    pub fn budgets(&self, endpoint: &str) -> UnitBudgets {
+        (self.shared.engine.find(endpoint))
+            .map(|e| e.budgets())
+            .unwrap_or_default()
     }
 
     /// Sets the number of processes that share the layer's budget, live, in every endpoint

@@ -88,6 +88,7 @@ pub use pacer_core::{
     TotalTimeout, WaitCause,
 };
 pub use pacer_core::{LimiterKind, ServerModel};
+pub use pacer_core::{OutputTokens, TokenUsage, UnitBudget, UnitBudgets};
 
 /// The error type of a [`PacerService`], boxed: a [`Rejection`] (a request refused before it
 /// was sent: downcast to it), a [`pacer_core::Refusal`] (a strict window's store failed), a

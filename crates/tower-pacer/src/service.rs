@@ -180,6 +180,11 @@ where
                 if let Some(paced) = paced {
                     response.extensions_mut().insert(paced);
                 }
+                // The tokens it reserved, settled from the usage its body reports.
+                if let Some(settlement) = exchange.settlement(response.headers()) {
+                    let clock = Arc::clone(clock);
+                    response = response.map(|body| body.settling(settlement, clock));
+                }
                 return Ok(response);
             }
         }

@@ -214,6 +214,18 @@ impl UsageReader {
         })
     }
 
+    /// A reader that reads nothing and finds no usage.
+    #[must_use]
+    pub(crate) fn none() -> UsageReader {
+        UsageReader {
+            stream: false,
+            buffer: Vec::new(),
+            over: true,
+            skipping: false,
+            seen: None,
+        }
+    }
+
     /// Reads the next chunk of the body.
     pub fn feed(&mut self, mut chunk: &[u8]) {
         if !self.stream {

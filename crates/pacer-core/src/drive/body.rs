@@ -10,11 +10,12 @@
 //! longer is not read at all; one of unknown length is read up to the limit, and what was read
 //! goes back in front of the rest of the stream, so the caller reads the same bytes either way.
 
-use crate::{BodyReading, BoxError, Rules};
+use crate::{BodyReading, BoxError, Clock, Rules, Settlement};
 use bytes::Bytes;
 use http_body::{Body as HttpBody, Frame, SizeHint};
 use std::fmt;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 pin_project_lite::pin_project! {
@@ -49,6 +50,26 @@ pin_project_lite::pin_project! {
         // A frame other than data met while the body was read (its trailers).
         pending: Option<Frame<Bytes>>,
         error: Option<BoxError>,
+        // The request's tokens, settled from the usage the body reports at its end.
+        settling: Option<Box<Settling>>,
+    }
+}
+
+/// What a body settles at its end: the reservation, and the clock that says when.
+struct Settling {
+    settlement: Settlement,
+    clock: Arc<dyn Clock>,
+}
+
+impl Settling {
+    fn feed(&mut self, frame: &Frame<Bytes>) {
+        if let Some(data) = frame.data_ref() {
+            self.settlement.feed(data);
+        }
+    }
+
+    fn end(self) {
+        self.settlement.finish(self.clock.now());
     }
 }
 
@@ -61,7 +82,18 @@ impl<B> PacerBody<B> {
             prefix: None,
             pending: None,
             error: None,
+            settling: None,
         }
+    }
+
+    /// The same body, which shows itself to `settlement` as it goes by (the usage a model
+    /// API's answer reports) and settles the request's tokens at its end, at `clock`'s time
+    /// ([`Settlement::finish`]). A body not read to its end, or that fails, leaves the
+    /// reservation as it stands. The caller reads the same bytes.
+    #[must_use]
+    pub fn settling(mut self, settlement: Settlement, clock: Arc<dyn Clock>) -> Self {
+        self.settling = Some(Box::new(Settling { settlement, clock }));
+        self
     }
 }
 
@@ -86,19 +118,39 @@ where
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        let this = self.project();
-        if let Some(prefix) = this.prefix.take().filter(|p| !p.is_empty()) {
-            return Poll::Ready(Some(Ok(Frame::data(prefix))));
-        }
-        if let Some(frame) = this.pending.take() {
-            return Poll::Ready(Some(Ok(frame)));
-        }
-        if let Some(inner) = this.inner.as_pin_mut() {
-            return inner
+        let mut this = self.project();
+        let polled = if let Some(prefix) = this.prefix.take().filter(|p| !p.is_empty()) {
+            Poll::Ready(Some(Ok(Frame::data(prefix))))
+        } else if let Some(frame) = this.pending.take() {
+            Poll::Ready(Some(Ok(frame)))
+        } else if let Some(inner) = this.inner.as_mut().as_pin_mut() {
+            inner
                 .poll_frame(cx)
-                .map(|f| f.map(|r| r.map_err(Into::into)));
+                .map(|f| f.map(|r| r.map_err(Into::into)))
+        } else {
+            Poll::Ready(this.error.take().map(Err))
+        };
+        if this.settling.is_some() {
+            match &polled {
+                Poll::Ready(Some(Ok(frame))) => {
+                    this.settling.as_mut().expect("some").feed(frame);
+                    // A reader may stop at the end the body announces, without a last poll.
+                    let ended = this.prefix.as_ref().is_none_or(Bytes::is_empty)
+                        && this.pending.is_none()
+                        && this.error.is_none()
+                        && (this.inner.as_ref().get_ref())
+                            .as_ref()
+                            .is_none_or(HttpBody::is_end_stream);
+                    if ended {
+                        this.settling.take().expect("some").end();
+                    }
+                }
+                Poll::Ready(None) => this.settling.take().expect("some").end(),
+                Poll::Ready(Some(Err(_))) => drop(this.settling.take()),
+                Poll::Pending => {}
+            }
         }
-        Poll::Ready(this.error.take().map(Err))
+        polled
     }
 
     fn is_end_stream(&self) -> bool {
@@ -183,6 +235,7 @@ where
         prefix: Some(Bytes::from(read)),
         pending,
         error,
+        settling: None,
     };
     (http::Response::from_parts(parts, body), said)
 }

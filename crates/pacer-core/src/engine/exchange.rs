@@ -6,7 +6,7 @@ use super::{Attempt, Endpoint, Engine, Refusal, Retries, Rules};
 use crate::WindowLimit;
 use crate::{
     BodyReading, Clock, LimiterMetrics, LimiterOptions, Paced, Priority, Signal, Timestamp,
-    TokenUsage,
+    TokenUsage, UsageReader,
 };
 use http::{HeaderMap, StatusCode};
 use std::num::NonZeroU32;
@@ -475,21 +475,28 @@ impl Exchange {
         Next::Done(Some(self.paced_after(driver, attempt)))
     }
 
-    /// After [`Next::Done`] on a success: the tokens the request reserved (its
-    /// [`TokenCost`](super::TokenCost) and [`OutputTokens`](super::OutputTokens)) wait for what
-    /// the answer's body reports it used, which the driver reads as the caller reads the body
-    /// ([`UsageReader`](crate::UsageReader)) and hands to [`Settlement::settle`]. `None` when
-    /// the endpoint has no budget in tokens and the request reserved none, or was asked already.
+    /// After [`Next::Done`] on a success whose `headers` say it is JSON or a stream of events
+    /// ([`UsageReader::new`]): the tokens the request reserved (its
+    /// [`TokenCost`](super::TokenCost) and [`OutputTokens`](super::OutputTokens)), waiting for
+    /// what the answer's body reports it used. The driver shows it the body as the caller reads
+    /// it ([`Settlement::feed`], [`PacerBody::settling`](crate::PacerBody::settling)) and settles
+    /// at its end. `None` when the endpoint has no budget in tokens and the request reserved
+    /// none, the body is of another type, or it was asked already.
     #[must_use]
-    pub fn settlement(&mut self) -> Option<Settlement> {
+    pub fn settlement(&mut self, headers: &HeaderMap) -> Option<Settlement> {
         let attempt = self.tokens_attempt;
-        if attempt == 0 || !self.endpoint.server.lock().units.to_settle(attempt) {
+        if attempt == 0 {
+            return None;
+        }
+        let reader = UsageReader::new(headers)?;
+        if !self.endpoint.server.lock().units.answered_for_settling(attempt) {
             return None;
         }
         self.tokens_attempt = 0;
         Some(Settlement {
             endpoint: Arc::clone(&self.endpoint),
             attempt,
+            reader,
         })
     }
 
@@ -524,7 +531,7 @@ impl Exchange {
 /// ```
 /// use http::{HeaderMap, StatusCode};
 /// use pacer_core::{Clock, Driver, Engine, Exchange, Limiter, LimiterMetrics, LimiterOptions,
-///     ManualClock, Next, QuotaUnit, RequestChoices, Rules, TokenUsage};
+///     ManualClock, Next, RequestChoices, Rules};
 /// use std::sync::Arc;
 /// use std::time::Duration;
 ///
@@ -555,11 +562,15 @@ impl Exchange {
 /// let at = exchange.go_now(&driver, &[]).unwrap();
 /// let available = || endpoint.budgets().budgets()[0].available(clock.now());
 /// assert_eq!(available(), Some(8_800));
-/// let next = exchange.answered(&driver, StatusCode::OK, &HeaderMap::new(), None, at, false);
+/// let mut json = HeaderMap::new();
+/// json.insert("content-type", "application/json".parse().unwrap());
+/// let next = exchange.answered(&driver, StatusCode::OK, &json, None, at, false);
 /// assert!(matches!(next, Next::Done(_)));
-/// // Its body said it used 200 of prompt and 50 of answer: 950 come back.
-/// let settlement = exchange.settlement().expect("it reserved tokens");
-/// settlement.settle(TokenUsage::new(200, Some(50)), clock.now());
+/// // Its body says it used 200 of prompt and 50 of answer: 950 come back at its end.
+/// let mut settlement = exchange.settlement(&json).expect("it reserved tokens");
+/// settlement.feed(br#"{"choices":[],"usage":{"prompt_tokens":200,"#);
+/// settlement.feed(br#""completion_tokens":50}}"#);
+/// settlement.finish(clock.now());
 /// assert_eq!(available(), Some(9_750));
 /// ```
 #[derive(Debug)]
@@ -567,11 +578,28 @@ impl Exchange {
 pub struct Settlement {
     endpoint: Arc<Endpoint>,
     attempt: u64,
+    reader: UsageReader,
 }
 
 impl Settlement {
-    /// The answer reported `used` at `now`: the reservation is settled against it (if the
-    /// server's numbers did not replace it since the send).
+    /// The body's next chunk, as the caller reads it.
+    pub fn feed(&mut self, chunk: &[u8]) {
+        self.reader.feed(chunk);
+    }
+
+    /// The body ended at `now`: the reservation is settled against the usage it reported, if
+    /// it reported one ([`settle`](Self::settle)); it stands if not.
+    pub fn finish(mut self, now: Timestamp) {
+        let reader = std::mem::replace(&mut self.reader, UsageReader::none());
+        if let Some(used) = reader.finish() {
+            self.settle(used, now);
+        }
+    }
+
+    /// The answer reported `used` at `now`: the reservation is settled against it, before or
+    /// after the numbers the answer carried (the model APIs count a request's reservation when
+    /// it comes and adjust it at its end, as this does). For a driver that read the usage
+    /// itself.
     pub fn settle(self, used: TokenUsage, now: Timestamp) {
         let mut server = self.endpoint.server.lock();
         server.units.settle(self.attempt, &used, now);

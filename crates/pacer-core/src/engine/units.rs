@@ -16,10 +16,13 @@ use std::time::Duration;
 /// about in the order they came). When the answer was to another, the estimate errs low, on the
 /// safe side.
 ///
-/// A reservation is settled (or refunded) only while its debit is still in the local level:
-/// sent after the last observation, or in flight and not the oldest at it. Once an observation
-/// came after it, the server's own count replaced the debit, and the next one will say what
-/// the request took.
+/// A settlement applies whenever the usage comes: the model APIs reserve a request's tokens
+/// when it comes (its prompt and its `max_tokens`) and adjust them at its end (OpenAI's and
+/// Anthropic's rate-limit guides say so), so the numbers the answer itself carries count the
+/// reservation, and the adjustment is still to come. A refund applies only while the debit is
+/// still in the local level (sent after the last observation, or in flight and not the oldest
+/// at it): a refused request is not in the server's count, and once an observation came after
+/// it, that count replaced the debit.
 #[derive(Debug, Default)]
 pub(crate) struct UnitQuotas {
     budgets: UnitBudgets,
@@ -27,7 +30,7 @@ pub(crate) struct UnitQuotas {
     in_flight: BTreeMap<u64, Reserved>,
     /// Attempt number → its reservation, for the attempts answered whose usage the driver is
     /// reading (a [`Settlement`](super::Settlement) holds each).
-    settling: BTreeMap<u64, Reserved>,
+    settling: BTreeMap<u64, TokenUsage>,
     next: u64,
 }
 
@@ -62,9 +65,6 @@ impl UnitQuotas {
             if r.held {
                 self.budgets.spend(&r.tokens, now);
             }
-        }
-        for r in self.settling.values_mut() {
-            r.held = false;
         }
     }
 
@@ -117,23 +117,22 @@ impl UnitQuotas {
 
     /// The attempt was answered and its usage is being read: it waits for
     /// [`settle`](Self::settle). Says whether it holds a reservation.
-    pub(crate) fn to_settle(&mut self, attempt: u64) -> bool {
+    pub(crate) fn answered_for_settling(&mut self, attempt: u64) -> bool {
         match self.in_flight.remove(&attempt) {
             Some(r) => {
-                self.settling.insert(attempt, r);
+                self.settling.insert(attempt, r.tokens);
                 true
             }
             None => false,
         }
     }
 
-    /// The attempt's answer reported `used` at `now`: its reservation is settled, if its debit
-    /// is still local.
+    /// The attempt's answer reported `used` at `now`: its reservation is settled.
     pub(crate) fn settle(&mut self, attempt: u64, used: &TokenUsage, now: Timestamp) {
         let reserved = self.settling.remove(&attempt);
-        let reserved = reserved.or_else(|| self.in_flight.remove(&attempt));
-        if let Some(r) = reserved.filter(|r| r.held) {
-            self.budgets.settle(&r.tokens, used, now);
+        let reserved = reserved.or_else(|| self.in_flight.remove(&attempt).map(|r| r.tokens));
+        if let Some(reserved) = reserved {
+            self.budgets.settle(&reserved, used, now);
         }
     }
 
@@ -234,28 +233,28 @@ mod tests {
     }
 
     #[test]
-    fn a_reservation_is_settled_while_its_debit_is_local_and_not_after_the_server_counted_it() {
+    fn a_reservation_is_settled_before_or_after_the_server_s_numbers() {
         let t0 = Timestamp::ZERO;
         let used = TokenUsage::new(100, Some(0));
         let mut q = UnitQuotas::default();
         q.observe(&[tokens(6_000)], t0);
         // Sent after the observation: its over-estimate comes back.
         let a = take(&mut q, 1_000);
-        assert!(q.to_settle(a));
+        assert!(q.answered_for_settling(a));
         q.settle(a, &used, t0);
         assert_eq!(level(&q), 5_900);
-        // Answered by an observation (the oldest in flight): the server's count stands.
+        // Its answer's numbers count its reservation (the server adjusts at the end): the
+        // over-estimate comes back all the same.
         let b = take(&mut q, 1_000);
-        q.observe(&[tokens(5_000)], t0);
-        assert!(q.to_settle(b));
+        q.observe(&[tokens(4_900)], t0);
+        assert!(q.answered_for_settling(b));
         q.settle(b, &used, t0);
-        assert_eq!(level(&q), 5_000);
-        // Settling, then another observation: the server's count stands too.
-        let c = take(&mut q, 1_000);
-        assert!(q.to_settle(c));
-        q.observe(&[tokens(4_000)], t0);
-        q.settle(c, &used, t0);
-        assert_eq!(level(&q), 4_000);
+        assert_eq!(level(&q), 5_800);
+        // An under-estimate is charged.
+        let c = take(&mut q, 50);
+        assert!(q.answered_for_settling(c));
+        q.settle(c, &TokenUsage::new(80, Some(20)), t0);
+        assert_eq!(level(&q), 5_700);
         assert!(q.settling.is_empty() && q.in_flight.is_empty());
     }
 

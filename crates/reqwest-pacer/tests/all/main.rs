@@ -26,6 +26,7 @@ mod real_servers;
 mod refusals;
 mod rejection;
 mod retry_after;
+mod settlement;
 mod streaming;
 mod units;
 mod windows;

@@ -7,6 +7,7 @@ mod layer;
 mod max_concurrent;
 mod metrics;
 mod same_times;
+mod settlement;
 mod support;
 #[cfg(feature = "tonic")]
 mod tonic;
