@@ -160,6 +160,11 @@ pub struct ConcurrencyGuideDoctests;
 #[cfg(all(doctest, feature = "reqwest"))]
 pub struct ServerModelGuideDoctests;
 
+/// The model API guide's examples, compiled as doctests.
+#[doc = include_str!("../docs/llm.md")]
+#[cfg(all(doctest, feature = "reqwest"))]
+pub struct LlmGuideDoctests;
+
 /// The fleet guide's examples, compiled as doctests.
 #[doc = include_str!("../docs/fleet.md")]
 #[cfg(doctest)]

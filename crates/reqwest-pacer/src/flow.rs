@@ -176,7 +176,7 @@ fn run<'f>(
             match sending.await {
                 Ok(response) => last = Some(response),
                 Err(e) => {
-                    exchange.failed(&driver);
+                    exchange.failed(&driver, named.clock.now());
                     return Err(e);
                 }
             }

@@ -115,7 +115,7 @@ impl PacerMiddleware {
         Ok(EndpointState {
             limiter: found.as_ref().map(|e| e.limiter().snapshot()),
             server: found.as_ref().and_then(|e| e.server_model()),
-            budgets: found.as_ref().map(|e| e.budgets()).unwrap_or_default(),
+            budgets: found.as_ref().map(|e| e.budgets(now)).unwrap_or_default(),
             headers: found.and_then(|e| e.server_state(now)),
         })
     }
@@ -244,9 +244,10 @@ pub struct EndpointState {
     /// What this process has learned of the server's limiter (its kind, limit and window),
     /// once the endpoint has been refused ([`ServerModel`]).
     pub server: Option<ServerModel>,
-    /// Its budgets in other units than requests (tokens, input and output tokens), as the
-    /// server last reported them less what this process reserved and settled since; empty
-    /// when the server reports none.
+    /// Its budgets in other units than requests (tokens, input and output tokens) now: as the
+    /// server last reported them, less what this process reserved and settled since, refilled
+    /// to now ([`UnitBudget::left`](pacer_core::UnitBudget::left) reads each); empty when the
+    /// server reports none.
     pub budgets: UnitBudgets,
 }
 

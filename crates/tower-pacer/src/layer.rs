@@ -213,13 +213,15 @@ impl PacerLayer {
             .and_then(|e| e.server_model())
     }
 
-    /// One endpoint's budgets in other units than requests (tokens), as its server last
-    /// reported them less what the layer reserved and settled since; empty when none was
+    /// One endpoint's budgets in other units than requests (tokens) now: as its server last
+    /// reported them, less what the layer reserved and settled since, refilled to now
+    /// ([`UnitBudget::left`](pacer_core::UnitBudget::left) reads each); empty when none was
     /// reported or no request went there.
     #[must_use]
     pub fn budgets(&self, endpoint: &str) -> UnitBudgets {
+        let now = self.shared.clock.now();
         (self.shared.engine.find(endpoint))
-            .map(|e| e.budgets())
+            .map(|e| e.budgets(now))
             .unwrap_or_default()
     }
 

@@ -154,7 +154,7 @@ where
         let response = match sent {
             Ok(response) => response,
             Err(e) => {
-                exchange.failed(&driver);
+                exchange.failed(&driver, clock.now());
                 return Err(e);
             }
         };

@@ -146,6 +146,27 @@ impl UnitBudget {
         level.is_finite().then(|| level.max(0.0).floor() as u64)
     }
 
+    /// Whole units left when the budget was last brought up to date (an answer's numbers, a
+    /// send, a settlement, or [`UnitBudgets::as_of`](crate::UnitBudgets::as_of), which the
+    /// endpoint's state is read with); `None` once it is stale.
+    #[must_use]
+    pub fn left(&self) -> Option<u64> {
+        self.available(self.updated)
+    }
+
+    /// The same budget refilled to `now` (a time before its last update changes nothing).
+    #[must_use]
+    pub fn as_of(&self, now: Timestamp) -> UnitBudget {
+        let mut b = self.clone();
+        if b.refill > 0.0 && now > b.updated {
+            b.level = b.level_at(now);
+            b.updated = now;
+        } else {
+            b.updated = b.updated.max(now);
+        }
+        b
+    }
+
     /// How long a request that costs `cost` units (`None`: unknown) must wait at `now` before it
     /// fits: zero when it may go now.
     ///

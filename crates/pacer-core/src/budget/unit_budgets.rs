@@ -96,6 +96,15 @@ impl UnitBudgets {
         &self.budgets
     }
 
+    /// The budgets as they stand at `now`, each refilled to it: what
+    /// [`UnitBudget::left`] then reads.
+    #[must_use]
+    pub fn as_of(&self, now: Timestamp) -> UnitBudgets {
+        UnitBudgets {
+            budgets: self.budgets.iter().map(|b| b.as_of(now)).collect(),
+        }
+    }
+
     /// Whether there is no budget.
     #[must_use]
     pub fn is_empty(&self) -> bool {

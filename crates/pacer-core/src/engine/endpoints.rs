@@ -117,12 +117,13 @@ impl Endpoint {
         self.server.lock().snapshot(now)
     }
 
-    /// The endpoint's budgets in other units than requests (tokens), as the server last
-    /// reported them less what this process spent and settled since; empty when the server
+    /// The endpoint's budgets in other units than requests (tokens) at `now`: as the server
+    /// last reported them, less what this process reserved and settled since, refilled to
+    /// `now` ([`UnitBudget::left`](crate::UnitBudget::left) reads each); empty when the server
     /// reported none.
     #[must_use]
-    pub fn budgets(&self) -> UnitBudgets {
-        self.server.lock().units.budgets().clone()
+    pub fn budgets(&self, now: Timestamp) -> UnitBudgets {
+        self.server.lock().units.budgets().as_of(now)
     }
 
     /// What this process has learned of the server's limiter from the endpoint's sends, as

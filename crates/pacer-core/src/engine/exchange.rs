@@ -390,10 +390,10 @@ impl Exchange {
         }
     }
 
-    /// The current attempt's send failed (no answer came): its slot and units are
-    /// given back, the rate does not move. The driver hands the failure to the caller.
-    pub fn failed(&mut self, driver: &Driver<'_>) {
-        let now = driver.clock.now();
+    /// The current attempt's send failed at `now` (no answer came): its slot, units and
+    /// tokens are given back, the rate does not move. The driver hands the failure to the
+    /// caller.
+    pub fn failed(&mut self, driver: &Driver<'_>, now: Timestamp) {
         (driver.engine).tokens_refund(&self.endpoint, self.tokens_attempt, now);
         if self.units > 0 {
             self.in_flight = false;
@@ -489,7 +489,13 @@ impl Exchange {
             return None;
         }
         let reader = UsageReader::new(headers)?;
-        if !self.endpoint.server.lock().units.answered_for_settling(attempt) {
+        if !self
+            .endpoint
+            .server
+            .lock()
+            .units
+            .answered_for_settling(attempt)
+        {
             return None;
         }
         self.tokens_attempt = 0;
@@ -560,7 +566,7 @@ impl Exchange {
 ///     ..RequestChoices::default() };
 /// let mut exchange = Exchange::new(Arc::clone(&endpoint), 1, choices, &rules, clock.now());
 /// let at = exchange.go_now(&driver, &[]).unwrap();
-/// let available = || endpoint.budgets().budgets()[0].available(clock.now());
+/// let available = || endpoint.budgets(clock.now()).budgets()[0].left();
 /// assert_eq!(available(), Some(8_800));
 /// let mut json = HeaderMap::new();
 /// json.insert("content-type", "application/json".parse().unwrap());

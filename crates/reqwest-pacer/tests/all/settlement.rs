@@ -29,17 +29,19 @@ fn completion(prompt: u64, completion: u64) -> String {
 }
 
 /// The tokens left in the endpoint's budget (the clock stands still: nothing refills).
-fn available(pacer: &PacerMiddleware, server: &wiremock::MockServer, clock: &ManualClock) -> u64 {
+fn available(pacer: &PacerMiddleware, server: &wiremock::MockServer) -> u64 {
     let state = pacer.state("api", &endpoint(server)).unwrap();
-    let budget = &state.budgets.budgets()[0];
-    budget.available(pacer_core::Clock::now(clock)).unwrap()
+    state.budgets.budgets()[0].left().unwrap()
 }
 
-async fn setup(second: ResponseTemplate) -> (wiremock::MockServer, ManualClock, PacerMiddleware) {
+async fn setup(second: ResponseTemplate) -> (wiremock::MockServer, PacerMiddleware) {
     let first = openai(10_000, "application/json", &completion(0, 0));
     let (server, _) = scripted(vec![first, second]).await;
-    let clock = ManualClock::new();
-    let pacer = pacer_on(&clock, LimiterConfig::new(generous()).no_throttling());
+    // On a clock that stands still: nothing refills.
+    let pacer = pacer_on(
+        &ManualClock::new(),
+        LimiterConfig::new(generous()).no_throttling(),
+    );
     // The first answer tells the budget.
     let client = client(&pacer);
     client
@@ -50,15 +52,15 @@ async fn setup(second: ResponseTemplate) -> (wiremock::MockServer, ManualClock, 
         .text()
         .await
         .unwrap();
-    assert_eq!(available(&pacer, &server, &clock), 10_000);
-    (server, clock, pacer)
+    assert_eq!(available(&pacer, &server), 10_000);
+    (server, pacer)
 }
 
 #[tokio::test]
 async fn an_over_estimate_is_given_back_when_the_body_is_read() {
     // The server counted the reservation (1,200) when the request came; it used 250.
     let answer = openai(8_800, "application/json", &completion(200, 50));
-    let (server, clock, pacer) = setup(answer).await;
+    let (server, pacer) = setup(answer).await;
     let response = client(&pacer)
         .get(server.uri())
         .with_extension(TokenCost(1_200))
@@ -66,19 +68,19 @@ async fn an_over_estimate_is_given_back_when_the_body_is_read() {
         .send()
         .await
         .unwrap();
-    assert_eq!(available(&pacer, &server, &clock), 8_800, "not read yet");
+    assert_eq!(available(&pacer, &server), 8_800, "not read yet");
     let body = response.text().await.unwrap();
     assert!(
         body.contains("chat.completion"),
         "the caller reads the body: {body}"
     );
-    assert_eq!(available(&pacer, &server, &clock), 9_750, "950 given back");
+    assert_eq!(available(&pacer, &server), 9_750, "950 given back");
 }
 
 #[tokio::test]
 async fn an_under_estimate_is_charged() {
     let answer = openai(9_900, "application/json", &completion(200, 300));
-    let (server, clock, pacer) = setup(answer).await;
+    let (server, pacer) = setup(answer).await;
     let response = client(&pacer)
         .get(server.uri())
         .with_extension(TokenCost(100))
@@ -86,11 +88,7 @@ async fn an_under_estimate_is_charged() {
         .await
         .unwrap();
     response.bytes().await.unwrap();
-    assert_eq!(
-        available(&pacer, &server, &clock),
-        9_500,
-        "400 more charged"
-    );
+    assert_eq!(available(&pacer, &server), 9_500, "400 more charged");
 }
 
 #[tokio::test]
@@ -99,7 +97,7 @@ async fn a_stream_is_settled_at_its_end_and_an_unread_one_not_at_all() {
         data: {\"choices\":[],\"usage\":{\"prompt_tokens\":200,\"completion_tokens\":50}}\n\n\
         data: [DONE]\n\n";
     let answer = openai(8_800, "text/event-stream", stream);
-    let (server, clock, pacer) = setup(answer).await;
+    let (server, pacer) = setup(answer).await;
     let client = client(&pacer);
     let send = || {
         client
@@ -109,21 +107,17 @@ async fn a_stream_is_settled_at_its_end_and_an_unread_one_not_at_all() {
             .send()
     };
     let response = send().await.unwrap();
-    assert_eq!(available(&pacer, &server, &clock), 8_800);
+    assert_eq!(available(&pacer, &server), 8_800);
     let mut response = response;
     let mut read = Vec::new();
     while let Some(chunk) = response.chunk().await.unwrap() {
         read.extend_from_slice(&chunk);
     }
     assert_eq!(read, stream.as_bytes(), "the caller reads the same bytes");
-    assert_eq!(available(&pacer, &server, &clock), 9_750);
+    assert_eq!(available(&pacer, &server), 9_750);
     // Dropped unread: the reservation stands until the server's next numbers.
     drop(send().await.unwrap());
-    assert_eq!(
-        available(&pacer, &server, &clock),
-        8_800,
-        "the server's numbers"
-    );
+    assert_eq!(available(&pacer, &server), 8_800, "the server's numbers");
 }
 
 #[tokio::test]
@@ -131,8 +125,10 @@ async fn a_refused_or_failed_request_refunds_its_tokens() {
     let slow = ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(5));
     let first = openai(10_000, "application/json", &completion(0, 0));
     let (server, _) = scripted(vec![first, ResponseTemplate::new(500), slow]).await;
-    let clock = ManualClock::new();
-    let pacer = pacer_on(&clock, LimiterConfig::new(generous()).no_throttling());
+    let pacer = pacer_on(
+        &ManualClock::new(),
+        LimiterConfig::new(generous()).no_throttling(),
+    );
     // A client that gives up on a send after 200 ms.
     let inner = reqwest::Client::builder()
         .timeout(std::time::Duration::from_millis(200))
@@ -153,8 +149,8 @@ async fn a_refused_or_failed_request_refunds_its_tokens() {
     // An error answered nothing: the 1,000 come back.
     let response = cost(1_000).send().await.unwrap();
     assert_eq!(response.status(), 500);
-    assert_eq!(available(&pacer, &server, &clock), 10_000);
+    assert_eq!(available(&pacer, &server), 10_000);
     // A send that fails (no answer in time) gives them back too.
     assert!(cost(2_000).send().await.is_err());
-    assert_eq!(available(&pacer, &server, &clock), 10_000);
+    assert_eq!(available(&pacer, &server), 10_000);
 }

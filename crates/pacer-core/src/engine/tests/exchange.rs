@@ -167,7 +167,7 @@ fn a_failed_send_or_a_drop_mid_flight_gives_the_slot_back() {
     let driver = bench.driver();
     let mut exchange = bench.exchange(1, RequestChoices::default());
     let _ = exchange.go_now(&driver, &[]).unwrap();
-    exchange.failed(&driver);
+    exchange.failed(&driver, bench.clock.now());
     assert_eq!(in_flight(&bench.endpoint), 0);
     drop(exchange);
     assert_eq!(in_flight(&bench.endpoint), 0, "given back once");
