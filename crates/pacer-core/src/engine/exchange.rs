@@ -15,8 +15,8 @@ use std::time::Duration;
 
 /// What a request chose for itself, with the per-request choices ([`MaxWait`](super::MaxWait),
 /// [`Priority`], [`TokenCost`](super::TokenCost), [`OutputTokens`](super::OutputTokens),
-/// [`TotalTimeout`](super::TotalTimeout), [`MaxConcurrent`](super::MaxConcurrent)); `None` where it chose nothing (the limiter's
-/// setting applies).
+/// [`TotalTimeout`](super::TotalTimeout), [`MaxConcurrent`](super::MaxConcurrent)); `None`
+/// where it chose nothing (the limiter's setting applies).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestChoices {
     /// Its own `MaxWait`.
@@ -36,8 +36,9 @@ pub struct RequestChoices {
 impl RequestChoices {
     /// The choices a request's extensions carry ([`MaxWait`](super::MaxWait),
     /// [`Priority`], [`TokenCost`](super::TokenCost), [`OutputTokens`](super::OutputTokens),
-    /// [`TotalTimeout`](super::TotalTimeout), [`MaxConcurrent`](super::MaxConcurrent)), its tokens estimated by `tokens` when it
-    /// carries no `TokenCost`: what both drivers read from a request.
+    /// [`TotalTimeout`](super::TotalTimeout), [`MaxConcurrent`](super::MaxConcurrent)), its
+    /// tokens estimated by `tokens` when it carries no `TokenCost`: what both drivers read from
+    /// a request.
     ///
     /// ```
     /// use pacer_core::{MaxWait, RequestChoices};
