@@ -70,6 +70,7 @@ mod reject;
 mod retries;
 mod rules;
 mod server_state;
+mod settlement;
 mod units;
 mod wait;
 
@@ -83,7 +84,7 @@ pub use classify::{
     is_json,
 };
 pub use endpoints::Endpoint;
-pub use exchange::{Driver, Exchange, Next, Refused, RequestChoices, Settlement};
+pub use exchange::{Driver, Exchange, Next, Refused, RequestChoices};
 pub use key::{KeyMode, UnknownKeyMode};
 pub use marks::{Paced, QuotaExhausted};
 pub use memory::{EndpointMemory, PacerMemory, Recalled};
@@ -94,6 +95,7 @@ pub use reject::{Refusal, RejectReason, Rejection, WindowAnswer};
 pub use retries::Retries;
 pub use rules::{Hold, Rules, WaitCause};
 pub use server_state::ServerState;
+pub use settlement::Settlement;
 pub use wait::{AttemptWait, WaitStep};
 
 use crate::limiter::BarePause;

@@ -5,6 +5,7 @@
 use crate::retry_after::endpoint;
 use crate::support::*;
 use pacer_core::ManualClock;
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
 use reqwest_pacer::{LimiterConfig, OutputTokens, PacerMiddleware, TokenCost};
 use wiremock::ResponseTemplate;
 
@@ -35,25 +36,25 @@ fn available(pacer: &PacerMiddleware, server: &wiremock::MockServer) -> u64 {
 }
 
 async fn setup(second: ResponseTemplate) -> (wiremock::MockServer, PacerMiddleware) {
-    let first = openai(10_000, "application/json", &completion(0, 0));
-    let (server, _) = scripted(vec![first, second]).await;
-    // On a clock that stands still: nothing refills.
-    let pacer = pacer_on(
-        &ManualClock::new(),
-        LimiterConfig::new(generous()).no_throttling(),
-    );
-    // The first answer tells the budget.
-    let client = client(&pacer);
-    client
-        .get(server.uri())
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(available(&pacer, &server), 10_000);
+    let (server, pacer, _) = setup_with(vec![second], reqwest::Client::new()).await;
     (server, pacer)
+}
+
+/// A server whose first answer tells the budget (10,000 tokens), then `later`; the limiter on a
+/// clock that stands still (nothing refills), and `inner` behind it.
+async fn setup_with(
+    later: Vec<ResponseTemplate>,
+    inner: reqwest::Client,
+) -> (wiremock::MockServer, PacerMiddleware, ClientWithMiddleware) {
+    let first = openai(10_000, "application/json", &completion(0, 0));
+    let (server, _) = scripted([vec![first], later].concat()).await;
+    let config = LimiterConfig::new(generous()).no_throttling();
+    let pacer = pacer_on(&ManualClock::new(), config);
+    let client = ClientBuilder::new(inner).with(pacer.clone()).build();
+    let first = client.get(server.uri()).send().await.unwrap();
+    first.text().await.unwrap();
+    assert_eq!(available(&pacer, &server), 10_000);
+    (server, pacer, client)
 }
 
 #[tokio::test]
@@ -123,28 +124,13 @@ async fn a_stream_is_settled_at_its_end_and_an_unread_one_not_at_all() {
 #[tokio::test]
 async fn a_refused_or_failed_request_refunds_its_tokens() {
     let slow = ResponseTemplate::new(200).set_delay(std::time::Duration::from_secs(5));
-    let first = openai(10_000, "application/json", &completion(0, 0));
-    let (server, _) = scripted(vec![first, ResponseTemplate::new(500), slow]).await;
-    let pacer = pacer_on(
-        &ManualClock::new(),
-        LimiterConfig::new(generous()).no_throttling(),
-    );
     // A client that gives up on a send after 200 ms.
     let inner = reqwest::Client::builder()
         .timeout(std::time::Duration::from_millis(200))
         .build()
         .unwrap();
-    let client = reqwest_middleware::ClientBuilder::new(inner)
-        .with(pacer.clone())
-        .build();
-    client
-        .get(server.uri())
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let later = vec![ResponseTemplate::new(500), slow];
+    let (server, pacer, client) = setup_with(later, inner).await;
     let cost = |n| client.get(server.uri()).with_extension(TokenCost(n));
     // An error answered nothing: the 1,000 come back.
     let response = cost(1_000).send().await.unwrap();
