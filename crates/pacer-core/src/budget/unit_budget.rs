@@ -79,6 +79,9 @@ pub struct UnitBudget {
     updated: Timestamp,
     /// When the server said the quota is full again.
     reset_at: Timestamp,
+    /// The processes that share the server's budget, this one among them: it takes an even
+    /// part of what the server reports left and of its refill ([`shared`](Self::shared)).
+    members: u32,
 }
 
 impl UnitBudget {
@@ -111,7 +114,50 @@ impl UnitBudget {
             refill,
             updated: now,
             reset_at: now + reset,
+            members: 1,
         })
+    }
+
+    /// The same budget as the part of one of `members` processes that share the server's
+    /// budget (a fleet, whose live count this is, or `InstanceCount` processes): each takes
+    /// `1 / members` of the units the server reports left, of its refill and of its limit, so
+    /// that they do not all spend what is left at once between two of the server's answers;
+    /// each answer reads the server's whole count again, so what one leaves unspent the others
+    /// see. A request that costs more than a member's whole part goes when its part is full
+    /// (and leaves a debt). A budget is shared once, from the server's numbers (0 counts as 1).
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy, QuotaUnit, Timestamp, UnitBudget};
+    /// use std::time::Duration;
+    ///
+    /// let tokens = Policy::new(Dialect::OpenAi).with_unit(QuotaUnit::Tokens).with_limit(30_000)
+    ///     .with_remaining(12_000).with_reset_after(Duration::from_secs(36));
+    /// let t0 = Timestamp::ZERO;
+    /// let part = UnitBudget::from_policy(&tokens, t0).unwrap().shared(4);
+    /// assert_eq!(part.left(), Some(3_000));
+    /// assert_eq!(part.refill_per_second(), Some(125.0));
+    /// // 1,900 tokens fit; 3,500 wait for the refill.
+    /// assert_eq!(part.check(Some(1_900), t0), Ok(Duration::ZERO));
+    /// assert_eq!(part.check(Some(3_500), t0), Ok(Duration::from_secs(4)));
+    /// // 9,000 is more than a part (7,500): it goes when the part is full.
+    /// assert_eq!(part.check(Some(9_000), t0), Ok(Duration::from_secs(36)));
+    /// ```
+    #[must_use]
+    pub fn shared(mut self, members: u32) -> UnitBudget {
+        if self.members == 1 && members > 1 {
+            let part = 1.0 / f64::from(members);
+            self.level *= part;
+            self.refill *= part;
+            self.members = members;
+        }
+        self
+    }
+
+    /// The processes whose parts of the server's budget this is one of
+    /// ([`shared`](Self::shared)); 1 when it is the whole.
+    #[must_use]
+    pub fn members(&self) -> u32 {
+        self.members
     }
 
     /// The policy's name, if the server named it.
@@ -184,7 +230,7 @@ impl UnitBudget {
             });
         }
         let level = self.level_at(now);
-        let need = cost.map_or(1.0, |c| c as f64);
+        let need = cost.map_or(1.0, |c| (c as f64).min(self.cap()));
         if level >= need {
             return Ok(Duration::ZERO);
         }
@@ -213,10 +259,9 @@ impl UnitBudget {
     /// Credits `amount` units at `now` that were debited and not spent (a reservation above
     /// what the request took, or a request the server did not count), up to the limit.
     pub fn give_back(&mut self, amount: u64, now: Timestamp) {
-        let limit = self.limit.map_or(f64::INFINITY, |l| l as f64);
         let level = self.level_at(now);
         if level.is_finite() {
-            self.level = (level + amount as f64).min(limit);
+            self.level = (level + amount as f64).min(self.cap());
             self.updated = self.updated.max(now);
         }
     }
@@ -224,15 +269,22 @@ impl UnitBudget {
     /// The level at `now`: refilled since `updated`; without a rate (no limit), stale from the
     /// reset on.
     fn level_at(&self, now: Timestamp) -> f64 {
-        let limit = self.limit.map_or(f64::INFINITY, |l| l as f64);
         if self.refill > 0.0 {
             let elapsed = (now - self.updated).as_secs_f64();
-            (self.level + self.refill * elapsed).min(limit)
+            (self.level + self.refill * elapsed).min(self.cap())
         } else if now >= self.reset_at {
             f64::INFINITY
         } else {
             self.level
         }
+    }
+}
+
+impl UnitBudget {
+    /// The most this process's part holds: its part of the limit (no cap without a limit).
+    fn cap(&self) -> f64 {
+        self.limit
+            .map_or(f64::INFINITY, |l| l as f64 / f64::from(self.members.max(1)))
     }
 }
 

@@ -83,10 +83,22 @@ impl UnitBudgets {
     /// Call it only with a response that reported policies: one without rate-limit fields
     /// changes nothing.
     pub fn observe<'p>(&mut self, policies: impl IntoIterator<Item = &'p Policy>, now: Timestamp) {
+        self.observe_shared(policies, 1, now);
+    }
+
+    /// [`observe`](Self::observe) for one of `members` processes that share the server's
+    /// budgets: each budget is this process's part ([`UnitBudget::shared`]).
+    pub fn observe_shared<'p>(
+        &mut self,
+        policies: impl IntoIterator<Item = &'p Policy>,
+        members: u32,
+        now: Timestamp,
+    ) {
         self.budgets = policies
             .into_iter()
             .filter(|p| Self::paces(p))
             .filter_map(|p| UnitBudget::from_policy(p, now))
+            .map(|b| b.shared(members))
             .collect();
     }
 
@@ -169,6 +181,26 @@ impl UnitBudgets {
                 b.spend(used - reserved, now);
             } else {
                 b.give_back(reserved - used, now);
+            }
+        }
+    }
+
+    /// [`settle`](Self::settle) for a reservation that the server's count held when these
+    /// budgets were last read from it: each budget was then a part of that count
+    /// ([`UnitBudget::shared`]), so what comes back of the reservation comes back to this
+    /// process's part in the same share, the rest to the others' at their next count; what the
+    /// request used above its reservation is charged in full, the safe side until the server's
+    /// next count shows it. With one member, the same as [`settle`](Self::settle).
+    pub fn settle_counted(&mut self, reserved: &TokenUsage, used: &TokenUsage, now: Timestamp) {
+        for b in &mut self.budgets {
+            let Some(used) = used.in_unit(b.unit()) else {
+                continue;
+            };
+            let reserved = reserved.in_unit(b.unit()).unwrap_or(0);
+            if used > reserved {
+                b.spend(used - reserved, now);
+            } else {
+                b.give_back((reserved - used) / u64::from(b.members().max(1)), now);
             }
         }
     }

@@ -273,7 +273,9 @@ impl Engine {
         }
         let limiter = endpoint.limiter();
         let permit = (limiter.try_acquire_at(units, attempt.max_concurrent, now)).ok()?;
-        if headers_seen {
+        // A request of known tokens takes them even before the first numbers (it is in flight
+        // for them, and the first request waits alone for the first answer).
+        if headers_seen || attempt.tokens.is_some_and(|t| t.total() > 0) {
             let mut server = endpoint.server.lock();
             match server
                 .units
@@ -427,7 +429,11 @@ impl Engine {
             Signal::Neutral
         };
         let (kept, quota) = if reading.kept(seen) {
-            endpoint.server.lock().observe(reading, seen, now)
+            let count = endpoint.limiter().instance_count();
+            endpoint
+                .server
+                .lock()
+                .observe(reading, seen, count, sent_at, now)
         } else {
             (false, None)
         };

@@ -32,11 +32,16 @@ impl ServerState {
     /// every response, so the last state stands until it is spent.
     ///
     /// It takes the reading: what it reports is kept as it is, not copied (read its
-    /// [`signal`](Reading::signal) before).
+    /// [`signal`](Reading::signal) before). The budgets in other units than requests are this
+    /// process's part of the server's, as one of `instance_count` that share them
+    /// ([`UnitBudget::shared`](crate::UnitBudget::shared)), read as counted when the answered
+    /// request was sent (`sent_at`).
     pub fn observe(
         &mut self,
         reading: Reading,
         seen: bool,
+        instance_count: u32,
+        sent_at: Timestamp,
         now: Timestamp,
     ) -> (bool, Option<ServerQuota>) {
         if !reading.kept(seen) {
@@ -44,7 +49,7 @@ impl ServerState {
         }
         let quota = ServerQuota::from_info(&reading.info);
         if let Some(policies) = &reading.unit_policies {
-            self.units.observe(policies, now);
+            self.units.observe(policies, instance_count, sent_at, now);
         }
         if !reading.info.is_empty() {
             std::mem::replace(&mut self.info, reading.info).recycle();

@@ -10,11 +10,12 @@ use std::time::Duration;
 /// An endpoint's budgets in other units, and the tokens of its requests sent and not yet
 /// answered or not yet settled.
 ///
-/// A response's remaining was counted when the server handled that request: requests sent
-/// after it may not be in it. So a new observation is debited with the tokens in flight but
-/// the oldest request's, taken to be the one answered (a server answers one endpoint's requests
-/// about in the order they came). When the answer was to another, the estimate errs low, on the
-/// safe side.
+/// A response's remaining was counted when the server took that request (the model APIs
+/// count a request's tokens when it comes): requests sent after it are not in it, those sent
+/// before it are. So a new observation is debited with the tokens of the attempts in flight
+/// sent after the answered one, and an answer to a request sent before the one whose count the
+/// budgets hold says less than they know: its count is not read (answers come out of order when
+/// they take as long as the text they write).
 ///
 /// A settlement applies whenever the usage comes: the model APIs reserve a request's tokens
 /// when it comes (its prompt and its `max_tokens`) and adjust them at its end (OpenAI's and
@@ -30,15 +31,25 @@ pub(crate) struct UnitQuotas {
     in_flight: BTreeMap<u64, Reserved>,
     /// Attempt number → its reservation, for the attempts answered whose usage the driver is
     /// reading (a [`Settlement`](super::Settlement) holds each).
-    settling: BTreeMap<u64, TokenUsage>,
+    settling: BTreeMap<u64, Reserved>,
     next: u64,
+    /// When the request whose count the budgets hold was sent.
+    counted: Option<Timestamp>,
+    /// Whether an attempt of known tokens was answered (or failed): until then, one at a time.
+    answered: bool,
 }
+
+/// How often the requests that wait for the endpoint's first answer look again
+/// ([`UnitQuotas::take`]): a tenth of a second, the most they go late after it; a model API's
+/// first answer takes longer (its time to the first token).
+const FIRST_ANSWER_POLL: Duration = Duration::from_millis(100);
 
 /// The tokens an attempt reserved, and whether its debit is still in the local level.
 #[derive(Debug, Clone, Copy)]
 struct Reserved {
     tokens: TokenUsage,
     held: bool,
+    sent: Timestamp,
 }
 
 impl UnitQuotas {
@@ -49,19 +60,33 @@ impl UnitQuotas {
         self.budgets.spend(&tokens, now);
         self.next += 1;
         let held = true;
-        self.in_flight.insert(self.next, Reserved { tokens, held });
+        let sent = now;
+        (self.in_flight).insert(self.next, Reserved { tokens, held, sent });
         self.next
     }
 
-    /// Replaces the budgets with a response's policies in other units, less the tokens in
-    /// flight but the oldest attempt's.
-    pub(crate) fn observe(&mut self, policies: &[Policy], now: Timestamp) {
+    /// Replaces the budgets with a response's policies in other units, this process's part
+    /// of them as one of `members` ([`UnitBudget::shared`](crate::UnitBudget::shared)), less
+    /// the tokens in flight sent after `counted`, when the answered request was sent. An
+    /// answer to a request sent before the one whose count the budgets hold changes nothing.
+    pub(crate) fn observe(
+        &mut self,
+        policies: &[Policy],
+        members: u32,
+        counted: Timestamp,
+        now: Timestamp,
+    ) {
         if policies.is_empty() && self.budgets.is_empty() {
             return;
         }
-        self.budgets.observe(policies, now);
-        for (i, r) in self.in_flight.values_mut().enumerate() {
-            r.held = i > 0;
+        self.answered = true;
+        if self.counted.is_some_and(|c| counted < c) {
+            return;
+        }
+        self.counted = Some(counted);
+        self.budgets.observe_shared(policies, members, now);
+        for r in self.in_flight.values_mut() {
+            r.held = r.sent > counted;
             if r.held {
                 self.budgets.spend(&r.tokens, now);
             }
@@ -99,6 +124,12 @@ impl UnitQuotas {
         if self.budgets.is_empty() && tokens.is_none_or(|t| t.total() == 0) {
             return Ok(None);
         }
+        // Before any answer, one request of known tokens at a time: the first answer's numbers
+        // say what the others may take (processes that start together would otherwise send
+        // every worker's reservation before any of them knows the budget).
+        if !self.answered && !force && !self.in_flight.is_empty() {
+            return Ok(Some(FIRST_ANSWER_POLL));
+        }
         let wait = check(&self.budgets, tokens, now)?.filter(|_| !force);
         if wait.is_none() {
             *attempt = self.sent(*attempt, tokens.unwrap_or_default(), now);
@@ -110,6 +141,7 @@ impl UnitQuotas {
     /// be read.
     pub(crate) fn landed(&mut self, attempt: u64) {
         if attempt != 0 {
+            self.answered = true;
             self.in_flight.remove(&attempt);
             self.settling.remove(&attempt);
         }
@@ -118,9 +150,10 @@ impl UnitQuotas {
     /// The attempt was answered and its usage is being read: it waits for
     /// [`settle`](Self::settle). Says whether it holds a reservation.
     pub(crate) fn answered_for_settling(&mut self, attempt: u64) -> bool {
+        self.answered = true;
         match self.in_flight.remove(&attempt) {
             Some(r) => {
-                self.settling.insert(attempt, r.tokens);
+                self.settling.insert(attempt, r);
                 true
             }
             None => false,
@@ -130,15 +163,18 @@ impl UnitQuotas {
     /// The attempt's answer reported `used` at `now`: its reservation is settled.
     pub(crate) fn settle(&mut self, attempt: u64, used: &TokenUsage, now: Timestamp) {
         let reserved = self.settling.remove(&attempt);
-        let reserved = reserved.or_else(|| self.in_flight.remove(&attempt).map(|r| r.tokens));
-        if let Some(reserved) = reserved {
-            self.budgets.settle(&reserved, used, now);
+        let reserved = reserved.or_else(|| self.in_flight.remove(&attempt));
+        match reserved {
+            Some(r) if r.held => self.budgets.settle(&r.tokens, used, now),
+            Some(r) => self.budgets.settle_counted(&r.tokens, used, now),
+            None => {}
         }
     }
 
     /// The attempt was not counted by the server (its send failed, or it was refused): its
     /// reservation is given back at `now`, if its debit is still local.
     pub(crate) fn refund(&mut self, attempt: u64, now: Timestamp) {
+        self.answered = true;
         if let Some(r) = self.in_flight.remove(&attempt).filter(|r| r.held) {
             self.budgets.refund(&r.tokens, now);
         }
@@ -208,28 +244,72 @@ mod tests {
     }
 
     fn take(q: &mut UnitQuotas, n: u64) -> u64 {
+        take_at(q, n, Timestamp::ZERO)
+    }
+
+    fn take_at(q: &mut UnitQuotas, n: u64, at: Timestamp) -> u64 {
         let mut attempt = 0;
         let t = TokenUsage::new(n, None);
-        q.take(Some(t), Timestamp::ZERO, &mut attempt, true)
-            .unwrap();
+        q.take(Some(t), at, &mut attempt, true).unwrap();
         attempt
     }
 
     #[test]
-    fn a_response_is_debited_with_the_tokens_in_flight_but_the_oldest() {
-        let t0 = Timestamp::ZERO;
+    fn a_response_is_debited_with_the_tokens_sent_after_the_answered_one() {
+        let t = |s: u64| Timestamp::ZERO + Duration::from_secs(s);
         let mut q = UnitQuotas::default();
-        let a = take(&mut q, 1_000);
-        let _b = take(&mut q, 2_000);
-        q.observe(&[tokens(5_000)], t0);
-        assert_eq!(level(&q), 3_000, "a is taken to be answered first");
+        let a = take_at(&mut q, 1_000, t(0));
+        let _b = take_at(&mut q, 2_000, t(1));
+        // a's answer: counted when a came, before b.
+        q.observe(&[tokens(5_000)], 1, t(0), t(2));
+        assert_eq!(level(&q), 3_000);
         // A retry of `a` replaces its attempt.
         let mut a2 = a;
-        q.take(Some(TokenUsage::new(500, None)), t0, &mut a2, true)
+        q.take(Some(TokenUsage::new(500, None)), t(3), &mut a2, true)
             .unwrap();
         assert_eq!(q.in_flight.len(), 2);
-        q.observe(&[tokens(5_000)], t0);
+        // b's answer: a2 came after it.
+        q.observe(&[tokens(5_000)], 1, t(1), t(4));
         assert_eq!(level(&q), 4_500, "b answered, a2 in flight");
+        // An answer to a request sent before b, coming later, says less than b's did.
+        q.observe(&[tokens(9_000)], 1, t(0), t(5));
+        assert_eq!(level(&q), 4_500);
+    }
+
+    #[test]
+    fn before_any_answer_one_request_of_known_tokens_at_a_time() {
+        let t0 = Timestamp::ZERO;
+        let mut q = UnitQuotas::default();
+        let cost = Some(TokenUsage::new(1_000, Some(500)));
+        let (mut a, mut b) = (0, 0);
+        assert_eq!(q.take(cost, t0, &mut a, false), Ok(None));
+        let wait = Some(FIRST_ANSWER_POLL);
+        assert_eq!(q.take(cost, t0, &mut b, false), Ok(wait));
+        assert_eq!(b, 0, "nothing taken");
+        // a's answer brings the numbers: b may go.
+        q.observe(&[tokens(5_000)], 1, t0, t0);
+        assert_eq!(q.take(cost, t0, &mut b, false), Ok(None));
+        assert_eq!(level(&q), 3_500);
+    }
+
+    #[test]
+    fn a_member_s_part_gets_its_share_of_what_a_counted_reservation_gives_back() {
+        let t = |s: u64| Timestamp::ZERO + Duration::from_secs(s);
+        let mut q = UnitQuotas::default();
+        let a = take_at(&mut q, 2_000, t(0));
+        let b = take_at(&mut q, 1_000, t(1));
+        // a's answer: 4,000 left, this member's part a quarter, less b (sent after a).
+        q.observe(&[tokens(4_000)], 4, t(0), t(2));
+        assert_eq!(level(&q), 0);
+        assert_eq!(q.budgets.budgets()[0].members(), 4);
+        // a was in the count the parts were cut from: a quarter of what it gives back.
+        assert!(q.answered_for_settling(a));
+        q.settle(a, &TokenUsage::new(400, Some(0)), t(2));
+        assert_eq!(level(&q), 400);
+        // b was debited here in full: all of what it gives back.
+        assert!(q.answered_for_settling(b));
+        q.settle(b, &TokenUsage::new(200, Some(0)), t(2));
+        assert_eq!(level(&q), 1_200);
     }
 
     #[test]
@@ -237,7 +317,7 @@ mod tests {
         let t0 = Timestamp::ZERO;
         let used = TokenUsage::new(100, Some(0));
         let mut q = UnitQuotas::default();
-        q.observe(&[tokens(6_000)], t0);
+        q.observe(&[tokens(6_000)], 1, t0, t0);
         // Sent after the observation: its over-estimate comes back.
         let a = take(&mut q, 1_000);
         assert!(q.answered_for_settling(a));
@@ -246,7 +326,7 @@ mod tests {
         // Its answer's numbers count its reservation (the server adjusts at the end): the
         // over-estimate comes back all the same.
         let b = take(&mut q, 1_000);
-        q.observe(&[tokens(4_900)], t0);
+        q.observe(&[tokens(4_900)], 1, t0, t0);
         assert!(q.answered_for_settling(b));
         q.settle(b, &used, t0);
         assert_eq!(level(&q), 5_800);
@@ -262,14 +342,14 @@ mod tests {
     fn a_refusal_or_a_failed_send_refunds_what_is_still_local() {
         let t0 = Timestamp::ZERO;
         let mut q = UnitQuotas::default();
-        q.observe(&[tokens(6_000)], t0);
+        q.observe(&[tokens(6_000)], 1, t0, t0);
         let a = take(&mut q, 1_000);
         let b = take(&mut q, 2_000);
         assert_eq!(level(&q), 3_000);
         q.refund(b, t0);
         assert_eq!(level(&q), 5_000, "b failed: given back");
         // a is answered by a refusal that carries the server's count: it stands.
-        q.observe(&[tokens(6_000)], t0);
+        q.observe(&[tokens(6_000)], 1, t0, t0);
         q.refund(a, t0);
         assert_eq!(level(&q), 6_000);
         assert!(q.in_flight.is_empty());

@@ -335,7 +335,8 @@ impl Client for LimiterClient {
             (self.rules).read(status, &headers, None, wall(now), max_retry_after)
         };
         let signal = reading.signal();
-        let (kept, quota) = self.server.observe(reading, self.seen, now);
+        let count = self.core.options().instance_count;
+        let (kept, quota) = (self.server).observe(reading, self.seen, count, response.sent_at, now);
         self.seen |= kept;
         let mut changes = match quota {
             Some(quota) => self.core.follow_server(quota, now),
