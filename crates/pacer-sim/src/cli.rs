@@ -6,6 +6,7 @@
 
 use crate::arg_values::{demand, seconds, share, whole};
 use crate::live::LiveArgs;
+use crate::llm::{LLM_MODE_NAMES, LLM_STORY, LlmMode, LlmOptions, compare_llm, render_llm};
 use crate::model::{Costs, DEFAULT_STORY, ServerShape, Story};
 use crate::report::{Format, render};
 use crate::serve::ServeArgs;
@@ -51,7 +52,8 @@ pub struct CompareArgs {
     /// long-retry-after, or all (those six); or cold-start, autoscale (the instances double at
     /// minutes 3 and 6 and halve at 9 and 12, with a static InstanceCount), store-outage (a
     /// fleet's store is down from minute 5 to 7), restart (every instance restarts at minute 5,
-    /// a deploy).
+    /// a deploy); or llm-batch (a batch of chat requests against a model API's requests and
+    /// tokens a minute, with its own modes naive, requests and budgets; docs/llm.md).
     #[arg(long, default_value = DEFAULT_STORY, value_parser = parse_story)]
     pub story: String,
     /// A mode to run (repeat for more): none, fixed, aimd, cubic, pacer, headers; or, named
@@ -136,7 +138,7 @@ pub struct CompareArgs {
 }
 
 fn parse_story(s: &str) -> Result<String, String> {
-    if s == "all" || Story::by_name(s).is_some() {
+    if s == "all" || s == LLM_STORY || Story::by_name(s).is_some() {
         Ok(s.to_owned())
     } else {
         Err(SimError::UnknownStory(s.to_owned()).to_string())
@@ -144,6 +146,9 @@ fn parse_story(s: &str) -> Result<String, String> {
 }
 
 fn parse_mode(s: &str) -> Result<String, String> {
+    if LlmMode::by_name(s).is_some() {
+        return Ok(s.to_owned());
+    }
     mode_by_name(s)
         .map(|m| m.name().to_owned())
         .map_err(|e| e.to_string())
@@ -193,7 +198,14 @@ impl CompareArgs {
             }
             names
                 .into_iter()
-                .map(|n| mode_by_name(n).map_err(SimError::from))
+                .map(|n| {
+                    if LlmMode::by_name(n).is_some() {
+                        return Err(SimError::Options(format!(
+                            "mode {n:?} runs only in --story {LLM_STORY}"
+                        )));
+                    }
+                    mode_by_name(n).map_err(SimError::from)
+                })
                 .collect::<Result<Vec<_>, _>>()?
         };
         if let (Some(file), Some(limiter)) = (&self.config, &self.limiter) {
@@ -207,6 +219,48 @@ impl CompareArgs {
     }
 }
 
+impl CompareArgs {
+    /// The `llm-batch` story's settings from the run's: its instances, minutes and seed.
+    #[must_use]
+    pub fn llm_options(&self) -> LlmOptions {
+        LlmOptions {
+            instances: self.instances,
+            minutes: self.minutes,
+            seed: self.seed,
+            ..LlmOptions::default()
+        }
+    }
+
+    /// Runs the `llm-batch` story with its modes (those asked for, or all three).
+    fn llm_batch(&self) -> Result<String, SimError> {
+        if self.plot.is_some() || self.config.is_some() {
+            return Err(SimError::Options(format!(
+                "--story {LLM_STORY} draws no plot and runs no --config limiter"
+            )));
+        }
+        let names: Vec<&str> = if self.modes.is_empty() {
+            LLM_MODE_NAMES.to_vec()
+        } else {
+            self.modes.iter().map(String::as_str).collect()
+        };
+        let mut modes = Vec::new();
+        for name in names {
+            let mode = LlmMode::by_name(name).ok_or_else(|| {
+                SimError::Options(format!(
+                    "mode {name:?} does not run in --story {LLM_STORY}: expected {}",
+                    LLM_MODE_NAMES.join(", ")
+                ))
+            })?;
+            if !modes.contains(&mode) {
+                modes.push(mode);
+            }
+        }
+        let options = self.llm_options();
+        let rows = compare_llm(&options, &modes)?;
+        Ok(render_llm(&options, &rows, self.format))
+    }
+}
+
 /// Runs the command and returns what to print. Writes the plot file when asked.
 pub fn execute(cli: &Cli) -> Result<String, SimError> {
     let args = match &cli.command {
@@ -215,6 +269,9 @@ pub fn execute(cli: &Cli) -> Result<String, SimError> {
         Some(Command::Live(args)) => return crate::live::execute(args),
         None => &cli.compare,
     };
+    if args.story == LLM_STORY {
+        return args.llm_batch();
+    }
     if let Some(path) = &args.plot {
         crate::plot::check_writable(path)?;
     }
@@ -304,6 +361,27 @@ mod tests {
         assert_eq!(o.server, ServerShape::Gcra);
         assert_eq!(a.format, Format::Csv);
         assert_eq!(a.plot.as_deref(), Some(std::path::Path::new("out.svg")));
+    }
+
+    #[test]
+    fn the_llm_batch_story_runs_its_own_modes_only() {
+        let cli = parse(&[
+            "--story",
+            "llm-batch",
+            "--mode",
+            "budgets",
+            "--minutes",
+            "1",
+        ])
+        .unwrap();
+        let out = execute(&cli).unwrap();
+        assert!(out.contains("| budgets |"), "{out}");
+        let cli = parse(&["--story", "llm-batch", "--mode", "aimd"]).unwrap();
+        let e = execute(&cli).unwrap_err().to_string();
+        assert!(e.contains("expected naive, requests, budgets"), "{e}");
+        let cli = parse(&["--story", "free-run", "--mode", "budgets"]).unwrap();
+        let e = execute(&cli).unwrap_err().to_string();
+        assert!(e.contains("runs only in --story llm-batch"), "{e}");
     }
 
     #[test]

@@ -48,9 +48,10 @@ impl fmt::Display for SimError {
             }
             SimError::UnknownStory(name) => write!(
                 f,
-                "unknown story {name:?}: expected all or one of {}, {}",
+                "unknown story {name:?}: expected all or one of {}, {}, {}",
                 crate::model::STORY_NAMES.join(", "),
-                crate::model::MORE_STORY_NAMES.join(", ")
+                crate::model::MORE_STORY_NAMES.join(", "),
+                crate::llm::LLM_STORY
             ),
         }
     }

@@ -31,6 +31,7 @@ mod configured;
 mod engine;
 mod error;
 pub mod live;
+pub mod llm;
 pub mod metrics;
 pub mod model;
 mod modes;

@@ -10,6 +10,7 @@ mod gcra;
 mod headers;
 mod latency;
 mod limit_req;
+mod llm;
 mod shape;
 mod story;
 mod window;
@@ -23,6 +24,7 @@ pub use gcra::Gcra;
 pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
 pub use limit_req::LimitReq;
+pub use llm::{LlmAnswer, LlmApi, LlmQuota, go_duration};
 pub use shape::{Meter, SHAPE_NAMES, ServerShape};
 pub use story::{
     DEFAULT_STORY, DemandBurst, Join, Leave, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,

@@ -181,6 +181,12 @@ impl ExchangeClient {
         self
     }
 
+    /// The endpoint's budgets in other units than requests, as of `now`.
+    #[must_use]
+    pub fn budgets(&self, now: Timestamp) -> pacer_core::UnitBudgets {
+        self.endpoint.budgets(now)
+    }
+
     /// The endpoint's limiter.
     #[must_use]
     pub fn limiter(&self) -> &Limiter {
@@ -191,13 +197,25 @@ impl ExchangeClient {
     /// first makes its exchange, a retry takes the one its answer left. See
     /// [`settle`](Self::settle) for how it ends.
     pub fn begin(&mut self, request: u32, units: u64, now: Timestamp) {
+        self.begin_with(request, units, RequestChoices::default(), now);
+    }
+
+    /// [`begin`](Self::begin) for a request that makes `choices` (its tokens, for the
+    /// `llm-batch` story); a retry keeps its first attempt's.
+    pub fn begin_with(
+        &mut self,
+        request: u32,
+        units: u64,
+        choices: RequestChoices,
+        now: Timestamp,
+    ) {
         self.clock.set(now);
         let mut exchange = match self.exchanges.remove(&request) {
             Some(exchange) => exchange,
             None => Exchange::new(
                 Arc::clone(&self.endpoint),
                 units,
-                RequestChoices::default(),
+                choices,
                 &self.pieces.rules,
                 now,
             ),
@@ -291,6 +309,25 @@ impl ExchangeClient {
         body: Option<&BodyReading>,
         now: Timestamp,
     ) -> Answered {
+        self.answered_using(request, status, headers, body, None, now)
+    }
+
+    /// [`answered_with`](Self::answered_with) for an answer whose body reported `used` tokens:
+    /// the request's reservation is settled against it, as the middleware settles it when the
+    /// body ends ([`pacer_core::Settlement::settle`]).
+    ///
+    /// # Panics
+    ///
+    /// If the request has no attempt in flight.
+    pub fn answered_using(
+        &mut self,
+        request: u32,
+        status: http::StatusCode,
+        headers: &http::HeaderMap,
+        body: Option<&BodyReading>,
+        used: Option<pacer_core::TokenUsage>,
+        now: Timestamp,
+    ) -> Answered {
         self.clock.set(now);
         let mut exchange = self
             .exchanges
@@ -302,6 +339,11 @@ impl ExchangeClient {
         );
         let driver = self.pieces.driver(self.instance_count);
         let next = exchange.answered(&driver, status, headers, body, now, true);
+        if let (Next::Done(_), Some(used)) = (&next, used)
+            && let Some(settlement) = exchange.settlement(headers)
+        {
+            settlement.settle(used, now);
+        }
         if refused {
             self.refusals += 1;
             if self.refusals == 5 {
