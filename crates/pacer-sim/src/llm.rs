@@ -396,7 +396,6 @@ impl Run {
             self.api.complete(reserved, line.prompt + line.output, now);
             self.row.done += 1;
         }
-        let settles = self.mode == LlmMode::Budgets;
         let instance = &mut self.instances[i as usize];
         let Some(client) = &mut instance.client else {
             if accepted {
@@ -422,7 +421,8 @@ impl Run {
         };
         let json = HeaderValue::from_static("application/json");
         headers.insert(http::header::CONTENT_TYPE, json);
-        let used = (settles && accepted).then(|| TokenUsage::new(line.prompt, Some(line.output)));
+        // The middleware reads every successful answer's usage, told the tokens or not.
+        let used = accepted.then(|| TokenUsage::new(line.prompt, Some(line.output)));
         match client.answered_using(line.id, status, &headers, None, used, now) {
             Answered::Retry => client.begin(line.id, 1, now),
             Answered::Done => {
