@@ -172,17 +172,7 @@ impl UnitBudgets {
     /// assert_eq!(budgets.budgets()[0].available(t0), Some(7_700), "3,700 given back");
     /// ```
     pub fn settle(&mut self, reserved: &TokenUsage, used: &TokenUsage, now: Timestamp) {
-        for b in &mut self.budgets {
-            let Some(used) = used.in_unit(b.unit()) else {
-                continue;
-            };
-            let reserved = reserved.in_unit(b.unit()).unwrap_or(0);
-            if used > reserved {
-                b.spend(used - reserved, now);
-            } else {
-                b.give_back(reserved - used, now);
-            }
-        }
+        self.settle_in_share(reserved, used, false, now);
     }
 
     /// [`settle`](Self::settle) for a reservation that the server's count held when these
@@ -192,15 +182,28 @@ impl UnitBudgets {
     /// request used above its reservation is charged in full, the safe side until the server's
     /// next count shows it. With one member, the same as [`settle`](Self::settle).
     pub fn settle_counted(&mut self, reserved: &TokenUsage, used: &TokenUsage, now: Timestamp) {
+        self.settle_in_share(reserved, used, true, now);
+    }
+
+    /// Each budget charged what was used above the reservation and given back what was reserved
+    /// above the usage: all of it, or (`counted`) its part's share.
+    fn settle_in_share(
+        &mut self,
+        reserved: &TokenUsage,
+        used: &TokenUsage,
+        counted: bool,
+        now: Timestamp,
+    ) {
         for b in &mut self.budgets {
             let Some(used) = used.in_unit(b.unit()) else {
                 continue;
             };
             let reserved = reserved.in_unit(b.unit()).unwrap_or(0);
+            let share = if counted { b.members().max(1) } else { 1 };
             if used > reserved {
                 b.spend(used - reserved, now);
             } else {
-                b.give_back((reserved - used) / u64::from(b.members().max(1)), now);
+                b.give_back((reserved - used) / u64::from(share), now);
             }
         }
     }
