@@ -19,12 +19,13 @@
 //! `MaxWait`) or whose attempts all met a 429 goes back to the batch, as a batch job does.
 
 use crate::SimError;
+use crate::engine::Agenda;
 use crate::model::{LlmApi, LlmQuota, latency, splitmix64};
 use crate::modes::{Answered, ExchangeClient, Settled};
 use crate::report::{Format, thousands};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use pacer_core::{LimiterOptions, RequestChoices, Rules, Timestamp, TokenUsage};
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -160,32 +161,6 @@ enum Kind {
     Resend { line: Line, attempt: u32 },
 }
 
-#[derive(Debug)]
-struct Event {
-    at: Timestamp,
-    seq: u64,
-    instance: u32,
-    kind: Kind,
-}
-
-impl PartialEq for Event {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Event {
-    /// Earliest first out of a max-heap.
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
-}
-
 struct Instance {
     client: Option<ExchangeClient>,
     next_id: u32,
@@ -199,8 +174,8 @@ struct Run {
     mode: LlmMode,
     api: LlmApi,
     instances: Vec<Instance>,
-    events: BinaryHeap<Event>,
-    seq: u64,
+    /// Each event with the instance it happens to.
+    agenda: Agenda<(u32, Kind)>,
     row: LlmRow,
 }
 
@@ -238,8 +213,7 @@ pub fn run_llm_batch(options: &LlmOptions, mode: LlmMode) -> Result<LlmRow, SimE
         mode,
         api: LlmApi::new(options.quota),
         instances,
-        events: BinaryHeap::new(),
-        seq: 0,
+        agenda: Agenda::default(),
         row: LlmRow {
             mode: mode.name().to_owned(),
             sent: 0,
@@ -257,11 +231,11 @@ pub fn run_llm_batch(options: &LlmOptions, mode: LlmMode) -> Result<LlmRow, SimE
     }
     let length = Duration::from_secs(u64::from(options.minutes) * 60);
     let end = t(0.0) + length;
-    while let Some(event) = run.events.pop() {
-        if event.at > end {
+    while let Some((at, (instance, kind))) = run.agenda.pop() {
+        if at > end {
             break;
         }
-        run.handle(event);
+        run.handle(at, instance, kind);
     }
     run.row.tokens = run.api.used();
     run.row.throttled = run.api.refused();
@@ -275,19 +249,11 @@ fn t(secs: f64) -> Timestamp {
 
 impl Run {
     fn push(&mut self, at: Timestamp, instance: u32, kind: Kind) {
-        self.seq += 1;
-        let seq = self.seq;
-        self.events.push(Event {
-            at,
-            seq,
-            instance,
-            kind,
-        });
+        self.agenda.push(at, (instance, kind));
     }
 
-    fn handle(&mut self, event: Event) {
-        let (now, i) = (event.at, event.instance);
-        match event.kind {
+    fn handle(&mut self, now: Timestamp, i: u32, kind: Kind) {
+        match kind {
             Kind::Start => self.start(i, now),
             Kind::Wake => {
                 self.instances[i as usize].wake_at = None;
@@ -414,11 +380,12 @@ impl Run {
             }
             return;
         };
-        let (status, mut headers) = if accepted {
-            (StatusCode::OK, headers.clone())
+        let status = if accepted {
+            StatusCode::OK
         } else {
-            (StatusCode::TOO_MANY_REQUESTS, headers.clone())
+            StatusCode::TOO_MANY_REQUESTS
         };
+        let mut headers = headers.clone();
         let json = HeaderValue::from_static("application/json");
         headers.insert(http::header::CONTENT_TYPE, json);
         // The middleware reads every successful answer's usage, told the tokens or not.

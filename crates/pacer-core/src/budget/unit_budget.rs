@@ -266,6 +266,12 @@ impl UnitBudget {
         }
     }
 
+    /// The most this process's part holds: its part of the limit (no cap without a limit).
+    fn cap(&self) -> f64 {
+        self.limit
+            .map_or(f64::INFINITY, |l| l as f64 / f64::from(self.members.max(1)))
+    }
+
     /// The level at `now`: refilled since `updated`; without a rate (no limit), stale from the
     /// reset on.
     fn level_at(&self, now: Timestamp) -> f64 {
@@ -277,14 +283,6 @@ impl UnitBudget {
         } else {
             self.level
         }
-    }
-}
-
-impl UnitBudget {
-    /// The most this process's part holds: its part of the limit (no cap without a limit).
-    fn cap(&self) -> f64 {
-        self.limit
-            .map_or(f64::INFINITY, |l| l as f64 / f64::from(self.members.max(1)))
     }
 }
 

@@ -76,42 +76,51 @@ pub(crate) enum EventKind {
 }
 
 #[derive(Debug)]
-struct Event {
+struct Event<K> {
     at: Timestamp,
     seq: u64,
-    kind: EventKind,
+    kind: K,
 }
 
-impl PartialEq for Event {
+impl<K> PartialEq for Event<K> {
     fn eq(&self, other: &Self) -> bool {
         (self.at, self.seq) == (other.at, other.seq)
     }
 }
 
-impl Eq for Event {}
+impl<K> Eq for Event<K> {}
 
-impl PartialOrd for Event {
+impl<K> PartialOrd for Event<K> {
     fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
         Some(self.cmp(other))
     }
 }
 
-impl Ord for Event {
+impl<K> Ord for Event<K> {
     /// Reversed, so the max-heap pops the earliest event.
     fn cmp(&self, other: &Self) -> Ordering {
         (other.at, other.seq).cmp(&(self.at, self.seq))
     }
 }
 
-/// A priority queue of events.
-#[derive(Debug, Default)]
-pub(crate) struct Agenda {
-    heap: BinaryHeap<Event>,
+/// A priority queue of events (the engine's kinds, or another world's: the `llm-batch` story's).
+#[derive(Debug)]
+pub(crate) struct Agenda<K = EventKind> {
+    heap: BinaryHeap<Event<K>>,
     seq: u64,
 }
 
-impl Agenda {
-    pub(crate) fn push(&mut self, at: Timestamp, kind: EventKind) {
+impl<K> Default for Agenda<K> {
+    fn default() -> Self {
+        Agenda {
+            heap: BinaryHeap::new(),
+            seq: 0,
+        }
+    }
+}
+
+impl<K> Agenda<K> {
+    pub(crate) fn push(&mut self, at: Timestamp, kind: K) {
         self.heap.push(Event {
             at,
             seq: self.seq,
@@ -125,7 +134,7 @@ impl Agenda {
         self.heap.peek().map(|e| e.at)
     }
 
-    pub(crate) fn pop(&mut self) -> Option<(Timestamp, EventKind)> {
+    pub(crate) fn pop(&mut self) -> Option<(Timestamp, K)> {
         self.heap.pop().map(|e| (e.at, e.kind))
     }
 }

@@ -5,3 +5,4 @@ mod events;
 pub(crate) mod recorder;
 
 pub use driver::{RunResult, STORE_LATENCY, run};
+pub(crate) use events::Agenda;
