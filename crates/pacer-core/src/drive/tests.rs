@@ -420,7 +420,8 @@ async fn a_large_fleet_s_requests_draw_from_its_pool() {
         "then the fleet's rate"
     );
     // 400 units go a unit's time later, and take 8 s of the pool: the next request would wait
-    // 8 s, beyond a tenth of the window, and is refused, having taken nothing.
+    // 8 s, beyond a tenth of the window. With a `MaxWait` of 7 s it is refused, having taken
+    // nothing.
     let big = Attempt::new(400, manual.now(), secs(30));
     let went = manual
         .drive(crate::drive::wait(
@@ -433,14 +434,14 @@ async fn a_large_fleet_s_requests_draw_from_its_pool() {
         ))
         .await;
     assert_eq!(went, Ok(now + Duration::from_millis(40)));
-    let next = Attempt::new(1, manual.now(), secs(30));
+    let short = Attempt::new(1, manual.now(), secs(7));
     let refused = manual
         .drive(crate::drive::wait(
             &engine,
             &rules,
             &clock,
             &endpoint,
-            &next,
+            &short,
             &mut tokens,
         ))
         .await;
@@ -451,7 +452,7 @@ async fn a_large_fleet_s_requests_draw_from_its_pool() {
             max_wait,
         })) => {
             assert_eq!(cause, WaitCause::Queue);
-            assert_eq!((needed, max_wait), (secs(8), secs(6)));
+            assert_eq!((needed, max_wait), (secs(8), secs(7)), "its own MaxWait");
         }
         other => panic!("{other:?}"),
     }
@@ -461,4 +462,19 @@ async fn a_large_fleet_s_requests_draw_from_its_pool() {
         manual.now() + secs(8),
         "the refusal took nothing"
     );
+    // With a `MaxWait` of 30 s it waits until its units are within the horizon (2 s), draws
+    // again and goes when they are due: a pool's horizon does not cut a longer `MaxWait`.
+    let t = manual.now();
+    let patient = Attempt::new(1, t, secs(30));
+    let went = manual
+        .drive(crate::drive::wait(
+            &engine,
+            &rules,
+            &clock,
+            &endpoint,
+            &patient,
+            &mut tokens,
+        ))
+        .await;
+    assert_eq!(went, Ok(t + secs(8)));
 }

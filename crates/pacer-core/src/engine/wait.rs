@@ -240,14 +240,21 @@ impl AttemptWait<'_> {
                 self.sleep_or_run(at.saturating_duration_since(now), WaitCause::Queue)
             }
             crate::Drawn::TooLong(at) => {
-                // The pool hands units out no further ahead than its draw's `max_wait` (at most
-                // what was left of `MaxWait`): both from the attempt's start.
+                // The pool hands units out no further ahead than its draw's `max_wait` (a tenth
+                // of the fleet's window, or what is left of `MaxWait` when that is less). Units
+                // due within `MaxWait` but past that horizon: the attempt waits until they would
+                // be within it, and draws again (nothing was taken). Past `MaxWait`: refused.
                 let waited = now - self.attempt.start;
+                let due = at.saturating_duration_since(now);
                 let ahead = self.draw.as_ref().map_or(Duration::ZERO, |d| d.max_wait);
+                if due > ahead && waited + due <= self.attempt.max_wait {
+                    self.stage = Stage::Pool { asked: false };
+                    return self.sleep_or_run(due - ahead, WaitCause::Queue);
+                }
                 self.refuse(Refusal::Rejected(RejectReason::WaitTooLong {
                     cause: WaitCause::Queue,
-                    needed: waited + at.saturating_duration_since(now),
-                    max_wait: waited + ahead,
+                    needed: waited + due,
+                    max_wait: self.attempt.max_wait,
                 }))
             }
             _ => {
