@@ -24,7 +24,10 @@ pub use gcra::Gcra;
 pub use headers::{ModelHeaders, POLICY_NAME};
 pub use latency::{MAX_LATENCY, MIN_LATENCY, latency};
 pub use limit_req::LimitReq;
-pub use llm::{LlmAnswer, LlmApi, LlmQuota, go_duration};
+pub use llm::{
+    AnthropicQuota, CHAT_COMPLETIONS_PATH, LlmAnswer, LlmApi, LlmDialect, LlmQuota, MESSAGES_PATH,
+    go_duration,
+};
 pub use shape::{Meter, SHAPE_NAMES, ServerShape};
 pub use story::{
     DEFAULT_STORY, DemandBurst, Join, Leave, MORE_STORY_NAMES, Neighbour, QuotaDrop, QuotaStep,

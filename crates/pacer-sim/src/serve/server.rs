@@ -8,6 +8,17 @@
 //!
 //! Bodies are empty (`Content-Length: 0`) so a client that drops a response without reading
 //! it still gets its keep-alive connection back.
+//!
+//! With `--llm [openai|anthropic]` the server is an [`LlmServer`](super::LlmServer) instead, a
+//! model API with OpenAI's or Anthropic's limits and fields ([`LlmDialect`](super::LlmDialect)):
+//!
+//! | route | answer |
+//! |---|---|
+//! | `POST /v1/chat/completions` (`--llm`, `--llm openai`) | a chat completion: `200` with its `usage` after the time it takes to write, or `429` with an OpenAI error body; OpenAI's six `x-ratelimit-*` fields on both; `400` for a body that is not a chat request |
+//! | `POST /v1/messages` (`--llm anthropic`) | a message: `200` with its `usage` after the time it takes to write, or `429` with an Anthropic `rate_limit_error` body and `retry-after`; the `anthropic-ratelimit-*` fields on both; `400` for a body that is not a messages request or has no `max_tokens` |
+//! | `GET /stats` | [`LlmStats`](super::LlmStats) as JSON, with its `dialect` |
+//! | `POST /reset` | starts over (story time 0, full buckets, zero counters); the stats after |
+//! | anything else | `404` with the dialect's error body (the other dialect's endpoint too) |
 
 use super::{HeaderDialect, Quirks, ServedModel, ServerStats};
 use crate::Speed;
@@ -112,6 +123,22 @@ fn json(stats: &ServerStats) -> Response {
         .into_response()
 }
 
+/// Serves `app` on `listener` in the background until the sender is used (or dropped).
+pub(super) fn spawn(
+    listener: tokio::net::TcpListener,
+    app: Router,
+) -> (oneshot::Sender<()>, JoinHandle<io::Result<()>>) {
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            })
+            .await
+    });
+    (stop, task)
+}
+
 impl Server {
     /// Binds `options.addr` and serves in the background on the current tokio runtime; story
     /// time starts now.
@@ -130,15 +157,7 @@ impl Server {
             )
             .with_shape(options.server),
         );
-        let app = router(Arc::clone(&model));
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await
-        });
+        let (stop, task) = spawn(listener, router(Arc::clone(&model)));
         Ok(Server {
             addr,
             model,
