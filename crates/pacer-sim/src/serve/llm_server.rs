@@ -11,22 +11,20 @@
 
 use super::LlmStats;
 use super::llm::{Admission, Reply, ServedLlm};
-use super::server::spawn;
+use super::server::{Running, json};
 use crate::Speed;
 use crate::model::LlmQuota;
 use crate::model::{AnthropicQuota, LlmDialect};
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use pacer_core::{Clock, RealClock};
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 
 /// What `serve --llm` serves.
 #[derive(Debug, Clone)]
@@ -61,10 +59,8 @@ impl Default for LlmServeOptions {
 /// A running `serve --llm`. Dropping it stops it.
 #[derive(Debug)]
 pub struct LlmServer {
-    addr: SocketAddr,
+    running: Running,
     llm: Arc<ServedLlm>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<io::Result<()>>>,
 }
 
 fn llm_router(llm: Arc<ServedLlm>) -> Router {
@@ -102,23 +98,12 @@ fn send(reply: Reply) -> Response {
     (reply.status, reply.headers, reply.body).into_response()
 }
 
-fn json(stats: &LlmStats) -> Response {
-    let body = serde_json::to_string(stats).expect("plain data serializes");
-    (
-        StatusCode::OK,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
-}
-
 impl LlmServer {
     /// Binds `options.addr` and serves in the background on the current tokio runtime; story
     /// time starts now.
     pub async fn start(options: &LlmServeOptions) -> io::Result<LlmServer> {
         let clock: Arc<dyn Clock> = Arc::new(RealClock::new());
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
-        let addr = listener.local_addr()?;
         let llm = Arc::new(ServedLlm::new(
             clock,
             options.dialect,
@@ -126,25 +111,20 @@ impl LlmServer {
             options.anthropic,
             options.speed,
         ));
-        let (stop, task) = spawn(listener, llm_router(Arc::clone(&llm)));
-        Ok(LlmServer {
-            addr,
-            llm,
-            stop: Some(stop),
-            task: Some(task),
-        })
+        let running = Running::spawn(listener, llm_router(Arc::clone(&llm)))?;
+        Ok(LlmServer { running, llm })
     }
 
     /// The address it listens on.
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.running.addr()
     }
 
     /// `http://ADDR`.
     #[must_use]
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.running.url()
     }
 
     /// What `GET /stats` would answer now.
@@ -155,21 +135,8 @@ impl LlmServer {
 
     /// Stops accepting, lets requests in flight finish, and returns the final stats.
     pub async fn stop(mut self) -> LlmStats {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.running.stop().await;
         self.llm.stats()
-    }
-}
-
-impl Drop for LlmServer {
-    fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
     }
 }
 

@@ -76,10 +76,8 @@ impl Default for ServeOptions {
 /// A running server. Dropping it stops it.
 #[derive(Debug)]
 pub struct Server {
-    addr: SocketAddr,
+    running: Running,
     model: Arc<ServedModel>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<io::Result<()>>>,
 }
 
 /// The axum application around `model`.
@@ -113,7 +111,8 @@ async fn api(State(model): State<Arc<ServedModel>>, headers: HeaderMap) -> Respo
     (answer.status, answer.headers).into_response()
 }
 
-fn json(stats: &ServerStats) -> Response {
+/// `200` with `stats` as JSON.
+pub(super) fn json<T: serde::Serialize>(stats: &T) -> Response {
     let body = serde_json::to_string(stats).expect("plain data serializes");
     (
         StatusCode::OK,
@@ -123,20 +122,67 @@ fn json(stats: &ServerStats) -> Response {
         .into_response()
 }
 
-/// Serves `app` on `listener` in the background until the sender is used (or dropped).
-pub(super) fn spawn(
-    listener: tokio::net::TcpListener,
-    app: Router,
-) -> (oneshot::Sender<()>, JoinHandle<io::Result<()>>) {
-    let (stop, stopped) = oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await
-    });
-    (stop, task)
+/// A server task on a port, for [`Server`] and [`LlmServer`](super::LlmServer): `stop` shuts
+/// it down gracefully; dropped, it is aborted.
+#[derive(Debug)]
+pub(super) struct Running {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl Running {
+    /// Serves `app` on `listener` in the background until [`stop`](Self::stop).
+    pub(super) fn spawn(listener: tokio::net::TcpListener, app: Router) -> io::Result<Running> {
+        let addr = listener.local_addr()?;
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        Ok(Running {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    pub(super) fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    pub(super) fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Until the task ends (an I/O error), or forever.
+    pub(super) async fn wait(&mut self) -> io::Result<()> {
+        match self.task.take() {
+            Some(task) => task.await.unwrap_or_else(|e| Err(io::Error::other(e))),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops accepting and lets requests in flight finish.
+    pub(super) async fn stop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(task) = &self.task {
+            task.abort();
+        }
+    }
 }
 
 impl Server {
@@ -145,7 +191,6 @@ impl Server {
     pub async fn start(options: &ServeOptions) -> io::Result<Server> {
         let clock: Arc<dyn Clock> = Arc::new(RealClock::new());
         let listener = tokio::net::TcpListener::bind(options.addr).await?;
-        let addr = listener.local_addr()?;
         let model = Arc::new(
             ServedModel::new(
                 clock,
@@ -157,25 +202,20 @@ impl Server {
             )
             .with_shape(options.server),
         );
-        let (stop, task) = spawn(listener, router(Arc::clone(&model)));
-        Ok(Server {
-            addr,
-            model,
-            stop: Some(stop),
-            task: Some(task),
-        })
+        let running = Running::spawn(listener, router(Arc::clone(&model)))?;
+        Ok(Server { running, model })
     }
 
     /// The address it listens on.
     #[must_use]
     pub fn addr(&self) -> SocketAddr {
-        self.addr
+        self.running.addr()
     }
 
     /// `http://ADDR`.
     #[must_use]
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.running.url()
     }
 
     /// What `GET /stats` would answer now.
@@ -186,29 +226,13 @@ impl Server {
 
     /// Serves until the task ends (an I/O error), or forever.
     pub async fn wait(mut self) -> io::Result<()> {
-        match self.task.take() {
-            Some(task) => task.await.unwrap_or_else(|e| Err(io::Error::other(e))),
-            None => Ok(()),
-        }
+        self.running.wait().await
     }
 
     /// Stops accepting, lets requests in flight finish, and returns the final stats.
     pub async fn stop(mut self) -> ServerStats {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.running.stop().await;
         self.model.stats()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
     }
 }
 
