@@ -421,7 +421,7 @@ impl Exchange {
         let cost = body
             .and_then(|b| b.cost.clone())
             .map(|c| c.with_units(self.units));
-        let reading = driver.rules.read_with_cost(
+        let mut reading = driver.rules.read_with_cost(
             status,
             headers,
             body.and_then(|b| b.verdict.as_ref()),
@@ -429,6 +429,9 @@ impl Exchange {
             || driver.clock.system_now(),
             driver.options.max_retry_after,
         );
+        if self.choices().tokens.is_none_or(|t| t == 0) {
+            reading.tokens_unknown();
+        }
         let throttled = matches!(reading.signal(), Signal::Throttled { .. });
         let counted = status.is_success() && !throttled;
         // The engine gives the slot back with the answer.

@@ -73,6 +73,15 @@ impl Reading {
         self.reports = !self.info.is_empty();
     }
 
+    /// Reads a refusal for tokens ([`RefusalClass::Tokens`]) of a request whose tokens were not
+    /// known (nothing reserved them) as one for the rate: the budget in tokens cannot hold a
+    /// request whose tokens it does not know, so the request rate is what holds the next ones.
+    pub(super) fn tokens_unknown(&mut self) {
+        if self.refusal == RefusalClass::Tokens {
+            self.refusal = RefusalClass::Rate;
+        }
+    }
+
     /// Why the server refused it, if it is a throttle ([`RefusalClass::Rate`] otherwise).
     #[must_use]
     pub fn refusal(&self) -> RefusalClass {

@@ -32,6 +32,15 @@ pub enum RefusalClass {
     /// A limit on every endpoint at once (Discord's `X-RateLimit-Global: true`, `X-RateLimit-Scope:
     /// global`): as [`Rate`](Self::Rate), and the stop holds every endpoint of the limiter.
     Global,
+    /// A budget in other units than requests ran short (a model API's tokens): the fields
+    /// count requests with some left and a budget in tokens besides, so what the server lacked
+    /// was the request's tokens, not a place in its rate. The request rate is not cut: the
+    /// budget in tokens holds each request until its tokens are back
+    /// ([`UnitBudgets`](crate::UnitBudgets)); the endpoint stops for a `Retry-After` if there is
+    /// one, and the request is sent again. Pacer's rules give this class; a classifier need not.
+    /// A request whose tokens were not known (no `TokenCost`, no estimator) reserved none, so
+    /// nothing but the rate can hold the next ones: its refusal is read as [`Rate`](Self::Rate).
+    Tokens,
 }
 
 impl RefusalClass {
@@ -44,6 +53,7 @@ impl RefusalClass {
             RefusalClass::Contention => "contention",
             RefusalClass::Shared => "shared",
             RefusalClass::Global => "global",
+            RefusalClass::Tokens => "tokens",
         }
     }
 

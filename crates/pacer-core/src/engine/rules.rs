@@ -391,7 +391,10 @@ impl Rules {
             self.classifier.classify(status, headers, &info)
         };
         let throttled = matches!(signal, Signal::Throttled { .. });
-        let refusal = self.refusal(throttled, status, headers, body);
+        let mut refusal = self.refusal(throttled, status, headers, body);
+        if throttled && refusal == RefusalClass::Rate && units::refused_for_units(&info) {
+            refusal = RefusalClass::Tokens;
+        }
         // The quotas in other units (tokens) as the server sent them: advice bounds an exhausted
         // policy's reset to one unit's interval, which is not the time its tokens take to return.
         let unit_policies = units::unit_policies(&info);

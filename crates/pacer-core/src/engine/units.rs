@@ -202,6 +202,21 @@ pub(crate) fn unit_policies(info: &RateLimitInfo) -> Option<Vec<Policy>> {
     )
 }
 
+/// Whether a throttle with these fields was refused for a budget in other units (tokens), not
+/// for the request rate ([`RefusalClass::Tokens`](crate::RefusalClass::Tokens)): they count
+/// requests, none of them exhausted, and a budget the unit budgets pace besides. A server that
+/// counts requests and says some are left refused the request for something else it counts.
+pub(crate) fn refused_for_units(info: &RateLimitInfo) -> bool {
+    let mut requests = info
+        .policies()
+        .iter()
+        .filter(|p| !UnitBudgets::is_budget_unit(p.unit()) && p.is_sound())
+        .peekable();
+    requests.peek().is_some()
+        && requests.all(|p| p.remaining().is_some_and(|r| r > 0))
+        && info.policies().iter().any(UnitBudgets::paces)
+}
+
 /// `info` without the policies the unit budgets pace, when it has any: the server-ordered stop
 /// and the proactive algorithm then read only what counts requests (an exhausted tokens quota
 /// holds a request for its tokens, not every request until it is full). `None`: `info` as it is.

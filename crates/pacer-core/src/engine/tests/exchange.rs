@@ -228,3 +228,35 @@ fn the_request_s_choices_shape_each_attempt() {
     );
     assert_eq!(plain.timeout(), None);
 }
+
+#[test]
+fn a_refusal_for_tokens_cuts_the_rate_only_of_a_request_whose_tokens_are_unknown() {
+    // OpenAI's 429 for tokens: requests are left, the tokens too few.
+    let openai_429 = [
+        ("x-ratelimit-limit-requests", "500"),
+        ("x-ratelimit-remaining-requests", "300"),
+        ("x-ratelimit-reset-requests", "120ms"),
+        ("x-ratelimit-limit-tokens", "30000"),
+        ("x-ratelimit-remaining-tokens", "200"),
+        ("x-ratelimit-reset-tokens", "3s"),
+    ];
+    let decreases = |bench: &Bench| bench.endpoint.limiter().snapshot().decreases;
+    for (tokens, cut) in [(Some(1_200), false), (None, true)] {
+        let bench = Bench::new(3);
+        let driver = bench.driver();
+        let choices = RequestChoices {
+            tokens,
+            ..RequestChoices::default()
+        };
+        let mut exchange = bench.exchange(1, choices);
+        assert_eq!(exchange.go_now(&driver, &[]), Some(at(0)));
+        let next = answer(&mut exchange, &bench, 429, &openai_429, true);
+        assert_eq!(next, Next::Retry, "sent again");
+        assert_eq!(
+            decreases(&bench) > 0,
+            cut,
+            "tokens {tokens:?}: the budget holds a request it knows the tokens of; \
+             the rate, one it does not"
+        );
+    }
+}

@@ -150,3 +150,69 @@ fn discord_s_shared_scope_stops_without_a_cut_and_global_stops_every_endpoint() 
     );
     assert_eq!(stop(&engine, &other, at(17)), Duration::ZERO);
 }
+
+#[test]
+fn a_model_api_s_refusal_for_tokens_with_requests_left_cuts_no_rate() {
+    // OpenAI's rate-limit guide: a bare 429 with the six fields; here 300 requests are left
+    // and 200 tokens, fewer than the request needed.
+    let openai = |requests_left: &str| {
+        read_body_of(
+            429,
+            &[
+                ("x-ratelimit-limit-requests", "500"),
+                ("x-ratelimit-remaining-requests", requests_left),
+                ("x-ratelimit-reset-requests", "120ms"),
+                ("x-ratelimit-limit-tokens", "30000"),
+                ("x-ratelimit-remaining-tokens", "200"),
+                ("x-ratelimit-reset-tokens", "3s"),
+            ],
+            br#"{"error":{"message":"Rate limit reached for gpt-4o on tokens per min (TPM)","type":"tokens","code":"rate_limit_exceeded"}}"#,
+        )
+    };
+    let (engine, endpoint) = engine_and_endpoint("api.openai.com/v1/chat/completions");
+    let for_tokens = openai("300");
+    assert_eq!(for_tokens.refusal(), RefusalClass::Tokens);
+    let after = engine.after(&endpoint, for_tokens, 1, at(0), at(0));
+    assert!(after.retry, "sent again once its tokens are back");
+    assert!(after.changes.rate.is_none(), "the request rate is not cut");
+    assert_eq!(
+        stop(&engine, &endpoint, at(0)),
+        Duration::ZERO,
+        "no stop for every request: the budget in tokens holds those that need tokens"
+    );
+
+    // No request left: the request rate is what the server lacked.
+    let (engine, endpoint) = engine_and_endpoint("api.openai.com/v1/chat/completions");
+    let for_requests = openai("0");
+    assert_eq!(for_requests.refusal(), RefusalClass::Rate);
+    let after = engine.after(&endpoint, for_requests, 1, at(0), at(0));
+    assert!(after.changes.rate.is_some(), "the rate is cut");
+
+    // Anthropic's 429 says `retry-after`: the endpoint stops for it, the rate is not cut.
+    let (engine, endpoint) = engine_and_endpoint("api.anthropic.com/v1/messages");
+    let anthropic = read_body_of(
+        429,
+        &[
+            ("retry-after", "4"),
+            ("anthropic-ratelimit-requests-limit", "50"),
+            ("anthropic-ratelimit-requests-remaining", "41"),
+            ("anthropic-ratelimit-requests-reset", "2023-11-14T22:13:21Z"),
+            ("anthropic-ratelimit-input-tokens-limit", "30000"),
+            ("anthropic-ratelimit-input-tokens-remaining", "0"),
+            ("anthropic-ratelimit-input-tokens-reset", "2023-11-14T22:13:24Z"),
+        ],
+        br#"{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization"}}"#,
+    );
+    assert_eq!(anthropic.refusal(), RefusalClass::Tokens);
+    let after = engine.after(&endpoint, anthropic, 1, at(0), at(0));
+    assert!(after.changes.rate.is_none());
+    assert_eq!(stop(&engine, &endpoint, at(0)), secs(4));
+
+    // Fields in requests only (no budget in tokens): a refusal with requests left is the rate.
+    let plain = read_body_of(
+        429,
+        &[("x-ratelimit-limit", "100"), ("x-ratelimit-remaining", "3")],
+        b"{}",
+    );
+    assert_eq!(plain.refusal(), RefusalClass::Rate);
+}
