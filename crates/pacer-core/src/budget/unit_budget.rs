@@ -153,6 +153,35 @@ impl UnitBudget {
         self
     }
 
+    /// The same part cut again for `members` processes (0 counts as 1), when the count changed
+    /// since the server's numbers were read: `1 / members` of the whole those numbers gave,
+    /// of what it holds now (a debt too) and of its refill. A fleet's live count that grows
+    /// while its members start must not leave each with the larger part of a smaller count.
+    ///
+    /// ```
+    /// use pacer_core::{Dialect, Policy, QuotaUnit, Timestamp, UnitBudget};
+    /// use std::time::Duration;
+    ///
+    /// let tokens = Policy::new(Dialect::OpenAi).with_unit(QuotaUnit::Tokens).with_limit(30_000)
+    ///     .with_remaining(12_000).with_reset_after(Duration::from_secs(36));
+    /// let half = UnitBudget::from_policy(&tokens, Timestamp::ZERO).unwrap().shared(2);
+    /// assert_eq!(half.left(), Some(6_000));
+    /// let quarter = half.recut(4);
+    /// assert_eq!((quarter.left(), quarter.members()), (Some(3_000), 4));
+    /// assert_eq!(quarter.refill_per_second(), Some(125.0));
+    /// ```
+    #[must_use]
+    pub fn recut(mut self, members: u32) -> UnitBudget {
+        let members = members.max(1);
+        if members != self.members {
+            let scale = f64::from(self.members.max(1)) / f64::from(members);
+            self.level *= scale;
+            self.refill *= scale;
+            self.members = members;
+        }
+        self
+    }
+
     /// The processes whose parts of the server's budget this is one of
     /// ([`shared`](Self::shared)); 1 when it is the whole.
     #[must_use]

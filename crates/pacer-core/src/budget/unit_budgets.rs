@@ -102,6 +102,14 @@ impl UnitBudgets {
             .collect();
     }
 
+    /// Cuts each budget again as the part of one of `members` processes
+    /// ([`UnitBudget::recut`]): the count changed since the server's numbers were read.
+    pub fn recut(&mut self, members: u32) {
+        for b in &mut self.budgets {
+            *b = b.clone().recut(members);
+        }
+    }
+
     /// The budgets.
     #[must_use]
     pub fn budgets(&self) -> &[UnitBudget] {

@@ -276,10 +276,11 @@ impl Engine {
         // A request of known tokens takes them even before the first numbers (it is in flight
         // for them, and the first request waits alone for the first answer).
         if headers_seen || attempt.tokens.is_some_and(|t| t.total() > 0) {
+            let count = count(endpoint, now);
             let mut server = endpoint.server.lock();
             match server
                 .units
-                .take(attempt.tokens, now, tokens_attempt, false)
+                .take(attempt.tokens, now, tokens_attempt, false, count)
             {
                 Ok(None) => server.sent(now),
                 _ => {
@@ -359,11 +360,12 @@ impl Engine {
         attempt: &mut u64,
         force: bool,
     ) -> Result<Option<Duration>, CostAboveLimit> {
+        let count = count(endpoint, now);
         endpoint
             .server
             .lock()
             .units
-            .take(tokens, now, attempt, force)
+            .take(tokens, now, attempt, force, count)
     }
 
     /// A request's flow ended: the tokens of its last attempt (the number
@@ -545,6 +547,14 @@ impl Engine {
 
 #[cfg(test)]
 pub(crate) mod tests;
+
+/// The count of processes an endpoint's budgets are cut by, once it is settled at `now`:
+/// outside a fleet, the count given; a fleet member's live count, once its second sync is back
+/// ([`FleetMember::count_settled`](crate::FleetMember::count_settled)).
+fn count(endpoint: &Endpoint, now: Timestamp) -> Option<u32> {
+    let settled = endpoint.fleet().is_none_or(|f| f.count_settled(now));
+    settled.then(|| endpoint.limiter().instance_count())
+}
 
 /// Keeps a response in its endpoint's record for the model of the server: an acceptance, or a
 /// refusal for this client's rate with its `Retry-After`; and the limit and window its fields

@@ -111,14 +111,21 @@ impl UnitQuotas {
     /// tokens), as attempt number `*attempt` (its previous attempt, if any, answered). With
     /// `force`, it goes whatever the budgets say (its wait reached the exhausted-stop cap),
     /// unless it is above a limit. While the endpoint has budgets, a request of unknown tokens
-    /// is in flight too, having reserved none: its answer's usage is charged.
+    /// is in flight too, having reserved none: its answer's usage is charged. `count`: the
+    /// count of processes the parts are cut by, once it is settled (a fleet member's, once its
+    /// second sync is back; always, outside a fleet); the parts are cut again when it moved.
     pub(crate) fn take(
         &mut self,
         tokens: Option<TokenUsage>,
         now: Timestamp,
         attempt: &mut u64,
         force: bool,
+        count: Option<u32>,
     ) -> Result<Option<Duration>, CostAboveLimit> {
+        if let Some(members) = count {
+            self.budgets.recut(members);
+        }
+        let counted = count.is_some();
         // Before the first budget, a request of known tokens is in flight all the same: the
         // first observation is debited with it.
         if self.budgets.is_empty() && tokens.is_none_or(|t| t.total() == 0) {
@@ -126,8 +133,11 @@ impl UnitQuotas {
         }
         // Before any answer, one request of known tokens at a time: the first answer's numbers
         // say what the others may take (processes that start together would otherwise send
-        // every worker's reservation before any of them knows the budget).
-        if !self.answered && !force && !self.in_flight.is_empty() {
+        // every worker's reservation before any of them knows the budget). So too before a
+        // fleet member knows how many share the budget: its part of the first numbers is cut
+        // by the members it has counted, too few while the others are still joining.
+        let parts_known = self.answered && counted;
+        if !parts_known && !force && !self.in_flight.is_empty() {
             return Ok(Some(FIRST_ANSWER_POLL));
         }
         let wait = check(&self.budgets, tokens, now)?.filter(|_| !force);
@@ -265,7 +275,7 @@ mod tests {
     fn take_at(q: &mut UnitQuotas, n: u64, at: Timestamp) -> u64 {
         let mut attempt = 0;
         let t = TokenUsage::new(n, None);
-        q.take(Some(t), at, &mut attempt, true).unwrap();
+        q.take(Some(t), at, &mut attempt, true, Some(1)).unwrap();
         attempt
     }
 
@@ -280,8 +290,14 @@ mod tests {
         assert_eq!(level(&q), 3_000);
         // A retry of `a` replaces its attempt.
         let mut a2 = a;
-        q.take(Some(TokenUsage::new(500, None)), t(3), &mut a2, true)
-            .unwrap();
+        q.take(
+            Some(TokenUsage::new(500, None)),
+            t(3),
+            &mut a2,
+            true,
+            Some(1),
+        )
+        .unwrap();
         assert_eq!(q.in_flight.len(), 2);
         // b's answer: a2 came after it.
         q.observe(&[tokens(5_000)], 1, t(1), t(4));
@@ -297,14 +313,40 @@ mod tests {
         let mut q = UnitQuotas::default();
         let cost = Some(TokenUsage::new(1_000, Some(500)));
         let (mut a, mut b) = (0, 0);
-        assert_eq!(q.take(cost, t0, &mut a, false), Ok(None));
+        assert_eq!(q.take(cost, t0, &mut a, false, Some(1)), Ok(None));
         let wait = Some(FIRST_ANSWER_POLL);
-        assert_eq!(q.take(cost, t0, &mut b, false), Ok(wait));
+        assert_eq!(q.take(cost, t0, &mut b, false, Some(1)), Ok(wait));
         assert_eq!(b, 0, "nothing taken");
         // a's answer brings the numbers: b may go.
         q.observe(&[tokens(5_000)], 1, t0, t0);
-        assert_eq!(q.take(cost, t0, &mut b, false), Ok(None));
+        assert_eq!(q.take(cost, t0, &mut b, false, Some(1)), Ok(None));
         assert_eq!(level(&q), 3_500);
+    }
+
+    #[test]
+    fn a_fleet_member_whose_count_is_unsettled_sends_one_at_a_time_then_cuts_by_the_count() {
+        let t0 = Timestamp::ZERO;
+        let mut q = UnitQuotas::default();
+        let cost = Some(TokenUsage::new(1_000, None));
+        let (mut a, mut b) = (0, 0);
+        assert_eq!(q.take(cost, t0, &mut a, false, None), Ok(None));
+        // a's answer came while the member counted itself alone (its first sync): 6,000 left.
+        q.observe(&[tokens(6_000)], 1, t0, t0);
+        q.landed(a);
+        let mut c = 0;
+        let small = Some(TokenUsage::new(500, None));
+        assert_eq!(
+            q.take(small, t0, &mut c, false, None),
+            Ok(None),
+            "one at a time goes"
+        );
+        let wait = Some(FIRST_ANSWER_POLL);
+        assert_eq!(q.take(cost, t0, &mut b, false, None), Ok(wait));
+        assert_eq!(b, 0, "the count unsettled: not a second one");
+        // The second sync counts 4: the part is a quarter of what the numbers gave, less c.
+        assert_eq!(q.take(cost, t0, &mut b, false, Some(4)), Ok(None));
+        assert_eq!(level(&q), 6_000 / 4 - 500 / 4 - 1_000);
+        assert_eq!(q.budgets.budgets()[0].members(), 4);
     }
 
     #[test]

@@ -227,6 +227,12 @@ impl FleetHandle {
         self.member.lock().member.members()
     }
 
+    /// Whether the live count is settled at `now` ([`FleetMember::count_settled`]).
+    #[must_use]
+    pub fn count_settled(&self, now: Timestamp) -> bool {
+        self.member.lock().member.count_settled(now)
+    }
+
     /// Syncs the member with `store` on `clock` until the handle is dropped, steering `limiter`
     /// by what it learns. Every call is bounded by the member's `timeout`; no request waits on
     /// it. The driver spawns it beside its requests (`tokio::spawn`).

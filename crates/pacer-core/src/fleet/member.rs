@@ -142,6 +142,10 @@ pub struct FleetMember {
     /// (an even part of the fleet's rate), not at the whole rate the pool paced.
     pool_failed: bool,
     last_good: Option<Timestamp>,
+    /// When the member began, and the good replies since (counted to 2): the count is settled
+    /// ([`count_settled`](Self::count_settled)) after the second.
+    began: Timestamp,
+    replies: u8,
 }
 
 impl FleetMember {
@@ -178,6 +182,8 @@ impl FleetMember {
             pool_failed: false,
             pool_waited: false,
             last_good: None,
+            began: now,
+            replies: 0,
         }
     }
 
@@ -294,6 +300,7 @@ impl FleetMember {
         let local_mid = sent.as_nanos() as i128 + (now - sent).as_nanos() as i128 / 2;
         self.offset = reply.now.as_nanos() as i128 - local_mid;
         self.members = reply.members.max(1);
+        self.replies = self.replies.saturating_add(1).min(2);
         let mut news = false;
         match (reply.version, reply.state) {
             (0, _) => {
@@ -397,6 +404,18 @@ impl FleetMember {
         let fallback_after = self.options.fallback_after.max(self.sync_period() * 2);
         self.last_good
             .is_some_and(|t| now.saturating_duration_since(t) < fallback_after)
+    }
+
+    /// Whether the live count is settled at `now`: the member's second sync has come back
+    /// (members that joined with it wrote their lease at their first sync, so a sync a period
+    /// after its own first counts them), or the store has not answered two syncs within
+    /// `fallback_after` of its start (it then acts alone, on a count of its own). Members
+    /// started together each count only those before them until then: what a budget cut by
+    /// that count lets go would be too much together.
+    #[must_use]
+    pub fn count_settled(&self, now: Timestamp) -> bool {
+        let fallback_after = self.options.fallback_after.max(self.sync_period() * 2);
+        self.replies >= 2 || now.saturating_duration_since(self.began) >= fallback_after
     }
 
     /// The live members at the last sync (1 before it).

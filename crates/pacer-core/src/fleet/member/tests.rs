@@ -397,3 +397,26 @@ fn a_fleet_too_large_for_shares_draws_from_its_pool() {
     }
     assert!(a.pool(1, Duration::from_secs(30), at(500)).is_none());
 }
+
+#[test]
+fn the_count_is_settled_by_the_second_sync_or_by_a_store_that_never_answered() {
+    let store = MemoryFleetStore::new(crate::RealClock::new());
+    let (mut a, mut b) = (member("a"), member("b"));
+    assert!(!a.count_settled(at(0)), "nothing heard yet");
+    // a syncs first and counts itself alone; b joins a moment later.
+    exchange(&mut a, &store, at(0));
+    exchange(&mut b, &store, at(1));
+    assert_eq!(a.members(), 1);
+    assert!(!a.count_settled(at(100)), "b is not counted yet");
+    exchange(&mut a, &store, at(250));
+    assert_eq!(a.members(), 2);
+    assert!(a.count_settled(at(250)));
+
+    // A member whose store never answers acts alone on its own count after `fallback_after`.
+    let lonely = member("c");
+    let fallback = FleetOptions::default()
+        .fallback_after
+        .max(lonely.sync_period() * 2);
+    assert!(!lonely.count_settled(Timestamp::ZERO + (fallback - Duration::from_millis(1))));
+    assert!(lonely.count_settled(Timestamp::ZERO + fallback));
+}
