@@ -124,7 +124,10 @@ impl UnitBudget {
     /// that they do not all spend what is left at once between two of the server's answers;
     /// each answer reads the server's whole count again, so what one leaves unspent the others
     /// see. A request that costs more than a member's whole part goes when its part is full
-    /// (and leaves a debt). A budget is shared once, from the server's numbers (0 counts as 1).
+    /// (and leaves a debt). A part already cut is cut again from the whole it was cut from,
+    /// what it holds now (a debt too) and its refill: a fleet's live count that grows while its
+    /// members start must not leave each with the larger part of a smaller count (0 counts as
+    /// 1).
     ///
     /// ```
     /// use pacer_core::{Dialect, Policy, QuotaUnit, Timestamp, UnitBudget};
@@ -141,37 +144,21 @@ impl UnitBudget {
     /// assert_eq!(part.check(Some(3_500), t0), Ok(Duration::from_secs(4)));
     /// // 9,000 is more than a part (7,500): it goes when the part is full.
     /// assert_eq!(part.check(Some(9_000), t0), Ok(Duration::from_secs(36)));
-    /// ```
-    #[must_use]
-    pub fn shared(mut self, members: u32) -> UnitBudget {
-        if self.members == 1 && members > 1 {
-            let part = 1.0 / f64::from(members);
-            self.level *= part;
-            self.refill *= part;
-            self.members = members;
-        }
-        self
-    }
-
-    /// The same part cut again for `members` processes (0 counts as 1), when the count changed
-    /// since the server's numbers were read: `1 / members` of the whole those numbers gave,
-    /// of what it holds now (a debt too) and of its refill. A fleet's live count that grows
-    /// while its members start must not leave each with the larger part of a smaller count.
-    ///
-    /// ```
-    /// use pacer_core::{Dialect, Policy, QuotaUnit, Timestamp, UnitBudget};
-    /// use std::time::Duration;
-    ///
-    /// let tokens = Policy::new(Dialect::OpenAi).with_unit(QuotaUnit::Tokens).with_limit(30_000)
-    ///     .with_remaining(12_000).with_reset_after(Duration::from_secs(36));
-    /// let half = UnitBudget::from_policy(&tokens, Timestamp::ZERO).unwrap().shared(2);
+    /// // Cut by 2 first, then by 4 once the count grew: the same quarter.
+    /// let half = UnitBudget::from_policy(&tokens, t0).unwrap().shared(2);
     /// assert_eq!(half.left(), Some(6_000));
-    /// let quarter = half.recut(4);
+    /// let quarter = half.shared(4);
     /// assert_eq!((quarter.left(), quarter.members()), (Some(3_000), 4));
     /// assert_eq!(quarter.refill_per_second(), Some(125.0));
     /// ```
     #[must_use]
-    pub fn recut(mut self, members: u32) -> UnitBudget {
+    pub fn shared(mut self, members: u32) -> UnitBudget {
+        self.share(members);
+        self
+    }
+
+    /// [`shared`](Self::shared), in place.
+    pub(crate) fn share(&mut self, members: u32) {
         let members = members.max(1);
         if members != self.members {
             let scale = f64::from(self.members.max(1)) / f64::from(members);
@@ -179,7 +166,6 @@ impl UnitBudget {
             self.refill *= scale;
             self.members = members;
         }
-        self
     }
 
     /// The processes whose parts of the server's budget this is one of

@@ -103,10 +103,10 @@ impl UnitBudgets {
     }
 
     /// Cuts each budget again as the part of one of `members` processes
-    /// ([`UnitBudget::recut`]): the count changed since the server's numbers were read.
-    pub fn recut(&mut self, members: u32) {
+    /// ([`UnitBudget::shared`]), when the count moved since the server's numbers were read.
+    pub(crate) fn share(&mut self, members: u32) {
         for b in &mut self.budgets {
-            *b = b.clone().recut(members);
+            b.share(members);
         }
     }
 

@@ -123,7 +123,7 @@ impl UnitQuotas {
         count: Option<u32>,
     ) -> Result<Option<Duration>, CostAboveLimit> {
         if let Some(members) = count {
-            self.budgets.recut(members);
+            self.budgets.share(members);
         }
         let counted = count.is_some();
         // Before the first budget, a request of known tokens is in flight all the same: the
